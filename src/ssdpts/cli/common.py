@@ -1,0 +1,82 @@
+"""Options shared by run, plan and demo, and the steps from parsed options to a validated run."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from ..errors import UserError
+from ..spec.runspec import PTS_STEP_SECONDS, TEST_NAMES, RunSpec, expand_tests
+from ..spec.units import parse_size
+
+
+def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
+    if target_required:
+        p.add_argument("tests", nargs="+", metavar="TEST", help=f"tests to run: {', '.join(TEST_NAMES)} or all")
+        p.add_argument("--target", required=True, metavar="PATH",
+                       help="block device (e.g. /dev/nvme0n1) or file to test; files are created by ssdpts")
+    g = p.add_argument_group("PTS parameters")
+    g.add_argument("--profile", choices=("enterprise", "client"), default="enterprise",
+                   help="PTS 2.0.2 parameter set (default: enterprise: WCD, AR 100%%, TC4/QD32; client: WCE, AR 75%%, TC2/QD16)")
+    g.add_argument("--threads", type=int, metavar="TC", help="thread count TC for IOPS and WSAT (default: profile's)")
+    g.add_argument("--iodepth", type=int, metavar="QD", help="outstanding IOs per thread QD (default: profile's)")
+    g.add_argument("--active-range", type=float, metavar="PCT", help="active range, %% of the target's LBAs (default: profile's)")
+    g.add_argument("--step-seconds", type=float, default=PTS_STEP_SECONDS, metavar="S",
+                   help="length of one PTS step in seconds (default: 60, the PTS minute; anything else is a "
+                        "time-compressed run, marked not PTS compliant)")
+    g.add_argument("--max-rounds", type=int, default=25, metavar="N", help="rounds before giving up on steady state (default: 25)")
+    g.add_argument("--wsat-hours", type=float, default=24.0, metavar="H",
+                   help="WSAT length in hours of PTS minutes, i.e. H x 60 steps (default: 24)")
+    g.add_argument("--wsat-capacity-multiple", type=float, default=4.0, metavar="X",
+                   help="WSAT stops after X x user capacity written (default: 4)")
+    g.add_argument("--pts-version", choices=("2.0.2", "1.1"), default="2.0.2",
+                   help="2.0.2: IOPS tracks three variables; 1.1: RND 4KiB write only (default: 2.0.2)")
+    g.add_argument("--seed", type=int, default=RunSpec.__dataclass_fields__["seed"].default,
+                   help="base seed of fio's random LBAs and data (recorded; default: %(default)s)")
+    e = p.add_argument_group("engine and safety")
+    e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
+    e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
+                   help="purge before each test (default: auto = the strongest method the device supports)")
+    e.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
+                   help="confirm that every byte on the target may be destroyed: its serial number or path")
+    e.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
+    e.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
+
+
+@dataclass
+class Prepared:
+    spec: RunSpec
+    target: object
+    parts: list
+    size_bytes: int | None
+
+
+def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
+    from ..engine.fio import default_ioengine
+
+    return RunSpec(
+        tests=tests, profile=args.profile, threads=args.threads, iodepth=args.iodepth,
+        active_range_pct=args.active_range, step_seconds=args.step_seconds, max_rounds=args.max_rounds,
+        wsat_hours=args.wsat_hours, wsat_capacity_multiple=args.wsat_capacity_multiple,
+        ioengine=args.ioengine or default_ioengine(), purge=args.purge, pts_version=args.pts_version, seed=args.seed,
+    )
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Validate everything that can be validated without touching a device."""
+    from ..device.target import open_target
+    from ..spec.tests import build_parts
+
+    tests = expand_tests(args.tests)
+    spec = build_spec(args, tests)
+    size = None
+    if args.size is not None:
+        try:
+            size = parse_size(args.size)
+        except ValueError as exc:
+            raise UserError(f"--size: {exc}") from None
+    target = open_target(args.target, size_bytes=size)
+    if size is not None and target.kind == "block":
+        raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
+    parts = build_parts(spec, target.size_bytes)
+    return Prepared(spec=spec, target=target, parts=parts, size_bytes=size)

@@ -1,0 +1,151 @@
+"""Read fio's JSON / json+ output, from fio 2.1 to 3.43, into Measurement records.
+
+Real captures are not always pure JSON: fio prints warnings and error lines (``fio: pid=0,
+err=22/...``), ``hostname=...`` banners in client/server mode, or ``fio: terminating on signal 2``
+before the document, and sometimes text after it. The document starts at the first line that
+begins with ``{``; everything before it is kept as ``preamble`` so that callers can show fio's own
+words. Client/server output has ``client_stats`` instead of ``jobs`` and may repeat keys in
+``global options`` (json.loads keeps the last, which is fine: nothing here reads them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import json
+import re
+
+from ..measurement import DirectionStats, Measurement
+
+_ERR_LINE = re.compile(r"^fio: .*(err=|error|failed|terminating|No such|Invalid|Permission)", re.I)
+
+
+class FioOutputError(ValueError):
+    """fio's output could not be read; the message is one line meant for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class FioOutput:
+    version: str
+    timestamp_ms: int | None
+    jobs: list[dict]
+    preamble: str  # text before the JSON document (warnings, errors, banners)
+    trailer: str  # text after it
+    raw: dict = field(repr=False)
+
+    @property
+    def error_lines(self) -> list[str]:
+        return [ln.strip() for ln in (self.preamble + "\n" + self.trailer).splitlines() if _ERR_LINE.match(ln.strip())]
+
+    @property
+    def major_version(self) -> int:
+        m = re.match(r"fio-(\d+)", self.version)
+        return int(m.group(1)) if m else 3
+
+
+def parse_fio_output(text: str) -> FioOutput:
+    """Split fio's output into preamble / JSON document / trailer and decode the document."""
+    start = None
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        if line.startswith("{"):
+            start = pos
+            break
+        pos += len(line)
+    if start is None:
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        raise FioOutputError(f"fio printed no JSON result{': ' + first if first else ' (empty output)'}")
+    try:
+        doc, end = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise FioOutputError(f"fio's JSON result is truncated or corrupt ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict):
+        raise FioOutputError("fio's JSON result is not an object")
+    jobs = doc.get("jobs")
+    if jobs is None:
+        jobs = doc.get("client_stats")
+    if not isinstance(jobs, list):
+        raise FioOutputError("fio's JSON result has neither 'jobs' nor 'client_stats'")
+    return FioOutput(
+        version=str(doc.get("fio version", "unknown")),
+        timestamp_ms=doc.get("timestamp_ms") or (doc["timestamp"] * 1000 if "timestamp" in doc else None),
+        jobs=[j for j in jobs if isinstance(j, dict)],
+        preamble=text[:start],
+        trailer=text[end:].strip(),
+        raw=doc,
+    )
+
+
+def _lat_block(d: dict, major: int) -> tuple[dict, float, str]:
+    """Pick the response-time block of one direction: (block, scale to ns, kind).
+
+    Prefer total latency with percentiles (``lat_ns``, written when lat_percentiles=1), else
+    completion latency (``clat_ns``), else fio 2.x ``lat``/``clat`` in microseconds."""
+    if "lat_ns" in d and ("percentile" in d["lat_ns"] or "bins" in d["lat_ns"]):
+        return d["lat_ns"], 1.0, "total"
+    if "clat_ns" in d and ("percentile" in d["clat_ns"] or "bins" in d["clat_ns"]):
+        return d["clat_ns"], 1.0, "completion"
+    if "lat_ns" in d:
+        return d["lat_ns"], 1.0, "total"
+    if "lat" in d:  # fio 2.x: microseconds
+        return d["lat"], 1000.0, "total"
+    if "clat" in d:
+        return d["clat"], 1000.0, "completion"
+    return {}, 1.0, "total"
+
+
+def _pct_key(k: str) -> str:
+    return f"{float(k):g}"
+
+
+def direction_stats(d: dict, major: int) -> tuple[DirectionStats, str]:
+    if not d:
+        return DirectionStats.empty(), "total"
+    lat, scale, kind = _lat_block(d, major)
+    if "io_kbytes" in d or major >= 3:
+        io_bytes = int(d.get("io_bytes", 0))
+    else:  # fio 2.x printed kilobytes under "io_bytes"
+        io_bytes = int(d.get("io_bytes", 0)) * 1024
+    bw = float(d["bw_bytes"]) if "bw_bytes" in d else float(d.get("bw", 0)) * 1024  # bw: KiB/s
+    runtime_s = float(d.get("runtime", 0)) / 1000.0
+    iops = float(d.get("iops", 0))
+    ios = int(d["total_ios"]) if "total_ios" in d else int(round(iops * runtime_s))
+    pcts = {_pct_key(k): float(v) * scale for k, v in (lat.get("percentile") or {}).items()}
+    # fio >= 3.x can also give clat percentiles when we chose total latency: keep ours consistent.
+    bins = {int(k): int(v) for k, v in (lat.get("bins") or {}).items()}
+    if scale != 1.0:
+        bins = {int(k * scale): v for k, v in bins.items()}
+    stats = DirectionStats(
+        ios=ios,
+        io_bytes=io_bytes,
+        iops=iops,
+        bw_bytes_per_s=bw,
+        runtime_s=runtime_s,
+        lat_mean_ns=float(lat.get("mean", 0)) * scale,
+        lat_min_ns=float(lat.get("min", 0)) * scale,
+        lat_max_ns=float(lat.get("max", 0)) * scale,
+        lat_stddev_ns=float(lat.get("stddev", 0)) * scale,
+        lat_percentiles_ns=pcts,
+        lat_bins_ns=bins,
+    )
+    return stats, kind
+
+
+def job_measurement(job: dict, *, major: int = 3, start_time: float | None = None,
+                    duration_s: float | None = None) -> Measurement:
+    """One fio job (a step, with group_reporting) as a Measurement.
+
+    Start time: fio >= 3.3x writes ``job_start`` (ms since the epoch); otherwise the caller passes
+    the scheduled start. Duration: the longer of the read and write run times."""
+    read, kr = direction_stats(job.get("read", {}), major)
+    write, kw = direction_stats(job.get("write", {}), major)
+    kind = kr if read.ios else kw
+    measured = max(read.runtime_s, write.runtime_s)
+    dur = measured if measured > 0 else (duration_s or 0.0)
+    if "job_start" in job and job["job_start"]:
+        start = float(job["job_start"]) / 1000.0
+    else:
+        start = start_time or 0.0
+    return Measurement(
+        read=read, write=write, duration_s=dur, start_time=start, end_time=start + dur,
+        lat_kind=kind, error=int(job.get("error", 0) or 0), jobname=str(job.get("jobname", "")),
+    )

@@ -1,0 +1,142 @@
+"""Progress: a live rich display on a terminal, plain log lines otherwise (CI, nohup, pipes)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from .spec.tests import Part
+
+
+def _fmt_rate(info: dict) -> str:
+    iops = info.get("iops")
+    bw = info.get("bw_bytes_per_s")
+    if iops is None:
+        return ""
+    return f"{iops:,.0f} IOPS  {bw / 1e6:,.1f} MB/s"
+
+
+def _verdict_text(t: dict) -> str:
+    if t["reached"] is None:
+        return f"{t['name']}: {t['value']:,.4g} {t['unit']} (window needs 5 rounds)"
+    mark = "steady" if t["reached"] else "not steady"
+    return (f"{t['name']}: {t['value']:,.4g} {t['unit']}  range {t['range_pct']:.1f}%/20%  "
+            f"excursion {t['excursion_pct']:.1f}%/10%  {mark}")
+
+
+class PlainProgress:
+    """One line per event, timestamped, flushed: readable in a log file."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.part: Part | None = None
+
+    def _p(self, text: str) -> None:
+        print(time.strftime("%H:%M:%S ") + text, file=self.stream, flush=True)
+
+    def part_started(self, part, n, total):
+        self.part = part
+        self._p(f"[{n}/{total}] {part.title}")
+
+    def phase(self, part, text):
+        self._p(f"  {part.title}: {text}")
+
+    def round_started(self, part, round_no, n_steps, step_s):
+        of = f"/{part.max_rounds}" if part.stop_rule != "wsat" else ""
+        self._p(f"  {part.title}: round {round_no}{of}, {n_steps} steps" + (f" x {step_s:g} s" if step_s else ""))
+
+    def sample(self, info):
+        pass  # per-second samples would flood a log
+
+    def round_finished(self, part, round_no, summary):
+        if part.stop_rule == "wsat":
+            self._p(f"  WSAT: {summary['samples']}/{summary['max_samples']} samples, "
+                    f"{summary['written_bytes'] / 1e9:.2f}/{summary['max_bytes'] / 1e9:.2f} GB written, "
+                    f"last {summary['last_iops']:,.0f} IOPS")
+        else:
+            for t in summary["tracking"]:
+                self._p("    " + _verdict_text(t))
+        if summary.get("stop_reason"):
+            self._p(f"  {part.title}: done ({summary['stop_reason']})")
+
+    def message(self, text):
+        self._p("  " + text)
+
+    def close(self):
+        pass
+
+
+class LiveProgress(PlainProgress):
+    """rich Live panel: test, round x/N, step y/M, current rate, tracking status, ETA."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.live import Live
+
+        self.console = Console()
+        super().__init__(stream=None)
+        self.live = Live(console=self.console, refresh_per_second=4, transient=False)
+        self.live.start()
+        self.state: dict = {"title": "", "round": "", "steps": 0, "step_s": None, "t0": time.monotonic(),
+                            "rate": "", "tracking": [], "phase": ""}
+
+    def _p(self, text: str) -> None:
+        self.live.console.print(time.strftime("%H:%M:%S ") + text, highlight=False)
+
+    def _render(self) -> None:
+        from rich.table import Table
+
+        st = self.state
+        t = Table.grid(padding=(0, 2))
+        elapsed = time.monotonic() - st["t0"]
+        line = f"[bold]{st['title']}[/]  {st['round']}"
+        if st["steps"] and st["step_s"]:
+            step = min(int(elapsed // st["step_s"]) + 1, st["steps"])
+            eta = max(0.0, st["steps"] * st["step_s"] - elapsed)
+            line += f"  step {step}/{st['steps']}  round ETA {eta:,.0f} s"
+        elif st["phase"]:
+            line += f"  {st['phase']}  {elapsed:,.0f} s"
+        t.add_row(line)
+        if st["rate"]:
+            t.add_row("now: " + st["rate"])
+        for tr in st["tracking"]:
+            t.add_row(_verdict_text(tr))
+        self.live.update(t)
+
+    def part_started(self, part, n, total):
+        super().part_started(part, n, total)
+        self.state.update(title=f"[{n}/{total}] {part.title}", round="", steps=0, tracking=[], phase="")
+        self._render()
+
+    def phase(self, part, text):
+        super().phase(part, text)
+        self.state.update(phase=text, steps=0, t0=time.monotonic(), rate="")
+        self._render()
+
+    def round_started(self, part, round_no, n_steps, step_s):
+        of = f"/{part.max_rounds}" if part.stop_rule != "wsat" else ""
+        self.state.update(round=f"round {round_no}{of}", steps=n_steps, step_s=step_s, t0=time.monotonic(),
+                          phase="", rate="")
+        self._render()
+
+    def sample(self, info):
+        self.state["rate"] = _fmt_rate(info)
+        self._render()
+
+    def round_finished(self, part, round_no, summary):
+        super().round_finished(part, round_no, summary)
+        self.state["tracking"] = summary.get("tracking", [])
+        self._render()
+
+    def close(self):
+        self.live.stop()
+
+
+def make_progress(quiet: bool = False):
+    from .runner import NullProgress
+
+    if quiet:
+        return NullProgress()
+    if sys.stdout.isatty():
+        return LiveProgress()
+    return PlainProgress()

@@ -1,0 +1,194 @@
+"""The only place that sequences a test: purge -> WIPC -> rounds until the stop rule holds.
+
+Every finished round is appended to the store (fsync'd) before the stop rule is evaluated, and
+progress is derived from the store, so an interrupted run resumes at the round in flight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import time
+from typing import Callable, Protocol
+
+from . import analysis
+from .engine.base import Area, Batch, Executor
+from .errors import Interrupted, RunFailed
+from .spec.tests import Part
+from .store import RunStore, utc_now
+
+
+class Purger(Protocol):
+    def __call__(self, log: Callable[[str], None]) -> dict: ...
+
+
+class ProgressSink(Protocol):
+    def part_started(self, part: Part, n: int, total: int) -> None: ...
+    def phase(self, part: Part, text: str) -> None: ...
+    def round_started(self, part: Part, round_no: int, n_steps: int, step_s: float | None) -> None: ...
+    def sample(self, info: dict) -> None: ...
+    def round_finished(self, part: Part, round_no: int, summary: dict) -> None: ...
+    def message(self, text: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class NullProgress:
+    def part_started(self, part, n, total): pass
+    def phase(self, part, text): pass
+    def round_started(self, part, round_no, n_steps, step_s): pass
+    def sample(self, info): pass
+    def round_finished(self, part, round_no, summary): pass
+    def message(self, text): pass
+    def close(self): pass
+
+
+@dataclass
+class RunContext:
+    store: RunStore
+    parts: list[Part]
+    executor: Executor
+    filename: str  # what fio opens
+    area: Area
+    capacity_bytes: int
+    seed: int
+    ioengine: str
+    purger: Purger
+    deviations: list[str]
+    progress: ProgressSink = field(default_factory=NullProgress)
+
+
+def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
+    """Remove step records of rounds that did not finish (resume re-runs those rounds whole)."""
+    steps = store.steps()
+    keep = []
+    dropped = 0
+    for p in parts:
+        recs = analysis.part_records(steps, p)
+        done = analysis.complete_rounds(recs, p)
+        for r in recs:
+            if r["phase"] == "round" and r["round"] not in done:
+                dropped += 1
+            else:
+                keep.append(r)
+    known = {(p.test, p.part) for p in parts}
+    keep += [s for s in steps if (s["test"], s["part"]) not in known]
+    if dropped:
+        order = {id(s): i for i, s in enumerate(steps)}
+        keep.sort(key=lambda s: order[id(s)])
+        store.rewrite_steps(keep)
+    return dropped
+
+
+def write_summary(ctx: RunContext, status: str) -> dict:
+    summary = analysis.summarize(ctx.parts, ctx.store.steps(), ctx.capacity_bytes, status=status,
+                                 deviations=ctx.deviations)
+    ctx.store.write_summary(summary)
+    return summary
+
+
+def execute(ctx: RunContext) -> dict:
+    """Run (or continue) every part; returns the summary. Raises Interrupted or RunFailed with the
+    run directory left valid and its status set."""
+    store = ctx.store
+    store.update_manifest(status="running")
+    try:
+        drop_incomplete_rounds(store, ctx.parts)
+        for n, part in enumerate(ctx.parts, start=1):
+            run_part(ctx, part, n)
+    except (KeyboardInterrupt, Interrupted):
+        ctx.progress.close()
+        _finish(ctx, "interrupted")
+        raise Interrupted(f"interrupted: every finished round is saved in {store.path}; "
+                          f"continue with 'ssdpts resume {store.path}'") from None
+    except RunFailed as exc:
+        ctx.progress.close()
+        _finish(ctx, "failed", error=str(exc))
+        raise
+    ctx.progress.close()
+    return _finish(ctx, "complete")
+
+
+def _finish(ctx: RunContext, status: str, error: str | None = None) -> dict:
+    changes: dict = {"status": status, "ended": utc_now()}
+    if error:
+        changes["error"] = error
+    try:
+        ctx.store.update_manifest(**changes)
+        return write_summary(ctx, status)
+    except RunFailed:
+        if status == "complete":
+            raise
+        return {}
+
+
+def run_part(ctx: RunContext, part: Part, n: int) -> None:
+    store = ctx.store
+    records = analysis.part_records(store.steps(), part)
+    reason = analysis.stop_reason(records, part)
+    ctx.progress.part_started(part, n, len(ctx.parts))
+    if reason:
+        ctx.progress.message(f"{part.title}: already finished ({reason})")
+        return
+    rounds = analysis.complete_rounds(records, part)
+    wipc_done = any(r["phase"] == "wipc" for r in records)
+    started = bool(rounds) or wipc_done
+    if not started:
+        if part.purge:
+            ctx.progress.phase(part, "purge")
+            rec = ctx.purger(ctx.progress.message)
+            store.set_part(part.id, purge=rec)
+        if part.wipc is not None:
+            ctx.progress.phase(part, "WIPC: " + f"{part.wipc.io_bytes / 1e9:.2f} GB {part.wipc.workload.label}")
+            records += _run_batch(ctx, part, [part.wipc], "wipc")
+        store.set_part(part.id, preconditioned=utc_now())
+    r = max(rounds, default=0) + 1
+    while True:
+        steps = part.round_steps(r)
+        if not steps:
+            break
+        ctx.progress.round_started(part, r, len(steps), steps[0].duration_s)
+        recs = _run_batch(ctx, part, steps, f"round-{r:03d}")
+        records += recs
+        reason = analysis.stop_reason(records, part)
+        ctx.progress.round_finished(part, r, _round_summary(part, records, recs, reason))
+        if reason:
+            store.set_part(part.id, stop_reason=reason, finished=utc_now())
+            return
+        r += 1
+
+
+def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict]:
+    job, out = ctx.store.fio_paths(part.id, name)
+    batch = Batch(steps=steps, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
+                  job_path=job, output_path=out, on_progress=ctx.progress.sample)
+    t0 = time.monotonic()
+    res = ctx.executor.run(batch)
+    wall = time.monotonic() - t0
+    recs = []
+    for i, (s, m) in enumerate(zip(steps, res.measurements)):
+        rec = analysis.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i)
+        rec["batch_wall_s"] = round(wall, 4)
+        recs.append(rec)
+    ctx.store.append_steps(recs)
+    for w in res.warnings:
+        ctx.progress.message(f"fio: {w}")
+    return recs
+
+
+def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: str | None) -> dict:
+    out: dict = {"stop_reason": reason}
+    if part.stop_rule == "wsat":
+        n, written = analysis.wsat_totals(records)
+        out.update(samples=n, max_samples=part.wsat_max_steps, written_bytes=written, max_bytes=part.wsat_max_bytes,
+                   last_iops=recs[-1]["measurement"]["iops"] if recs else None)
+        return out
+    rounds = analysis.complete_rounds(records, part)
+    vs = analysis.verdicts(rounds, part)
+    series = analysis.tracking_series(rounds, part)
+    out["tracking"] = [
+        {"name": t.name, "unit": t.unit, "value": series[t.name][1][-1] if series[t.name][1] else None,
+         "reached": None if v is None else v.reached,
+         "range_pct": None if v is None or not v.average else 100 * v.range / v.average,
+         "excursion_pct": None if v is None or not v.average else 100 * v.excursion / v.average}
+        for t, v in zip(part.tracking, vs)
+    ]
+    return out

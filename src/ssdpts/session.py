@@ -1,0 +1,123 @@
+"""Starting and resuming runs: safety guard, run directory, purger and executor wired together.
+
+The CLI's run, resume and demo commands are thin adapters over these two functions, which the
+tests call directly (with a FakeExecutor where no real I/O is wanted).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import sys
+
+from . import __version__
+from .device import host, safety
+from .device.purge import select_purge
+from .device.target import Target, open_target
+from .engine.base import Area, Executor
+from .errors import UserError
+from .runner import RunContext, execute
+from .spec.runspec import RunSpec
+from .spec.tests import active_range_bytes, build_parts, required_bytes
+from .store import RunStore, utc_now
+
+
+def _prepare_file(target: Target) -> Target:
+    """Files are safe targets: ssdpts creates them (sparse) and marks them as its own."""
+    if target.kind != "file":
+        return target
+    if not target.exists:
+        with open(target.path, "wb") as f:
+            f.truncate(target.size_bytes)
+        safety.mark_created(target.path)
+        return open_target(target.path)
+    return target
+
+
+def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress) -> RunContext:
+    parts = build_parts(spec, target.size_bytes)
+    method = select_purge(target, spec.purge)
+
+    def purge(log):
+        rec = method.run(target, log=log)
+        return _as_dict(rec)
+
+    return RunContext(
+        store=store, parts=parts, executor=executor, filename=target.real_path,
+        area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
+        seed=spec.seed, ioengine=spec.ioengine, purger=purge, deviations=spec.deviations(), progress=progress,
+    )
+
+
+def _as_dict(rec) -> dict:
+    if hasattr(rec, "to_dict"):
+        return rec.to_dict()
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(rec) if is_dataclass(rec) else dict(rec)
+
+
+def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
+              interactive: bool = False, progress=None, argv: list[str] | None = None) -> tuple[RunStore, dict]:
+    """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure."""
+    from .runner import NullProgress
+
+    parts = build_parts(spec, target.size_bytes)
+    needed = required_bytes(parts)
+    safety.check_writable(target, needed_bytes=needed if target.kind == "block" else target.size_bytes,
+                          confirm=confirm, interactive=interactive)
+    select_purge(target, spec.purge)  # refuse an unknown method before anything is written
+    tool_version = executor.version()
+    target = _prepare_file(target)
+    manifest = {
+        "ssdpts_version": __version__,
+        "fio_version": tool_version,
+        "executor": executor.name,
+        "command_line": argv if argv is not None else sys.argv,
+        "run_spec": spec.to_dict(),
+        "pts_compliant": not spec.deviations(),
+        "deviations": spec.deviations(),
+        "target": target.to_dict(),
+        "confirmation": confirm,
+        "host": host.collect(),
+        "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
+        "parts": {},
+        "resumptions": [],
+    }
+    label = "-".join(spec.tests) + "-" + target.identity_label
+    store = RunStore.create(out_dir, label, manifest)
+    ctx = _context(store, spec, target, executor, progress or NullProgress())
+    return store, execute(ctx)
+
+
+def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False) -> tuple[RunStore, dict]:
+    from .runner import NullProgress
+
+    store = RunStore.open(run_dir)
+    store.lock()
+    man = store.manifest()
+    status = man.get("status")
+    if status == "complete":
+        raise UserError(f"{run_dir} is already complete: nothing to resume (regenerate reports with 'ssdpts report')")
+    try:
+        spec = RunSpec.from_dict(man["run_spec"])
+        recorded = man["target"]
+    except (KeyError, TypeError) as exc:
+        raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
+    target = open_target(recorded["path"])
+    for field in ("kind", "serial", "size_bytes", "model"):
+        if recorded.get(field) != getattr(target, field):
+            raise UserError(f"{recorded['path']} is not the device this run started on ({field} was "
+                            f"{recorded.get(field)!r}, now {getattr(target, field)!r}): reattach the right device")
+    parts = build_parts(spec, target.size_bytes)
+    if target.kind == "block":
+        safety.check_writable(target, needed_bytes=required_bytes(parts), confirm=man.get("confirmation"),
+                              interactive=interactive)
+    elif not safety.is_ssdpts_file(target.path):
+        raise UserError(f"{target.path} was not created by ssdpts: refusing to write to it")
+    resumptions = man.get("resumptions", [])
+    resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
+                        "steps_kept": sum(1 for _ in store.iter_steps())})
+    store.update_manifest(resumptions=resumptions, status="running", error=None)
+    ctx = _context(store, spec, target, executor, progress or NullProgress())
+    return store, execute(ctx)

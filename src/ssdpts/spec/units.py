@@ -1,0 +1,42 @@
+"""Units, one place (PTS.md §1 "Units"): block sizes in KiB (base 2), capacities and rates base 10."""
+
+from __future__ import annotations
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+
+def fmt_block_size(block_size_bytes: int) -> str:
+    """512 -> '0.5KiB', 4096 -> '4KiB', 1048576 -> '1024KiB' (the PTS names block sizes in KiB)."""
+    kib = block_size_bytes / KiB
+    return f"{kib:g}KiB"
+
+
+def mb_per_s(bw_bytes_per_s: float) -> float:
+    """Transfer rates are reported in MB/s, base 10 (PTS.md §1; TKperf's KiB/s÷1024 is not copied)."""
+    return bw_bytes_per_s / 1e6
+
+
+def gb(n_bytes: float) -> float:
+    return n_bytes / 1e9
+
+
+def parse_size(text: str) -> int:
+    """'1G', '512M', '4096', '1GiB', '1.5GB' -> bytes. K/M/G/T alone are base 2 (as fio and losetup read them)."""
+    s = text.strip().replace(" ", "")
+    units = {
+        "": 1, "b": 1,
+        "k": KiB, "kib": KiB, "kb": 1000,
+        "m": MiB, "mib": MiB, "mb": 1000**2,
+        "g": GiB, "gib": GiB, "gb": 1000**3,
+        "t": 1024 * GiB, "tib": 1024 * GiB, "tb": 1000**4,
+    }
+    num = s.rstrip("bBkKmMgGtTiI")
+    unit = s[len(num):].lower()
+    if unit not in units or not num:
+        raise ValueError(f"cannot read size {text!r}: write it like 1G, 512MiB or 4000000000")
+    value = float(num)
+    if value <= 0:
+        raise ValueError(f"size {text!r} must be positive")
+    return int(value * units[unit])

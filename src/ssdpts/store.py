@@ -1,0 +1,239 @@
+"""RunStore: the only code that writes a run directory (DESIGN.md "The run directory").
+
+    manifest.json   format, versions, command line, RunSpec, target, host, purge records, status
+    device/         raw collector output
+    fio/<part>/     round-NNN.fio (job file), round-NNN.json (fio json+), round-NNN.log (console)
+    steps.jsonl     one line per finished step, appended and fsync'd after every round
+    summary.json    steady-state verdicts and measurement-window tables
+
+Durability: a round's step lines are written with one write() and fsync'd; JSON documents are
+replaced atomically (temporary file, fsync, rename, directory fsync). Progress is derived from
+steps.jsonl alone, so a crash between writing steps and updating the manifest cannot lose or
+duplicate a step. A torn last line (SIGKILL or power loss mid-write) is dropped on reading.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+from pathlib import Path
+import re
+import time
+from typing import Any, Iterator
+
+from .errors import RunFailed, UserError
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+STEPS = "steps.jsonl"
+SUMMARY = "summary.json"
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:40] or "x"
+
+
+def _disk_error(path: Path, exc: OSError) -> RunFailed:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return RunFailed(f"the results disk is full writing {path}: free space there, then run "
+                         f"'ssdpts resume {path.parent}' (everything saved so far is intact)")
+    if exc.errno == errno.EROFS:
+        return RunFailed(f"the results directory became read-only writing {path}: remount it read-write, then resume")
+    return RunFailed(f"cannot write {path} ({exc.strerror}): check the results directory, then resume")
+
+
+def write_json_atomic(path: Path, doc: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, sort_keys=False, default=str)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise _disk_error(path, exc) from None
+
+
+def read_json(path: Path, what: str) -> dict:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist: is {path.parent} an ssdpts run directory?") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path} is corrupt ({exc.__class__.__name__}): restore it from a backup or re-run") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path} ({exc.strerror})") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path} is not a {what} (not a JSON object)")
+    fmt = doc.get("format")
+    if fmt != FORMAT:
+        raise UserError(f"{path} has format {fmt!r}; this ssdpts reads format {FORMAT}: use a matching ssdpts version")
+    return doc
+
+
+class RunStore:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock_fd: int | None = None
+
+    # ---- creation and opening -------------------------------------------------------------
+    @classmethod
+    def create(cls, out_dir: Path, label: str, manifest: dict) -> "RunStore":
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            base = out_dir / f"{stamp}-{_safe(label)}"
+            path = base
+            n = 1
+            while True:
+                try:
+                    path.mkdir()
+                    break
+                except FileExistsError:
+                    n += 1
+                    path = Path(f"{base}-{n}")
+            (path / "device").mkdir()
+            (path / "fio").mkdir()
+        except OSError as exc:
+            raise UserError(f"cannot create the run directory under {out_dir} ({exc.strerror}): pick another --out") from None
+        store = cls(path)
+        store.lock()
+        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest}
+        write_json_atomic(path / MANIFEST, doc)
+        (path / STEPS).touch()
+        return store
+
+    @classmethod
+    def open(cls, path: Path) -> "RunStore":
+        path = Path(path)
+        if not path.is_dir():
+            raise UserError(f"{path} is not a directory: give a run directory made by 'ssdpts run'")
+        store = cls(path)
+        store.manifest()  # validates format
+        return store
+
+    def lock(self) -> None:
+        """One ssdpts process per run directory (a second 'resume' must not run fio alongside)."""
+        fd = os.open(self.path / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UserError(f"{self.path} is in use by another ssdpts process: wait for it or stop it first") from None
+        self._lock_fd = fd
+
+    # ---- manifest ---------------------------------------------------------------------------
+    def manifest(self) -> dict:
+        return read_json(self.path / MANIFEST, "run manifest")
+
+    def update_manifest(self, **changes: Any) -> dict:
+        doc = self.manifest()
+        doc.update(changes)
+        doc["updated"] = utc_now()
+        write_json_atomic(self.path / MANIFEST, doc)
+        return doc
+
+    def set_part(self, part_id: str, **changes: Any) -> None:
+        doc = self.manifest()
+        parts = doc.setdefault("parts", {})
+        parts.setdefault(part_id, {}).update(changes)
+        doc["updated"] = utc_now()
+        write_json_atomic(self.path / MANIFEST, doc)
+
+    # ---- steps --------------------------------------------------------------------------------
+    def append_steps(self, records: list[dict]) -> None:
+        if not records:
+            return
+        data = "".join(json.dumps({"format": FORMAT, **r}, separators=(",", ":"), default=str) + "\n" for r in records)
+        path = self.path / STEPS
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                view = memoryview(data.encode())
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _disk_error(path, exc) from None
+
+    def iter_steps(self) -> Iterator[dict]:
+        path = self.path / STEPS
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return
+        lines = raw.split(b"\n")
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                if n == len(lines):  # torn last line: the write in flight when the process died
+                    return
+                raise UserError(f"{path} line {n} is corrupt: restore the file or remove that line, then retry") from None
+            if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+                raise UserError(f"{path} line {n} is not a format-{FORMAT} step record: use a matching ssdpts version")
+            yield rec
+
+    def steps(self) -> list[dict]:
+        return list(self.iter_steps())
+
+    def rewrite_steps(self, records: list[dict]) -> None:
+        """Replace steps.jsonl (used by resume to drop an incomplete round), atomically."""
+        path = self.path / STEPS
+        tmp = path.with_name(".steps.jsonl.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                for r in records:
+                    f.write(json.dumps(r, separators=(",", ":"), default=str) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _disk_error(path, exc) from None
+
+    # ---- fio files and summary ------------------------------------------------------------
+    def fio_paths(self, part_id: str, name: str) -> tuple[Path, Path]:
+        d = self.path / "fio" / _safe(part_id)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _disk_error(d, exc) from None
+        return d / f"{name}.fio", d / f"{name}.json"
+
+    def rel(self, p: Path) -> str:
+        return str(Path(p).relative_to(self.path))
+
+    def write_summary(self, doc: dict) -> None:
+        write_json_atomic(self.path / SUMMARY, {"format": FORMAT, **doc})
+
+    def summary(self) -> dict:
+        return read_json(self.path / SUMMARY, "run summary")
+
+    def write_device_file(self, name: str, text: str) -> Path:
+        p = self.path / "device" / name
+        try:
+            p.write_text(text)
+        except OSError as exc:
+            raise _disk_error(p, exc) from None
+        return p
