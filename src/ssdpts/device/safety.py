@@ -1,0 +1,726 @@
+"""The guard every write passes first (DESIGN.md "Safety").
+
+Two levels of "no":
+
+* **Refusals** (``Verdict.reasons``) no confirmation can override: the device, one of its
+  partitions or anything stacked on it is mounted or swap; it backs LVM/md/dm/crypt (holders) or
+  carries a ZFS/LVM/md member signature; it holds the running system; it is read-only; it is too
+  small; the kernel refuses an exclusive open (in use somewhere we cannot see, e.g. another mount
+  namespace or an imported ZFS pool). Files: an existing file ssdpts did not create, no free space,
+  a path under /dev, /proc or /sys that is not a block device.
+* **Confirmation** (``Verdict.needs_confirmation``): every block device, because a test destroys
+  everything on it. ``Verdict.existing_data`` lists what was found on it (partition table,
+  filesystem signatures) so the refusal or the prompt can say exactly what would be lost. Finding
+  data does not add a new rule: the same confirmation that names the device (its serial or path)
+  allows it; without one, the refusal names the data.
+
+Everything here only reads: sysfs, /proc, ``stat``, ``blkid -p`` and ``lsblk`` (both read-only),
+and one ``open(O_RDONLY | O_EXCL)`` that asks the kernel whether anyone holds the device. A disk
+that holds the running system is not even opened or probed.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ssdpts.device import target as tgt
+from ssdpts.device.target import Target
+from ssdpts.errors import UserError
+
+# Read at call time so unit tests can point it at a fake tree (like target.SYSFS).
+PROC = "/proc"
+
+# Mount points whose backing disks hold the running system.
+SYSTEM_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
+
+# Paths where a "file" target would be a pseudo-file or a device node created by accident.
+_PSEUDO_ROOTS = ("/dev", "/proc", "/sys")
+
+MARKER_SUFFIX = ".ssdpts-target"
+MARKER_FORMAT = 1
+
+_BLKROGET = 0x125E  # _IO(0x12, 94): read-only flag of a block device
+
+# blkid TYPE values that mean "this device is part of a pool/array/volume group": writing to it
+# corrupts something bigger than the device even when that is not assembled right now.
+_MEMBER_NAMES = {
+    "zfs_member": "ZFS pool member",
+    "LVM2_member": "LVM physical volume",
+    "linux_raid_member": "Linux RAID (md) member",
+    "bcache": "bcache backing or cache device",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Result of :func:`assess`.
+
+    usable: no refusal found (confirmation may still be needed).
+    reasons: refusal sentences, each one line saying what is wrong and what to do next.
+    needs_confirmation: True for every block device (its data will be destroyed).
+    details: JSON-safe facts that led to the verdict (mounts, holders, signatures, ...).
+    existing_data: what was found on a block device (partition table, filesystem signatures),
+        one phrase each such as "/dev/loop3 holds an ext4 filesystem".
+    """
+
+    usable: bool
+    reasons: tuple[str, ...]
+    needs_confirmation: bool
+    details: dict[str, Any]
+    existing_data: tuple[str, ...] = field(default=())
+
+
+# --- public API -----------------------------------------------------------------------------------
+
+
+def assess(target: Target, *, needed_bytes: int = 0) -> Verdict:
+    """Inspect ``target`` read-only and say whether a test may write to it."""
+    if target.kind == "file":
+        return _assess_file(target, needed_bytes)
+    return _assess_block(target, needed_bytes)
+
+
+def check_writable(
+    target: Target,
+    *,
+    needed_bytes: int,
+    confirm: str | None,
+    interactive: bool = False,
+    ask: Callable[[str], str] = input,
+) -> None:
+    """Raise UserError unless writing ``needed_bytes`` to ``target`` is allowed and confirmed.
+
+    Block devices need a confirmation naming this exact device: ``confirm`` (from
+    ``--destroy-data-on``) equal to its path, its resolved path, or its serial; or, when
+    ``interactive``, the serial (path when it has none) typed at the prompt. A partition is
+    confirmed by its path only, because the serial names the whole disk.
+    """
+    verdict = assess(target, needed_bytes=needed_bytes)
+    if not verdict.usable:
+        raise UserError(verdict.reasons[0])
+    if confirm is not None and not confirm.strip():
+        raise UserError(
+            f"--destroy-data-on is empty: pass --destroy-data-on={confirm_token(target)} to confirm"
+        )
+    if confirm is not None:
+        if not confirmation_matches(target, confirm):
+            raise UserError(_mismatch_message(target, confirm))
+        return
+    if target.kind == "file":
+        return  # files are safe targets: ssdpts created them (assess checked the marker)
+
+    token = confirm_token(target)
+    if not interactive:
+        if verdict.existing_data:
+            raise UserError(
+                f"{'; '.join(verdict.existing_data)}: pass --destroy-data-on={token} "
+                "to destroy it, or pick another target"
+            )
+        raise UserError(
+            f"a test destroys all data on {target.path}: "
+            f"pass --destroy-data-on={token} to confirm, or pick another target"
+        )
+    try:
+        answer = ask(_prompt(target, verdict, token))
+    except EOFError:
+        answer = ""
+    answer = (answer or "").strip()
+    if not answer or not (answer == token or confirmation_matches(target, answer)):
+        typed = f"typed {answer!r}" if answer else "nothing typed"
+        raise UserError(
+            f"{typed}, which is not {token}: nothing was written; "
+            f"type {token} exactly, or pass --destroy-data-on={token}"
+        )
+
+
+def confirm_token(target: Target) -> str:
+    """What the user must type or pass: the serial of a whole disk, else the path."""
+    if target.kind == "block" and target.serial and not target.is_partition:
+        return target.serial
+    return target.path
+
+
+def confirmation_matches(target: Target, confirm: str) -> bool:
+    """True when ``confirm`` names ``target``: its path, resolved path, or (whole disk) serial.
+
+    A path that resolves to the same device node (another symlink, /dev/disk/by-id/...) counts:
+    it names the same device. Serial comparison is exact (case and all) on purpose.
+    """
+    text = confirm.strip()
+    if not text:
+        return False
+    if target.kind == "block" and not target.is_partition and target.serial and text == target.serial:
+        return True
+    paths = {target.path, target.real_path, os.path.normpath(target.path)}
+    if text in paths or os.path.normpath(text) in paths:
+        return True
+    if "/" not in text and target.kind == "block":
+        return False  # a bare word is a serial; never resolve it against the cwd for a device
+    resolved = os.path.realpath(text)
+    if resolved == target.real_path:
+        return True
+    if target.kind == "block":
+        # Two device nodes for one device (e.g. a copy made with mknod): same major:minor.
+        try:
+            mine, theirs = os.stat(target.real_path), os.stat(resolved)
+        except OSError:
+            return False
+        return stat.S_ISBLK(theirs.st_mode) and theirs.st_rdev == mine.st_rdev
+    return False
+
+
+def marker_path(path: str) -> str:
+    """Sidecar that proves ssdpts created the file at ``path``."""
+    return os.path.realpath(path) + MARKER_SUFFIX
+
+
+def mark_created(path: str) -> None:
+    """Record that ssdpts created ``path`` (written atomically: tmp file + rename)."""
+    marker = marker_path(path)
+    record = {
+        "created_by": "ssdpts",
+        "format": MARKER_FORMAT,
+        "path": os.path.realpath(path),
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    tmp = f"{marker}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, marker)
+
+
+def is_ssdpts_file(path: str) -> bool:
+    """True when ``path`` has a valid ssdpts marker next to it."""
+    try:
+        with open(marker_path(path), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record.get("created_by") == "ssdpts"
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+
+def _assess_file(target: Target, needed_bytes: int) -> Verdict:
+    reasons: list[str] = []
+    real = target.real_path
+    details: dict[str, Any] = {"kind": "file", "real_path": real, "exists": target.exists}
+
+    root = next((r for r in _PSEUDO_ROOTS if real == r or real.startswith(r + "/")), None)
+    if root is not None:
+        reasons.append(
+            f"{target.path} is under {root} but is not a block device: "
+            "give a block device, or a file on a real filesystem"
+        )
+        return Verdict(False, tuple(reasons), False, details)
+
+    allocated = 0
+    if target.exists:
+        try:
+            allocated = os.stat(real).st_blocks * 512
+        except OSError:
+            pass
+        if not is_ssdpts_file(real):
+            reasons.append(
+                f"{target.path} exists and was not created by ssdpts (no {marker_path(real)}): "
+                "delete it yourself or give a new file path with --size"
+            )
+        if real in _swap_files():
+            reasons.append(f"{target.path} is an active swap file: run swapoff {real} or pick another file")
+        loop = _loop_backed_by(real)
+        if loop:
+            reasons.append(f"{target.path} backs /dev/{loop}: detach it (losetup -d /dev/{loop}) or pick another file")
+
+    directory = os.path.dirname(real) or "."
+    try:
+        vfs = os.statvfs(directory)
+    except OSError as exc:
+        reasons.append(f"cannot inspect {directory}: {exc.strerror}: pick another directory")
+        return Verdict(False, tuple(reasons), False, details)
+    if vfs.f_flag & os.ST_RDONLY:
+        reasons.append(f"{directory} is on a read-only filesystem: pick a writable directory")
+    elif not os.access(directory, os.W_OK):
+        reasons.append(f"cannot write to {directory}: pick a directory you can write to")
+
+    size = target.size_bytes
+    if size <= 0:
+        reasons.append(f"{target.path} is empty (0 bytes): give its size with --size")
+    elif needed_bytes > size:
+        reasons.append(
+            f"{target.path} is {_fmt_bytes(size)}, less than the {_fmt_bytes(needed_bytes)} "
+            "this test needs: give a larger --size"
+        )
+    # The file will be filled to its full size (preconditioning writes all of it), so the space
+    # it does not already occupy must be free now; discovering ENOSPC in hour 3 helps nobody.
+    free = vfs.f_bavail * vfs.f_frsize
+    missing = max(size, needed_bytes) - allocated
+    details.update(free_bytes=free, allocated_bytes=allocated, size_bytes=size)
+    if missing > free:
+        reasons.append(
+            f"not enough free space for {target.path}: {_fmt_bytes(free)} free in {directory}, "
+            f"{_fmt_bytes(missing)} more needed: free some space, give a smaller --size or pick another directory"
+        )
+    return Verdict(not reasons, tuple(reasons), False, details)
+
+
+def _swap_files() -> set[str]:
+    return {os.path.realpath(p) for p in _swap_entries()}
+
+
+def _loop_backed_by(real_path: str) -> str | None:
+    try:
+        names = os.listdir(os.path.join(tgt.SYSFS, "block"))
+    except OSError:
+        return None
+    for name in sorted(names):
+        backing = tgt.loop_backing_file(name) if name.startswith("loop") else None
+        # The kernel appends " (deleted)" when the file was unlinked; compare the path part.
+        if backing and backing.removesuffix(" (deleted)") == real_path:
+            return name
+    return None
+
+
+# --- block devices --------------------------------------------------------------------------------
+
+
+def _assess_block(target: Target, needed_bytes: int) -> Verdict:
+    name = target.name
+    disk = target.parent or tgt.disk_of(name)
+    parts = [] if target.is_partition else tgt.partitions_of(name)
+    members = [name, *parts]  # what the test overwrites
+    stacked = _holders_closure(members)  # what is built on top of it (dm, md, ...)
+    reasons: list[str] = []
+    existing: list[str] = []
+    details: dict[str, Any] = {
+        "kind": "block", "name": name, "disk": disk, "partitions": parts, "holders": stacked,
+    }
+
+    def dev(n: str) -> str:
+        return target.path if n == name else f"/dev/{n}"
+
+    # 1. The running system: refuse the disk behind /, /boot, ... and any partition of it.
+    system = _system_disks()
+    details["system_disks"] = dict(system)
+    if disk in system:
+        on = target.path if disk == name else f"{target.path} is a partition of /dev/{disk}, which"
+        reasons.append(
+            f"{on} holds the running system (it backs {', '.join(system[disk])}): pick another target"
+        )
+
+    # 2. Mounted: the device, its partitions, anything stacked on it; a partition's whole disk too.
+    watched = members + stacked + ([disk] if target.is_partition else [])
+    mounts = _mounts_of(watched)
+    details["mounts"] = [{"device": f"/dev/{n}", "mountpoint": mp, "fstype": fs} for n, mp, fs in mounts]
+    for n, mp, _fs in mounts:
+        reasons.append(f"{_describe(n, name, disk, target.path)} is mounted at {mp}: unmount it or pick another target")
+
+    # 3. Swap.
+    swaps = _swap_devices(members + stacked)
+    details["swaps"] = [f"/dev/{n}" for n in swaps]
+    for n in swaps:
+        reasons.append(f"{_describe(n, name, disk, target.path)} is in use as swap: run swapoff /dev/{n} or pick another target")
+
+    # 4. Holders: LVM, md, dm-crypt, multipath, bcache sit on the device.
+    for n in members:
+        for holder in _holders(n):
+            reasons.append(
+                f"{_describe(n, name, disk, target.path)} is in use by {_holder_label(holder)} "
+                "(LVM, RAID, device-mapper or encryption built on it): remove that or pick another target"
+            )
+
+    # 5. Read-only, empty, too small.
+    if target.read_only or any(tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(n), "ro")) == "1" for n in members):
+        reasons.append(f"{target.path} is read-only: make it writable or pick another target")
+    if target.size_bytes <= 0:
+        reasons.append(f"{target.path} has no capacity (0 bytes): pick another target")
+    elif needed_bytes > target.size_bytes:
+        reasons.append(
+            f"{target.path} is {_fmt_bytes(target.size_bytes)}, less than the "
+            f"{_fmt_bytes(needed_bytes)} this test needs: pick a larger target"
+        )
+
+    # 6. Signatures and the exclusive-open probe. Skipped for the system disk: it is refused
+    #    already and we do not even open it read-only.
+    if disk not in system:
+        signatures: dict[str, dict[str, str]] = {}
+        errors: list[str] = []
+        for n in members:
+            node = dev(n)
+            sig, err = probe_signatures(target.real_path if n == name else node)
+            if err:
+                errors.append(f"{node}: {err}")
+            if sig:
+                signatures[node] = sig
+                member = _member_reason(node, sig)
+                if member:
+                    reasons.append(member)
+                existing.extend(_describe_signature(node, sig, parts if n == name else []))
+        if parts and not any("partition table" in e for e in existing):
+            existing.insert(0, f"{target.path} has {_plural(len(parts), 'partition')} ({', '.join(parts)})")
+        details["signatures"] = signatures
+        if not reasons:
+            busy, ro, probe_errors = _exclusive_probe({n: (target.real_path if n == name else f"/dev/{n}") for n in members})
+            errors.extend(probe_errors)
+            for node in busy:
+                reasons.append(
+                    f"{node} is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
+                    "RAID/LVM/ZFS or another program): stop that user or pick another target"
+                )
+            if ro and not target.read_only:
+                reasons.append(f"{target.path} is read-only: make it writable or pick another target")
+        details["probe_errors"] = errors
+
+    return Verdict(not reasons, tuple(dict.fromkeys(reasons)), True, details, tuple(existing))
+
+
+def _describe(n: str, name: str, disk: str, path: str) -> str:
+    if n == name:
+        return path
+    if n == disk:
+        return f"/dev/{n} (the disk {path} is on)"
+    if tgt.is_partition_name(n) and tgt.disk_of(n) == name:
+        return f"/dev/{n} (a partition of {path})"
+    return f"/dev/{n} (built on {path})"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit} ({n} bytes)"
+    return f"{n} bytes"
+
+
+# --- holders / system disks -----------------------------------------------------------------------
+
+
+def _holders(name: str) -> list[str]:
+    try:
+        return sorted(os.listdir(os.path.join(tgt.sysfs_block_dir(name), "holders")))
+    except OSError:
+        return []
+
+
+def _holders_closure(names: Iterable[str]) -> list[str]:
+    """Every device stacked on ``names``, transitively (dm on md on a partition, ...)."""
+    seen: list[str] = []
+    todo = list(names)
+    while todo:
+        for h in _holders(todo.pop()):
+            if h not in seen:
+                seen.append(h)
+                todo.append(h)
+    return seen
+
+
+def _holder_label(holder: str) -> str:
+    dm_name = tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(holder), "dm", "name"))
+    return f"/dev/{holder} ({dm_name})" if dm_name else f"/dev/{holder}"
+
+
+def whole_disks(name: str, _seen: set[str] | None = None) -> set[str]:
+    """The whole disks under kernel device ``name``: partition → disk, dm/md → slaves, loop → the
+    disk holding its backing file. Used to find what the running system lives on."""
+    seen = _seen if _seen is not None else set()
+    if name in seen:
+        return set()
+    seen.add(name)
+    if tgt.is_partition_name(name):
+        return whole_disks(tgt.disk_of(name), seen)
+    try:
+        slaves = sorted(os.listdir(os.path.join(tgt.sysfs_block_dir(name), "slaves")))
+    except OSError:
+        slaves = []
+    if slaves:
+        return set().union(*(whole_disks(s, seen) for s in slaves))
+    backing = tgt.loop_backing_file(name) if name.startswith("loop") else None
+    if backing:
+        below = _block_name_of_path(backing.removesuffix(" (deleted)"))
+        if below:
+            return {name} | whole_disks(below, seen)
+    return {name}
+
+
+def _block_name_of_path(path: str) -> str | None:
+    """Kernel name of the block device holding the filesystem that ``path`` is on."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    name = tgt.name_for_devnum(os.major(st.st_dev), os.minor(st.st_dev))
+    if name:
+        return name
+    # btrfs and friends report an anonymous st_dev: use the mount's source device instead.
+    best: tuple[int, str] | None = None
+    for entry in _mountinfo():
+        mp = entry["mountpoint"]
+        if (path == mp or path.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= best[0]):
+            source_name = _source_name(entry["source"])
+            if source_name:
+                best = (len(mp), source_name)
+    return best[1] if best else None
+
+
+def _system_disks() -> dict[str, list[str]]:
+    """{whole disk kernel name: [system mount points on it]}."""
+    result: dict[str, list[str]] = {}
+    for mp in SYSTEM_MOUNTPOINTS:
+        if not os.path.exists(mp):
+            continue
+        name = _block_name_of_path(mp)
+        for disk in sorted(whole_disks(name)) if name else []:
+            result.setdefault(disk, []).append(mp)
+    return result
+
+
+# --- /proc parsing --------------------------------------------------------------------------------
+
+
+def _unescape(field_text: str) -> str:
+    # /proc/self/mountinfo and /proc/swaps escape space, tab, newline and backslash as \ooo.
+    out, i = [], 0
+    while i < len(field_text):
+        octal = field_text[i + 1 : i + 4]
+        if field_text[i] == "\\" and len(octal) == 3 and all(c in "01234567" for c in octal):
+            out.append(chr(int(octal, 8)))
+            i += 4
+        else:
+            out.append(field_text[i])
+            i += 1
+    return "".join(out)
+
+
+def _mountinfo() -> list[dict[str, str]]:
+    try:
+        with open(os.path.join(PROC, "self", "mountinfo"), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        head, sep, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if not sep or len(fields) < 5 or len(rest) < 2:
+            continue
+        entries.append({
+            "devnum": fields[2], "mountpoint": _unescape(fields[4]),
+            "fstype": rest[0], "source": _unescape(rest[1]),
+        })
+    return entries
+
+
+def _rdev_of(path: str) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" if stat.S_ISBLK(st.st_mode) else None
+
+
+def _source_name(source: str) -> str | None:
+    if not source.startswith("/"):
+        return None
+    devnum = _rdev_of(source)
+    if devnum is None:
+        return None
+    major, minor = devnum.split(":")
+    return tgt.name_for_devnum(int(major), int(minor))
+
+
+def _mounts_of(names: list[str]) -> list[tuple[str, str, str]]:
+    """(kernel name, mount point, fstype) for every mount of ``names``.
+
+    Matched by major:minor (covers bind mounts, which repeat it) and by the mount's source device
+    (covers btrfs, whose major:minor is anonymous). Mounted multi-device btrfs members are found
+    through /sys/fs/btrfs/*/devices.
+    """
+    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
+    found: list[tuple[str, str, str]] = []
+    for entry in _mountinfo():
+        n = by_devnum.get(entry["devnum"])
+        if n is None and entry["source"].startswith("/"):
+            n = by_devnum.get(_rdev_of(entry["source"]) or "")
+        if n is not None:
+            found.append((n, entry["mountpoint"], entry["fstype"]))
+    btrfs_root = os.path.join(tgt.SYSFS, "fs", "btrfs")
+    try:
+        fsids = os.listdir(btrfs_root)
+    except OSError:
+        fsids = []
+    for fsid in fsids:
+        for n in names:
+            if os.path.exists(os.path.join(btrfs_root, fsid, "devices", n)) and not any(f[0] == n for f in found):
+                found.append((n, f"a mounted btrfs filesystem ({fsid})", "btrfs"))
+    return found
+
+
+def _swap_entries() -> list[str]:
+    try:
+        with open(os.path.join(PROC, "swaps"), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()[1:]  # first line is the header
+    except OSError:
+        return []
+    return [_unescape(line.split()[0]) for line in lines if line.split()]
+
+
+def _swap_devices(names: list[str]) -> list[str]:
+    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
+    found = []
+    for path in _swap_entries():
+        n = by_devnum.get(_rdev_of(path) or "")
+        if n is not None:
+            found.append(n)
+    return found
+
+
+# --- signatures and the exclusive probe -----------------------------------------------------------
+
+
+def probe_signatures(device: str) -> tuple[dict[str, str] | None, str | None]:
+    """``blkid -p`` (low-level probe, no cache, read-only) → (fields, error).
+
+    Returns ({}, None) when nothing was found. Falls back to lsblk's FSTYPE/PTTYPE when blkid is
+    missing. An error is reported, not raised: the confirmation is required anyway.
+    """
+    if shutil.which("blkid") is None:
+        return _lsblk_signatures(device)
+    try:
+        proc = subprocess.run(
+            ["blkid", "-p", "-o", "export", device],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"blkid failed: {exc}"
+    if proc.returncode == 2:
+        return {}, None  # nothing found
+    if proc.returncode == 8:
+        return {"AMBIVALENT": "1"}, None  # several signatures, blkid cannot decide
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        return None, f"blkid: {last}"
+    fields = {}
+    for line in proc.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            fields[key.strip()] = value.strip()
+    fields.pop("DEVNAME", None)
+    return fields, None
+
+
+def _lsblk_signatures(device: str) -> tuple[dict[str, str] | None, str | None]:
+    if shutil.which("lsblk") is None:
+        return None, "neither blkid nor lsblk is installed (util-linux): signatures not checked"
+    try:
+        proc = subprocess.run(
+            ["lsblk", "-J", "-d", "-o", "FSTYPE,PTTYPE", device],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+        dev = (json.loads(proc.stdout).get("blockdevices") or [{}])[0] if proc.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError, AttributeError, IndexError) as exc:
+        return None, f"lsblk failed: {exc}"
+    if dev is None:
+        return None, f"lsblk: {proc.stderr.strip() or 'failed'}"
+    fields = {}
+    if dev.get("fstype"):
+        fields["TYPE"] = str(dev["fstype"])
+    if dev.get("pttype"):
+        fields["PTTYPE"] = str(dev["pttype"])
+    return fields, None
+
+
+def _member_reason(node: str, sig: dict[str, str]) -> str | None:
+    kind = sig.get("TYPE", "")
+    if kind not in _MEMBER_NAMES and not kind.endswith("_member"):
+        return None
+    what = _MEMBER_NAMES.get(kind, f"storage pool member ({kind})")
+    return (
+        f"{node} is a {what} (signature {kind}): if that data is no longer needed, remove it "
+        f"yourself (e.g. wipefs -a {node}), or pick another target"
+    )
+
+
+def _describe_signature(node: str, sig: dict[str, str], parts: list[str]) -> list[str]:
+    found = []
+    if sig.get("PTTYPE"):
+        listing = f" with {_plural(len(parts), 'partition')} ({', '.join(parts)})" if parts else ""
+        found.append(f"{node} has a {sig['PTTYPE']} partition table{listing}")
+    kind = sig.get("TYPE")
+    if kind == "swap":
+        found.append(f"{node} holds a swap signature")
+    elif kind:
+        found.append(f"{node} holds {_article(kind)} {kind} {'filesystem' if sig.get('USAGE', 'filesystem') == 'filesystem' else 'signature'}")
+    if "AMBIVALENT" in sig:
+        found.append(f"{node} holds several conflicting signatures")
+    return found
+
+
+# Filesystem names read letter by letter that start with a vowel sound ("an xfs filesystem").
+_AN_ACRONYMS = {"xfs", "ntfs", "f2fs", "hfs", "hfsplus", "nilfs2", "lvm2"}
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" or word.lower() in _AN_ACRONYMS else "a"
+
+
+def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]:
+    """Open each node O_RDONLY|O_EXCL: EBUSY means the kernel knows a user we may not see
+    (a mount in another namespace, an imported ZFS pool, md, a program holding it exclusively).
+    Also reads BLKROGET on the way. Returns (busy nodes, any read-only, errors)."""
+    busy, errors, read_only = [], [], False
+    for node in nodes.values():
+        try:
+            fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.EBUSY:
+                busy.append(node)
+            else:
+                errors.append(f"{node}: exclusive open: {exc.strerror}")
+            continue
+        try:
+            buf = fcntl.ioctl(fd, _BLKROGET, struct.pack("i", 0))
+            read_only = read_only or struct.unpack("i", buf)[0] != 0
+        except OSError as exc:
+            errors.append(f"{node}: BLKROGET: {exc.strerror}")
+        finally:
+            os.close(fd)
+    return busy, read_only, errors
+
+
+# --- messages -------------------------------------------------------------------------------------
+
+
+def _mismatch_message(target: Target, confirm: str) -> str:
+    ident = f"serial {target.serial}" if target.serial else "no serial"
+    return (
+        f"--destroy-data-on names {confirm.strip()} but the target is {target.path} ({ident}): "
+        f"pass --destroy-data-on={confirm_token(target)} to destroy the data on {target.path}, "
+        "or pick the target you meant"
+    )
+
+
+def _prompt(target: Target, verdict: Verdict, token: str) -> str:
+    what = " ".join(x for x in (target.vendor, target.model) if x) or target.name
+    found = f" Found: {'; '.join(verdict.existing_data)}." if verdict.existing_data else ""
+    noun = "serial" if token == target.serial else "path"
+    return (
+        f"ALL DATA on {target.path} ({what}, {_fmt_bytes(target.size_bytes)}) will be destroyed."
+        f"{found} Type its {noun} ({token}) to continue: "
+    )

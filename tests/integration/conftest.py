@@ -1,0 +1,83 @@
+"""Fixtures for integration tests on real block devices.
+
+Tests only ever write to loop devices they created here, backed by sparse files in their own
+tmp_path; every device is detached at teardown, also when the test failed (after undoing any
+swapon/mount the test left behind on it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+
+def require_root_and_losetup() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create loop devices (run the integration tests as root)")
+    if shutil.which("losetup") is None:
+        pytest.skip("losetup (util-linux) is missing: install util-linux to run device tests")
+
+
+def run(*argv: str | os.PathLike[str]) -> str:
+    """Run a command, fail the test with its stderr when it fails."""
+    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, argv))} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def _names_of(dev: str) -> set[str]:
+    """The loop device and its partitions, as device paths."""
+    name = os.path.basename(dev)
+    base = Path("/sys/class/block") / name
+    parts = {f"/dev/{p.name}" for p in base.glob(f"{name}p*") if (p / "partition").exists()}
+    return {dev, *parts}
+
+
+def _undo_leftovers(dev: str, tmp_root: Path) -> None:
+    """swapoff / umount what a failed test may have left on *our* device, nothing else."""
+    nodes = _names_of(dev)
+    with open("/proc/swaps", encoding="utf-8") as f:
+        for line in f.read().splitlines()[1:]:
+            if line.split() and line.split()[0] in nodes:
+                subprocess.run(["swapoff", line.split()[0]], check=False)
+    with open("/proc/self/mounts", encoding="utf-8") as f:
+        mounts = [line.split()[:2] for line in f if line.split()]
+    for source, mountpoint in reversed(mounts):
+        if source in nodes and mountpoint.startswith(str(tmp_root)):
+            subprocess.run(["umount", mountpoint], check=False)
+
+
+@pytest.fixture
+def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """Factory: make_loop(size="256M", read_only=False, partscan=False, image=None) -> "/dev/loopN".
+
+    ``image`` lets a test prepare the backing file first (e.g. write a partition table).
+    """
+    require_root_and_losetup()
+    created: list[str] = []
+
+    def make(size: str = "256M", *, read_only: bool = False, partscan: bool = False,
+             image: Path | None = None) -> str:
+        img = image or tmp_path / f"loop{len(created)}.img"
+        if not img.exists():
+            run("truncate", "-s", size, img)
+        argv = ["losetup", "--direct-io=on", "-f", "--show"]
+        if read_only:
+            argv.append("-r")
+        if partscan:
+            argv.append("-P")
+        dev = run(*argv, img).strip()
+        assert dev.startswith("/dev/loop"), dev
+        created.append(dev)
+        return dev
+
+    yield make
+    for dev in reversed(created):
+        _undo_leftovers(dev, tmp_path)
+        subprocess.run(["losetup", "-d", dev], check=False)
