@@ -18,7 +18,7 @@ from .engine.base import Area, Executor
 from .errors import UserError
 from .runner import RunContext, execute
 from .spec.runspec import RunSpec
-from .spec.tests import active_range_bytes, build_parts, required_bytes
+from .spec.tests import active_range_bytes, build_parts, deviations_for, required_bytes
 from .store import RunStore, utc_now
 
 
@@ -35,7 +35,7 @@ def _prepare_file(target: Target) -> Target:
 
 
 def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress) -> RunContext:
-    parts = build_parts(spec, target.size_bytes)
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge)
 
     def purge(log):
@@ -45,7 +45,7 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
     return RunContext(
         store=store, parts=parts, executor=executor, filename=target.real_path,
         area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
-        seed=spec.seed, ioengine=spec.ioengine, purger=purge, deviations=spec.deviations(), progress=progress,
+        seed=spec.seed, ioengine=spec.ioengine, purger=purge, deviations=deviations_for(spec, target.logical_block_size_bytes), progress=progress,
     )
 
 
@@ -62,7 +62,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure."""
     from .runner import NullProgress
 
-    parts = build_parts(spec, target.size_bytes)
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     safety.check_writable(target, needed_bytes=needed if target.kind == "block" else target.size_bytes,
                           confirm=confirm, interactive=interactive)
@@ -75,8 +75,8 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         "executor": executor.name,
         "command_line": argv if argv is not None else sys.argv,
         "run_spec": spec.to_dict(),
-        "pts_compliant": not spec.deviations(),
-        "deviations": spec.deviations(),
+        "pts_compliant": not deviations_for(spec, target.logical_block_size_bytes),
+        "deviations": deviations_for(spec, target.logical_block_size_bytes),
         "target": target.to_dict(),
         "confirmation": confirm,
         "host": host.collect(),
@@ -109,7 +109,7 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
         if recorded.get(field) != getattr(target, field):
             raise UserError(f"{recorded['path']} is not the device this run started on ({field} was "
                             f"{recorded.get(field)!r}, now {getattr(target, field)!r}): reattach the right device")
-    parts = build_parts(spec, target.size_bytes)
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     if target.kind == "block":
         safety.check_writable(target, needed_bytes=required_bytes(parts), confirm=man.get("confirmation"),
                               interactive=interactive)

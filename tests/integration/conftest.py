@@ -81,3 +81,46 @@ def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
     for dev in reversed(created):
         _undo_leftovers(dev, tmp_path)
         subprocess.run(["losetup", "-d", dev], check=False)
+
+
+@pytest.fixture
+def make_zram() -> Iterator[Callable[..., str]]:
+    """Factory: make_zram(size_bytes) -> "/dev/zramN"; every device made here is removed after."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create zram devices")
+    control = Path("/sys/class/zram-control/hot_add")
+    if not control.exists():
+        pytest.skip("this kernel has no zram-control (zram module not loaded or not built)")
+    made: list[str] = []
+
+    def make(size_bytes: int = 512 * 2**20) -> str:
+        n = control.read_text().strip()
+        made.append(n)
+        Path(f"/sys/block/zram{n}/disksize").write_text(str(size_bytes))
+        return f"/dev/zram{n}"
+
+    yield make
+    for n in made:
+        try:
+            Path(f"/sys/block/zram{n}/reset").write_text("1")
+        except OSError:
+            pass
+        try:
+            Path("/sys/class/zram-control/hot_remove").write_text(n)
+        except OSError:
+            pass
+
+
+def ssdpts(*args: str, timeout: float = 900, **kw) -> subprocess.CompletedProcess:
+    """Run the installed ssdpts command."""
+    return subprocess.run(["ssdpts", *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def checksum(dev: str) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(dev, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()

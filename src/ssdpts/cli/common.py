@@ -78,5 +78,5 @@ def prepare(args: argparse.Namespace) -> Prepared:
     target = open_target(args.target, size_bytes=size)
     if size is not None and target.kind == "block":
         raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
-    parts = build_parts(spec, target.size_bytes)
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     return Prepared(spec=spec, target=target, parts=parts, size_bytes=size)

@@ -55,14 +55,16 @@ def active_range_bytes(capacity_bytes: int, pct: float) -> int:
     return int(capacity_bytes * pct / 100.0) // MiB * MiB
 
 
-def build_parts(spec: RunSpec, capacity_bytes: int) -> list[Part]:
+def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 512) -> list[Part]:
+    """Every part of the requested tests. Steps whose block size is below the target's logical
+    block size (0.5KiB on a 4Kn device) cannot be issued and are left out (see deviations_for)."""
     from . import iops, lat, tp, wsat  # noqa: PLC0415  (modules import this package)
 
     builders = {"iops": iops.parts, "tp": tp.parts, "lat": lat.parts, "wsat": wsat.parts}
     ar = active_range_bytes(capacity_bytes, spec.ar_pct)
     parts: list[Part] = []
     for t in spec.tests:
-        parts.extend(builders[t](spec, capacity_bytes, ar))
+        parts.extend(builders[t](spec, capacity_bytes, ar, logical_block_size))
     needed = required_bytes(parts)
     if ar < needed:
         raise UserError(
@@ -72,7 +74,21 @@ def build_parts(spec: RunSpec, capacity_bytes: int) -> list[Part]:
     return parts
 
 
+def parts_for_target(spec: RunSpec, target: dict) -> list[Part]:
+    """The parts of a recorded run, from its manifest's target record (used by resume and reports)."""
+    return build_parts(spec, int(target["size_bytes"]), int(target.get("logical_block_size_bytes") or 512))
+
+
 MIN_ACTIVE_RANGE_BYTES = 64 * MiB
+
+
+def deviations_for(spec: RunSpec, logical_block_size: int) -> list[str]:
+    """The run's deviations from the PTS, including those the target forces."""
+    out = spec.deviations()
+    if logical_block_size > 512 and ({"iops", "lat"} & set(spec.tests)):
+        out.append(f"block sizes below the device's {logical_block_size}-byte logical block size "
+                   f"(0.5KiB) cannot be issued and were left out")
+    return out
 
 
 def required_bytes(parts: list[Part]) -> int:
@@ -102,4 +118,4 @@ def cell_steps(test: str, part: str, round_no: int, workloads: list[Workload], s
     ]
 
 
-__all__ = ["Part", "Tracking", "build_parts", "active_range_bytes", "fmt_block_size", "wipc_step", "cell_steps"]
+__all__ = ["Part", "Tracking", "build_parts", "deviations_for", "parts_for_target", "active_range_bytes", "fmt_block_size", "wipc_step", "cell_steps"]

@@ -11,8 +11,8 @@ MIXES = (100, 95, 65, 50, 35, 5, 0)  # read percent, outer loop
 BLOCK_SIZES = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512)  # inner loop
 
 
-def workloads(tc: int, qd: int) -> list[Workload]:
-    return [Workload("rand", mix, bs, tc, qd) for mix in MIXES for bs in BLOCK_SIZES]
+def workloads(tc: int, qd: int, min_block_size: int = 512) -> list[Workload]:
+    return [Workload("rand", mix, bs, tc, qd) for mix in MIXES for bs in BLOCK_SIZES if bs >= min_block_size]
 
 
 def tracking(pts_version: str, tc: int, qd: int) -> tuple[Tracking, ...]:
@@ -27,9 +27,9 @@ def tracking(pts_version: str, tc: int, qd: int) -> tuple[Tracking, ...]:
     return tuple(out)
 
 
-def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int) -> list[Part]:
+def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
     tc, qd = spec.tc, spec.qd
-    wl = workloads(tc, qd)
+    wl = workloads(tc, qd, logical_block_size)
     return [
         Part(
             test="iops", part="", title="IOPS",

@@ -12,13 +12,13 @@ MIXES = (100, 65, 0)
 BLOCK_SIZES = (8 * KiB, 4 * KiB, 512)
 
 
-def workloads() -> list[Workload]:
+def workloads(min_block_size: int = 512) -> list[Workload]:
     # Demand intensity is fixed at TC1/QD1 by the specification, whatever --threads/--iodepth say.
-    return [Workload("rand", mix, bs, 1, 1) for mix in MIXES for bs in BLOCK_SIZES]
+    return [Workload("rand", mix, bs, 1, 1) for mix in MIXES for bs in BLOCK_SIZES if bs >= min_block_size]
 
 
-def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int) -> list[Part]:
-    wl = workloads()
+def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
+    wl = workloads(logical_block_size)
     tracked = Workload("rand", 0, 4 * KiB, 1, 1)
     return [
         Part(

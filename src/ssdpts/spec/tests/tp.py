@@ -9,7 +9,7 @@ from ..workload import Workload
 from . import Part, Tracking, cell_steps, wipc_step
 
 
-def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int) -> list[Part]:
+def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
     prof = spec.prof
     out = []
     for bs in prof.tp_block_sizes:

@@ -16,7 +16,7 @@ from ..workload import Step, Workload
 from . import Part, Tracking
 
 
-def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int) -> list[Part]:
+def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
     w = Workload("rand", 0, 4 * KiB, spec.tc, spec.qd)
     max_steps = max(1, round(spec.wsat_hours * 3600 / 60))  # one sample per PTS minute
     chunk = spec.wsat_chunk_steps

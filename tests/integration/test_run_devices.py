@@ -1,0 +1,238 @@
+"""Real fio on real block devices: all four tests, values recomputed from fio's raw json+,
+SIGKILL + resume, Ctrl-C. Time-compressed (steps of a fraction of a second) to fit CI."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from .conftest import ssdpts
+
+pytestmark = pytest.mark.root
+
+FAST = ["--step-seconds", "0.2", "--max-rounds", "5", "--wsat-hours", "0.1"]
+
+
+def run_dir_of(out: Path) -> Path:
+    dirs = [d for d in out.iterdir() if d.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def steps_of(run: Path) -> list[dict]:
+    return [json.loads(ln) for ln in (run / "steps.jsonl").read_text().splitlines() if ln.strip()]
+
+
+def raw_jobs(run: Path, rel: str) -> list[dict]:
+    """fio's json+ as fio wrote it, decoded without ssdpts' parser."""
+    text = (run / rel).read_text()
+    return json.JSONDecoder().raw_decode(text[text.index("\n{") + 1 if not text.startswith("{") else 0:])[0]["jobs"]
+
+
+def recompute_and_compare(run: Path) -> None:
+    """Recompute every summary.json value from the raw fio json+ files and compare."""
+    summary = json.loads((run / "summary.json").read_text())
+    steps = steps_of(run)
+    raw_cache: dict[str, list[dict]] = {}
+
+    def job(rec: dict) -> dict:
+        if rec["fio_json"] not in raw_cache:
+            raw_cache[rec["fio_json"]] = raw_jobs(run, rec["fio_json"])
+        return raw_cache[rec["fio_json"]][rec["fio_job_index"]]
+
+    for pid, part in summary["parts"].items():
+        recs = [s for s in steps if s["test"] == part["test"] and s["part"] == part["part"] and s["phase"] == "round"]
+        table = part["table"]
+        if part["test"] == "wsat":
+            ios = [job(r)["read"]["iops"] + job(r)["write"]["iops"] for r in sorted(recs, key=lambda r: r["index"])]
+            assert [s["iops"] for s in table["series"]] == pytest.approx(ios, rel=1e-12)
+            written = np.cumsum([job(r)["write"]["io_bytes"] for r in sorted(recs, key=lambda r: r["index"])])
+            assert [s["tgbw_gb"] for s in table["series"]] == pytest.approx(list(written / 1e9), rel=1e-12)
+            continue
+        window = part["steady_state"]["window_rounds"]
+        assert window == sorted({r["round"] for r in recs})[-5:]
+        win = [r for r in recs if r["round"] in window]
+
+        def cell(key: str) -> list[dict]:
+            return [job(r) for r in win if r["key"] == key]
+
+        if part["test"] == "iops":
+            for row in table["rows"]:
+                for mix, value in row["values"].items():
+                    key = f"rand-{row['block_size_bytes']}-{mix.split('/')[0]}"
+                    expect = np.mean([j["read"]["iops"] + j["write"]["iops"] for j in cell(key)])
+                    assert value == pytest.approx(expect, rel=1e-12), (pid, key)
+            # tracking variables: values per round equal the raw IOPS of the tracked cell
+            for var in part["steady_state"]["variables"]:
+                key = {"RND 4KiB 0/100 IOPS": "rand-4096-0", "RND 64KiB 65/35 IOPS": "rand-65536-65",
+                       "RND 1024KiB 100/0 IOPS": "rand-1048576-100"}[var["variable"]]
+                raw = [j["read"]["iops"] + j["write"]["iops"] for j in cell(key)]
+                assert var["values"] == pytest.approx(raw, rel=1e-12)
+                assert var["average"] == pytest.approx(np.mean(raw), rel=1e-12)
+                assert var["range"] == pytest.approx(max(raw) - min(raw), rel=1e-9, abs=1e-9)
+                slope = np.polyfit(window, raw, 1)[0]
+                assert var["excursion"] == pytest.approx(abs(slope) * (window[-1] - window[0]), rel=1e-6, abs=1e-6)
+                assert var["reached"] == (var["range"] <= 0.2 * var["average"] * (1 + 1e-12)
+                                          and var["excursion"] <= 0.1 * var["average"] * (1 + 1e-12))
+        elif part["test"] == "tp":
+            bs = table["block_size_bytes"]
+            assert table["read_mb_per_s"] == pytest.approx(np.mean([j["read"]["bw_bytes"] / 1e6 for j in cell(f"seq-{bs}-100")]), rel=1e-12)
+            assert table["write_mb_per_s"] == pytest.approx(np.mean([j["write"]["bw_bytes"] / 1e6 for j in cell(f"seq-{bs}-0")]), rel=1e-12)
+        elif part["test"] == "lat":
+            for row in table["rows"]:
+                key = f"rand-{row['block_size_bytes']}-{row['mix'].split('/')[0]}"
+                jobs = cell(key)
+                means = []
+                maxes = []
+                for j in jobs:
+                    n_r, n_w = j["read"]["total_ios"], j["write"]["total_ios"]
+                    means.append((j["read"]["lat_ns"]["mean"] * n_r + j["write"]["lat_ns"]["mean"] * n_w) / (n_r + n_w))
+                    maxes.append(max(j["read"]["lat_ns"]["max"], j["write"]["lat_ns"]["max"]))
+                assert row["lat_mean_us"] == pytest.approx(np.mean(means) / 1e3, rel=1e-9)
+                assert row["lat_max_us"] == pytest.approx(np.mean(maxes) / 1e3, rel=1e-9)
+                if row["mix"] in ("100/0", "0/100"):
+                    d = "read" if row["mix"] == "100/0" else "write"
+                    p = [min(j[d]["lat_ns"]["percentile"]["99.999000"], j[d]["lat_ns"]["max"]) for j in jobs]
+                    assert row["lat_p99999_us"] == pytest.approx(np.mean(p) / 1e3, rel=1e-9)
+                assert row["lat_p99999_us"] <= max(maxes) / 1e3 * (1 + 1e-9)
+
+
+def test_all_four_tests_on_a_loop_device(make_loop, tmp_path):
+    dev = make_loop("256M")
+    out = tmp_path / "runs"
+    r = ssdpts("run", "all", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    run = run_dir_of(out)
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "complete" and man["format"] == 1
+    assert man["pts_compliant"] is False and any("time-compressed" in d for d in man["deviations"])
+    for pid in ("iops", "tp-1024KiB", "tp-128KiB", "lat", "wsat"):
+        assert man["parts"][pid]["purge"]["method"] == "discard"
+        assert "not a PTS purge" in man["parts"][pid]["purge"]["disclosure"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert set(summary["parts"]) == {"iops", "tp-1024KiB", "tp-128KiB", "lat", "wsat"}
+    iops = summary["parts"]["iops"]
+    assert len(iops["table"]["rows"]) == 8 and all(len(r["values"]) == 7 for r in iops["table"]["rows"])
+    assert [v["variable"] for v in iops["steady_state"]["variables"]] == [
+        "RND 4KiB 0/100 IOPS", "RND 64KiB 65/35 IOPS", "RND 1024KiB 100/0 IOPS"]
+    for v in iops["steady_state"]["variables"]:
+        assert {"rounds", "values", "average", "range", "slope", "excursion", "reached"} <= set(v)
+    assert len(summary["parts"]["lat"]["table"]["rows"]) == 9
+    assert summary["parts"]["wsat"]["table"]["series"]
+    # every round's job file and json+ stay in the run directory
+    assert (run / "fio" / "iops" / "round-001.fio").exists() and (run / "fio" / "iops" / "wipc.json").exists()
+    recompute_and_compare(run)
+
+
+def test_zram_device_runs_all_four_tests(make_zram, tmp_path):
+    dev = make_zram(512 * 2**20)
+    out = tmp_path / "runs"
+    r = ssdpts("run", "all", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    run = run_dir_of(out)
+    recompute_and_compare(run)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["parts"]["iops"]["table"]["rows"][6]["values"]["100/0"] > 0
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if path.exists() and len(path.read_text().splitlines()) >= n:
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"ssdpts ended early ({proc.returncode}): {proc.stderr.read()}")
+        time.sleep(0.1)
+    pytest.fail(f"{path} did not reach {n} lines")
+
+
+def _fio_children_gone(timeout: float = 10) -> bool:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        r = subprocess.run(["pgrep", "-f", "round-0"], capture_output=True, text=True)
+        if not r.stdout.strip():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _assert_unique_complete(run: Path) -> list[dict]:
+    steps = steps_of(run)
+    keys = [(s["test"], s["part"], s["phase"], s["round"], s["index"]) for s in steps]
+    assert len(keys) == len(set(keys)), "a step is duplicated"
+    rounds = {}
+    for s in steps:
+        if s["phase"] == "round":
+            rounds.setdefault(s["round"], []).append(s["index"])
+    for rno, idx in rounds.items():
+        assert sorted(idx) == list(range(1, 57)), f"round {rno} incomplete"
+    assert sorted(rounds) == list(range(1, len(rounds) + 1))
+    return steps
+
+
+def test_sigkill_mid_round_then_resume_loses_and_duplicates_nothing(make_loop, tmp_path):
+    dev = make_loop("256M")
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+
+
+        t0 = time.monotonic()
+        while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        run = run_dir_of(out)
+        _wait_for_lines(run / "steps.jsonl", 1 + 2 * 56, proc)  # WIPC + two rounds saved
+        time.sleep(1.5)  # well inside round 3
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _fio_children_gone(), "fio outlived a SIGKILLed ssdpts"
+    before = steps_of(run)
+    assert json.loads((run / "manifest.json").read_text())["status"] == "running"
+    r = ssdpts("resume", str(run), "--quiet")
+    assert r.returncode == 0, r.stderr
+    after = _assert_unique_complete(run)
+    # every step finished before the kill is still there, unchanged
+    assert after[: len(before)] == before
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "complete"
+    assert len(man["resumptions"]) == 1 and man["resumptions"][0]["previous_status"] == "running"
+    assert len([s for s in after if s["phase"] == "round"]) >= 5 * 56
+
+
+def test_sigint_marks_interrupted_and_keeps_finished_rounds(make_loop, tmp_path):
+    dev = make_loop("256M")
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    run = run_dir_of(out)
+    _wait_for_lines(run / "steps.jsonl", 1 + 56, proc)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resume" in err and len(err.strip().splitlines()) == 1
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "interrupted"
+    assert _fio_children_gone()
+    kept = steps_of(run)
+    assert len(kept) >= 1 + 56
+    assert (run / "summary.json").exists()
+    r = ssdpts("resume", str(run), "--quiet")
+    assert r.returncode == 0, r.stderr
+    _assert_unique_complete(run)
