@@ -89,22 +89,26 @@ def execute(ctx: RunContext) -> dict:
     """Run (or continue) every part; returns the summary. Raises Interrupted or RunFailed with the
     run directory left valid and its status set."""
     store = ctx.store
-    store.update_manifest(status="running")
     try:
-        drop_incomplete_rounds(store, ctx.parts)
-        for n, part in enumerate(ctx.parts, start=1):
-            run_part(ctx, part, n)
-    except (KeyboardInterrupt, Interrupted):
+        store.update_manifest(status="running")
+        try:
+            drop_incomplete_rounds(store, ctx.parts)
+            for n, part in enumerate(ctx.parts, start=1):
+                run_part(ctx, part, n)
+        except (KeyboardInterrupt, Interrupted):
+            ctx.progress.close()
+            _finish(ctx, "interrupted")
+            raise Interrupted(f"interrupted: every finished round is saved in {store.path}; "
+                              f"continue with 'ssdpts resume {store.path}'") from None
+        except RunFailed as exc:
+            ctx.progress.close()
+            _finish(ctx, "failed", error=str(exc))
+            raise
         ctx.progress.close()
-        _finish(ctx, "interrupted")
-        raise Interrupted(f"interrupted: every finished round is saved in {store.path}; "
-                          f"continue with 'ssdpts resume {store.path}'") from None
-    except RunFailed as exc:
-        ctx.progress.close()
-        _finish(ctx, "failed", error=str(exc))
-        raise
-    ctx.progress.close()
-    return _finish(ctx, "complete")
+        return _finish(ctx, "complete")
+    finally:
+        # The run no longer writes: let 'resume' (also from this same process) take the directory.
+        store.unlock()
 
 
 def _finish(ctx: RunContext, status: str, error: str | None = None) -> dict:

@@ -39,10 +39,10 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:40] or "x"
 
 
-def _disk_error(path: Path, exc: OSError) -> RunFailed:
+def _disk_error(path: Path, exc: OSError, run_dir: Path | None = None) -> RunFailed:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return RunFailed(f"the results disk is full writing {path}: free space there, then run "
-                         f"'ssdpts resume {path.parent}' (everything saved so far is intact)")
+                         f"'ssdpts resume {run_dir or path.parent}' (everything saved so far is intact)")
     if exc.errno == errno.EROFS:
         return RunFailed(f"the results directory became read-only writing {path}: remount it read-write, then resume")
     return RunFailed(f"cannot write {path} ({exc.strerror}): check the results directory, then resume")
@@ -138,6 +138,19 @@ class RunStore:
             raise UserError(f"{self.path} is in use by another ssdpts process: wait for it or stop it first") from None
         self._lock_fd = fd
 
+    def unlock(self) -> None:
+        """Release the lock (idempotent). flock belongs to the open file, so without this a process
+        that ran a store could never lock the same run again (e.g. resume after an interrupt)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.unlock()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
     # ---- manifest ---------------------------------------------------------------------------
     def manifest(self) -> dict:
         return read_json(self.path / MANIFEST, "run manifest")
@@ -163,6 +176,7 @@ class RunStore:
         data = "".join(json.dumps({"format": FORMAT, **r}, separators=(",", ":"), default=str) + "\n" for r in records)
         path = self.path / STEPS
         try:
+            self._repair_tail(path)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 view = memoryview(data.encode())
@@ -174,6 +188,32 @@ class RunStore:
                 os.close(fd)
         except OSError as exc:
             raise _disk_error(path, exc) from None
+
+    @staticmethod
+    def _repair_tail(path: Path) -> None:
+        """A last line without its newline (SIGKILL or power loss mid-write) must not swallow the
+        next record: terminate it when it is a whole record (iter_steps reads it), else cut it off
+        (iter_steps ignores it). Otherwise the next append would make it a corrupt middle line."""
+        try:
+            with open(path, "rb+") as f:
+                size = f.seek(0, os.SEEK_END)
+                if size == 0:
+                    return
+                f.seek(size - 1)
+                if f.read(1) == b"\n":
+                    return
+                f.seek(0)
+                raw = f.read()
+                cut = raw.rfind(b"\n") + 1
+                try:
+                    json.loads(raw[cut:])
+                    f.write(b"\n")
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    f.truncate(cut)
+                f.flush()
+                os.fsync(f.fileno())
+        except FileNotFoundError:
+            return
 
     def iter_steps(self) -> Iterator[dict]:
         path = self.path / STEPS
@@ -218,7 +258,7 @@ class RunStore:
         try:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _disk_error(d, exc) from None
+            raise _disk_error(d, exc, self.path) from None
         return d / f"{name}.fio", d / f"{name}.json"
 
     def rel(self, p: Path) -> str:
@@ -235,5 +275,5 @@ class RunStore:
         try:
             p.write_text(text)
         except OSError as exc:
-            raise _disk_error(p, exc) from None
+            raise _disk_error(p, exc, self.path) from None
         return p

@@ -79,14 +79,19 @@ def _lat_block(d: dict, major: int) -> tuple[dict, float, str]:
     """Pick the response-time block of one direction: (block, scale to ns, kind).
 
     Prefer total latency with percentiles (``lat_ns``, written when lat_percentiles=1), else
-    completion latency (``clat_ns``), else fio 2.x ``lat``/``clat`` in microseconds."""
+    completion latency (``clat_ns``), else fio 2.x ``lat``/``clat`` in microseconds by the same
+    rule (fio 2.x has percentiles only under ``clat``: using ``lat`` there lost them)."""
     if "lat_ns" in d and ("percentile" in d["lat_ns"] or "bins" in d["lat_ns"]):
         return d["lat_ns"], 1.0, "total"
     if "clat_ns" in d and ("percentile" in d["clat_ns"] or "bins" in d["clat_ns"]):
         return d["clat_ns"], 1.0, "completion"
     if "lat_ns" in d:
         return d["lat_ns"], 1.0, "total"
-    if "lat" in d:  # fio 2.x: microseconds
+    if "lat" in d and ("percentile" in d["lat"] or "bins" in d["lat"]):  # fio 2.x: microseconds
+        return d["lat"], 1000.0, "total"
+    if "clat" in d and ("percentile" in d["clat"] or "bins" in d["clat"]):
+        return d["clat"], 1000.0, "completion"
+    if "lat" in d:
         return d["lat"], 1000.0, "total"
     if "clat" in d:
         return d["clat"], 1000.0, "completion"
@@ -109,7 +114,8 @@ def direction_stats(d: dict, major: int) -> tuple[DirectionStats, str]:
     runtime_s = float(d.get("runtime", 0)) / 1000.0
     iops = float(d.get("iops", 0))
     ios = int(d["total_ios"]) if "total_ios" in d else int(round(iops * runtime_s))
-    pcts = {_pct_key(k): float(v) * scale for k, v in (lat.get("percentile") or {}).items()}
+    # fio 2.x ends the list with a bogus "0.00": 0 entry; a 0th percentile is never asked for.
+    pcts = {_pct_key(k): float(v) * scale for k, v in (lat.get("percentile") or {}).items() if float(k) > 0}
     # fio >= 3.x can also give clat percentiles when we chose total latency: keep ours consistent.
     bins = {int(k): int(v) for k, v in (lat.get("bins") or {}).items()}
     if scale != 1.0:
