@@ -1,0 +1,34 @@
+# make demo: install what is needed, then a time-compressed PTS run of all four tests on a
+#            scratch loop device, ending in a report.
+# make test: install what is needed, then the whole test suite (unit, FakeExecutor runner,
+#            real fio on loop and zram devices as root, report rendering).
+SHELL := /bin/bash
+PYTHON ?= python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEB_PACKAGES := fio util-linux e2fsprogs procps chromium poppler-utils
+.PHONY: install deps demo test test-fast bench
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+install: deps
+	$(PYTHON) -m pip install -q -e '.[test]'
+
+demo: install
+	ssdpts demo
+
+test: install
+	$(PYTHON) -m pytest -q -p no:cacheprovider
+
+# Unit tests only (no devices, no fio runs): seconds.
+test-fast: install
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/unit
+
+bench: install
+	$(SUDO) $(PYTHON) benchmarks/round_overhead.py --alternatives
+	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
+	$(PYTHON) benchmarks/report_render.py
