@@ -21,6 +21,15 @@ class Purger(Protocol):
     def __call__(self, log: Callable[[str], None]) -> dict: ...
 
 
+class TelemetrySource(Protocol):
+    """device.telemetry's sampler: cheap snapshots taken at step boundaries."""
+
+    available: bool
+    reason: str | None
+
+    def snapshot(self) -> dict: ...
+
+
 class ProgressSink(Protocol):
     def part_started(self, part: Part, n: int, total: int) -> None: ...
     def phase(self, part: Part, text: str) -> None: ...
@@ -54,6 +63,7 @@ class RunContext:
     purger: Purger
     deviations: list[str]
     progress: ProgressSink = field(default_factory=NullProgress)
+    telemetry: TelemetrySource | None = None
 
 
 def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
@@ -162,8 +172,14 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
 
 def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict]:
     job, out = ctx.store.fio_paths(part.id, name)
+    snaps: dict[int, dict] = {}
+    src = ctx.telemetry
+    on_boundary = None
+    if src is not None and src.available:
+        def on_boundary(i: int) -> None:
+            snaps[i] = src.snapshot()
     batch = Batch(steps=steps, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
-                  job_path=job, output_path=out, on_progress=ctx.progress.sample)
+                  job_path=job, output_path=out, on_progress=ctx.progress.sample, on_boundary=on_boundary)
     t0 = time.monotonic()
     res = ctx.executor.run(batch)
     wall = time.monotonic() - t0
@@ -171,11 +187,21 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict
     for i, (s, m) in enumerate(zip(steps, res.measurements)):
         rec = analysis.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i)
         rec["batch_wall_s"] = round(wall, 4)
+        rec["telemetry"] = _telemetry(src, snaps, i)
         recs.append(rec)
     ctx.store.append_steps(recs)
     for w in res.warnings:
         ctx.progress.message(f"fio: {w}")
     return recs
+
+
+def _telemetry(src: TelemetrySource | None, snaps: dict[int, dict], i: int) -> dict:
+    """Step i's telemetry: the snapshots at its start and end boundaries, or why there are none."""
+    if src is None:
+        return {"available": False, "reason": "not available: no telemetry source configured"}
+    if not src.available:
+        return {"available": False, "reason": src.reason or "not available"}
+    return {"available": True, "before": snaps.get(i), "after": snaps.get(i + 1)}
 
 
 def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: str | None) -> dict:

@@ -28,6 +28,9 @@ class Batch:
     job_path: Path | None = None  # where to keep the job file
     output_path: Path | None = None  # where to keep fio's json+
     on_progress: Callable[[dict], None] | None = None  # live status: {"elapsed_s", "iops", "bw_bytes_per_s"}
+    # Called with i = 0..len(steps) at each step boundary on the I/O timeline (i = len(steps): the
+    # end), from a side thread, so that telemetry is sampled around every step without a gap.
+    on_boundary: Callable[[int], None] | None = None
 
 
 @dataclass(slots=True)

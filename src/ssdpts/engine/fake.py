@@ -74,11 +74,15 @@ class FakeExecutor:
         rng = random.Random(self.seed * 7919 + n)
         t = time.time()
         out = []
-        for s in batch.steps:
+        for i, s in enumerate(batch.steps):
+            if batch.on_boundary:
+                batch.on_boundary(i)
             iops = self.model(s) * (1 + rng.uniform(-self.noise, self.noise))
             m = synth_measurement(s, iops, t)
             t = m.end_time
             out.append(m)
+        if batch.on_boundary:
+            batch.on_boundary(len(batch.steps))
         if batch.job_path:
             batch.job_path.write_text("; FakeExecutor: no fio job\n")
         if batch.output_path:

@@ -177,12 +177,43 @@ class _Sampler(threading.Thread):
             prev, prev_t = cur, now
 
 
+class _Boundaries(threading.Thread):
+    """Calls batch.on_boundary(i) at each scheduled step boundary of the running fio process.
+
+    fio's job clock starts after its start-up (~0.2 s, measured per round and carried to the next),
+    so boundary i is at t0 + startup + starts[i]. The last boundary (the end) is called by the
+    executor after fio exits, when every step has really finished."""
+
+    def __init__(self, batch: Batch, t0: float, startup_s: float, starts: list[float]):
+        super().__init__(daemon=True)
+        self.batch, self.t0, self.startup_s, self.starts = batch, t0, startup_s, starts
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        for i, st in enumerate(self.starts):
+            delay = self.t0 + self.startup_s + st - time.monotonic()
+            if delay > 0 and self.stop_event.wait(delay):
+                return
+            _call_boundary(self.batch, i)
+
+
+def _call_boundary(batch: Batch, i: int) -> None:
+    if batch.on_boundary is None:
+        return
+    try:
+        batch.on_boundary(i)
+    except Exception:  # noqa: BLE001 - telemetry must never stop a measurement
+        pass
+
+
 class FioExecutor:
     name = "fio"
+    STARTUP_GUESS_S = 0.2
 
     def __init__(self, binary: str | None = None):
         self.binary = binary or fio_binary()
         self._version: str | None = None
+        self._startup_s = self.STARTUP_GUESS_S
 
     def version(self) -> str:
         if self._version is None:
@@ -207,8 +238,10 @@ class FioExecutor:
                                     start_new_session=True, preexec_fn=_die_with_parent)
         except OSError as exc:
             raise RunFailed(f"cannot start fio ({exc}): check the fio installation") from None
-        sampler = _Sampler(batch, proc.pid, t0, starts)
+        sampler = _Sampler(batch, proc.pid, t0 + self._startup_s, starts)
+        bounds = _Boundaries(batch, t0, self._startup_s, starts)
         sampler.start()
+        bounds.start()
         try:
             console, _ = proc.communicate()
         except BaseException:
@@ -217,11 +250,20 @@ class FioExecutor:
             raise
         finally:
             sampler.stop_event.set()
+            bounds.stop_event.set()
         wall = time.monotonic() - t0
+        bounds.join(timeout=5)
+        _call_boundary(batch, len(batch.steps))
         if out_path is not None and console:
             out_path.with_suffix(".log").write_text(console)
         text = out_path.read_text(errors="replace") if out_path.exists() else ""
-        return self._result(batch, text, console or "", proc.returncode, wall, wall_start, starts)
+        result = self._result(batch, text, console or "", proc.returncode, wall, wall_start, starts)
+        # Start-up = wall time not covered by the schedule and the last step's run (for the next round).
+        last = result.measurements[-1]
+        startup = wall - (starts[-1] + last.duration_s)
+        if 0 < startup < 5:
+            self._startup_s = startup
+        return result
 
     def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
                 starts: list[float]) -> BatchResult:
