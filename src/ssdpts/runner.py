@@ -7,6 +7,7 @@ progress is derived from the store, so an interrupted run resumes at the round i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import errno
 import time
 from typing import Callable, Protocol
 
@@ -14,7 +15,7 @@ from . import analysis
 from .engine.base import Area, Batch, Executor
 from .errors import Interrupted, RunFailed
 from .spec.tests import Part
-from .store import RunStore, utc_now
+from .store import RunStore, disk_error, utc_now
 
 
 class Purger(Protocol):
@@ -170,7 +171,25 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
         r += 1
 
 
+# Space a round needs in the results directory: the job file, fio's json+ and console log, and the
+# step records (with histograms). Estimated from the largest round so far, with a floor and margin.
+MIN_ROUND_SPACE_BYTES = 8 * 1024 * 1024
+
+
+def _round_space(ctx: RunContext) -> int:
+    largest = 0
+    for f in (ctx.store.path / "fio").glob("*/*.json"):
+        log = f.with_suffix(".log")
+        try:
+            largest = max(largest, f.stat().st_size + (log.stat().st_size if log.exists() else 0))
+        except OSError:
+            continue
+    # steps.jsonl grows by about the size of the round's json+ again; x3 leaves room for the summary
+    return max(MIN_ROUND_SPACE_BYTES, 3 * largest)
+
+
 def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict]:
+    ctx.store.ensure_space(_round_space(ctx))
     job, out = ctx.store.fio_paths(part.id, name)
     snaps: dict[int, dict] = {}
     src = ctx.telemetry
@@ -181,7 +200,14 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict
     batch = Batch(steps=steps, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
                   job_path=job, output_path=out, on_progress=ctx.progress.sample, on_boundary=on_boundary)
     t0 = time.monotonic()
-    res = ctx.executor.run(batch)
+    try:
+        res = ctx.executor.run(batch)
+    except OSError as exc:  # the job file or fio's output could not be written to the results disk
+        raise disk_error(out, exc, ctx.store.path) from None
+    except RunFailed:
+        if ctx.store.free_bytes() < 64 * 1024:  # fio's output was cut short by a full results disk
+            raise disk_error(out, OSError(errno.ENOSPC, "No space left on device"), ctx.store.path) from None
+        raise
     wall = time.monotonic() - t0
     recs = []
     for i, (s, m) in enumerate(zip(steps, res.measurements)):

@@ -20,6 +20,7 @@ import json
 import os
 from pathlib import Path
 import re
+import shutil
 import time
 from typing import Any, Iterator
 
@@ -39,7 +40,7 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:40] or "x"
 
 
-def _disk_error(path: Path, exc: OSError, run_dir: Path | None = None) -> RunFailed:
+def disk_error(path: Path, exc: OSError, run_dir: Path | None = None) -> RunFailed:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return RunFailed(f"the results disk is full writing {path}: free space there, then run "
                          f"'ssdpts resume {run_dir or path.parent}' (everything saved so far is intact)")
@@ -67,7 +68,7 @@ def write_json_atomic(path: Path, doc: dict) -> None:
             tmp.unlink()
         except OSError:
             pass
-        raise _disk_error(path, exc) from None
+        raise disk_error(path, exc) from None
 
 
 def read_json(path: Path, what: str) -> dict:
@@ -187,7 +188,7 @@ class RunStore:
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise _disk_error(path, exc) from None
+            raise disk_error(path, exc) from None
 
     @staticmethod
     def _repair_tail(path: Path) -> None:
@@ -250,7 +251,7 @@ class RunStore:
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except OSError as exc:
-            raise _disk_error(path, exc) from None
+            raise disk_error(path, exc) from None
 
     # ---- fio files and summary ------------------------------------------------------------
     def fio_paths(self, part_id: str, name: str) -> tuple[Path, Path]:
@@ -258,8 +259,23 @@ class RunStore:
         try:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _disk_error(d, exc, self.path) from None
+            raise disk_error(d, exc, self.path) from None
         return d / f"{name}.fio", d / f"{name}.json"
+
+    def free_bytes(self) -> int:
+        try:
+            return shutil.disk_usage(self.path).free
+        except OSError:
+            return 0
+
+    def ensure_space(self, needed_bytes: int) -> None:
+        """Stop cleanly *before* the results disk fills: a round that cannot be saved would be
+        measured for nothing, and a full disk could leave no room to record the stop itself."""
+        free = self.free_bytes()
+        if free < needed_bytes:
+            raise RunFailed(f"the results disk has {free / 1e6:.1f} MB free and the next round needs about "
+                            f"{needed_bytes / 1e6:.1f} MB: free space under {self.path.parent}, then run "
+                            f"'ssdpts resume {self.path}' (everything saved so far is intact)")
 
     def rel(self, p: Path) -> str:
         return str(Path(p).relative_to(self.path))
@@ -275,5 +291,5 @@ class RunStore:
         try:
             p.write_text(text)
         except OSError as exc:
-            raise _disk_error(p, exc, self.path) from None
+            raise disk_error(p, exc, self.path) from None
         return p

@@ -21,7 +21,7 @@ FAST = ["--step-seconds", "0.2", "--max-rounds", "5", "--wsat-hours", "0.1"]
 
 
 def run_dir_of(out: Path) -> Path:
-    dirs = [d for d in out.iterdir() if d.is_dir()]
+    dirs = [d for d in out.iterdir() if d.is_dir() and d.name != "lost+found"]
     assert len(dirs) == 1, dirs
     return dirs[0]
 

@@ -1,0 +1,112 @@
+"""Faults during a real run: a full results disk, fio killed, a device failing I/O. Each ends in a
+valid run directory with the right status, one clear error line, and every finished step kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import subprocess
+import time
+
+import pytest
+
+from .conftest import run as sh, ssdpts
+from .test_run_devices import _fio_children_gone, _wait_for_lines, run_dir_of, steps_of
+
+pytestmark = pytest.mark.root
+
+
+def one_line_error(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+def valid_run_dir(run: Path, status: str) -> list[dict]:
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == status, man.get("status")
+    steps = steps_of(run)  # every line parses
+    keys = [(s["test"], s["part"], s["phase"], s["round"], s["index"]) for s in steps]
+    assert len(keys) == len(set(keys))
+    return steps
+
+
+def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path):
+    target = make_loop("256M")
+    small = make_loop("24M")
+    sh("mkfs.ext4", "-q", "-F", "-m", "0", small)
+    mnt = tmp_path / "results"
+    mnt.mkdir()
+    sh("mount", small, mnt)
+    try:
+        r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "25",
+                   "--destroy-data-on", target, "--out", str(mnt), "--quiet")
+        assert r.returncode == 1, r.stderr
+        line = one_line_error(r.stderr)
+        assert "results disk" in line and "resume" in line
+        run = run_dir_of(mnt)
+        steps = valid_run_dir(run, "failed")
+        assert len(steps) >= 1 + 56, "rounds measured before the disk filled were lost"
+        saved = len(steps)
+        # move the run to a roomy disk and finish it there
+        roomy = tmp_path / "roomy"
+        sh("cp", "-a", str(run), str(roomy))
+    finally:
+        sh("umount", mnt)
+    r = ssdpts("resume", str(roomy), "--quiet")
+    assert r.returncode == 0, r.stderr
+    steps = valid_run_dir(roomy, "complete")
+    assert len(steps) > saved
+
+
+def test_fio_killed_mid_round_fails_cleanly_then_resumes(make_loop, tmp_path):
+    dev = make_loop("256M")
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    run = run_dir_of(out)
+    _wait_for_lines(run / "steps.jsonl", 1 + 56, proc)
+    time.sleep(1.0)
+    subprocess.run(["pkill", "-KILL", "-f", f"fio --output-format=json\\+ --output={run}"], check=False)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "fio" in one_line_error(err)
+    valid_run_dir(run, "failed")
+    assert _fio_children_gone()
+    r = ssdpts("resume", str(run), "--quiet")
+    assert r.returncode == 0, r.stderr
+    valid_run_dir(run, "complete")
+
+
+def test_device_failing_io_gives_one_error_and_failed_status(make_loop, tmp_path):
+    # A loop device whose sparse backing file lives on a filesystem too small for it: writes past
+    # the free space fail with an I/O error, as a dying drive's would.
+    holder = make_loop("96M")
+    sh("mkfs.ext4", "-q", "-F", "-m", "0", holder)
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    sh("mount", holder, mnt)
+    try:
+        img = mnt / "failing.img"
+        sh("truncate", "-s", "256M", img)
+        dev = make_loop(image=img)
+        out = tmp_path / "runs"
+        r = ssdpts("run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "5",
+                   "--destroy-data-on", dev, "--out", str(out), "--quiet")
+        assert r.returncode == 1, r.stderr
+        line = one_line_error(r.stderr)
+        assert "error" in line.lower()
+        run = run_dir_of(out)
+        valid_run_dir(run, "failed")
+        man = json.loads((run / "manifest.json").read_text())
+        assert man["error"] == line.removeprefix("ssdpts: ")
+    finally:
+
+        for ln in subprocess.run(["losetup", "-j", str(mnt / "failing.img")], capture_output=True,
+                                 text=True).stdout.splitlines():
+            subprocess.run(["losetup", "-d", ln.split(":")[0]], check=False)
+        sh("umount", mnt)
