@@ -1,0 +1,446 @@
+"""Telemetry around every step: device health (temperature, wear, throttling) and block-layer counters.
+
+Seed 002 (PTS.md §6) records nvme smart-log before and after every one-minute WDPC step so heating
+and wear can be modelled. The runner calls :meth:`TelemetrySource.snapshot` at each step boundary
+on fio's timeline from a side thread (engine.fio ``on_boundary``), so sampling adds no gap between
+steps; a snapshot must therefore be cheap. What each source costs:
+
+* **block counters** (every block device, also loop/zram/virtio): one read of
+  ``/sys/class/block/NAME/stat`` — tens of microseconds.
+* **NVMe health**: the SMART / Health Information log page (02h) read with the
+  ``NVME_IOCTL_ADMIN_CMD`` ioctl on the controller's character device, opened once — well under a
+  millisecond, no process started. Admin commands go to the admin queue, not the I/O queues, so
+  they do not disturb the measured I/O. Fallback when the ioctl is refused (not root, old
+  kernel): ``nvme smart-log -o json`` (one process per snapshot, a few ms), then smartctl.
+* **ATA/SCSI health**: ``smartctl -j -A`` (+ ``-l devstat`` on ATA) — one process, typically
+  10-50 ms. On SATA a SMART read is a non-queued command that briefly drains the NCQ queue; at
+  one read per step (one per minute in a PTS run) that is negligible, and it is disclosed here.
+
+Every snapshot is a flat dict (units in the names, the same names as identify's "smart" group)::
+
+    {"t_unix_s": 1700000000.123, "snapshot_ms": 0.4,
+     "health": "nvme-ioctl" | "not available: <why>",
+     "composite_temperature_c": 41.85, "temperature_sensors_c": [...], "data_units_written": ...,
+     "warning_temp_c": 81.85, "critical_temp_c": 84.85,
+     "block": {"reads_completed": ..., "sectors_written": ..., "io_ticks_ms": ...} | "not available: <why>"}
+
+Health fields a device does not report are left out of the snapshot. ``throttle_warnings``
+flags a drive that throttled or crossed its warning temperature inside a time window (the
+steady-state window), because measurements there describe the cooling, not the drive.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import shutil
+import struct
+import time
+from typing import Any, Callable, Iterable
+
+from ssdpts.device import identify
+from ssdpts.device import target as tgt
+from ssdpts.device.target import Target
+
+NA = identify.NA
+
+# ==================================================================================================
+# /sys/class/block/NAME/stat
+# ==================================================================================================
+
+STAT_FIELDS = ("reads_completed", "reads_merged", "sectors_read", "read_time_ms", "writes_completed",
+               "writes_merged", "sectors_written", "write_time_ms", "in_flight", "io_ticks_ms", "time_in_queue_ms",
+               "discards_completed", "discards_merged", "sectors_discarded", "discard_time_ms",
+               "flushes_completed", "flush_time_ms")
+
+
+def parse_block_stat(text: str) -> dict[str, int]:
+    """Documentation/block/stat.rst: 11 fields, 15 from 4.18 (discard), 17 from 5.5 (flush)."""
+    values = [int(x) for x in text.split()]
+    return dict(zip(STAT_FIELDS, values))
+
+
+def block_stat_path(name: str) -> str:
+    return os.path.join(tgt.sysfs_block_dir(name), "stat")
+
+
+# ==================================================================================================
+# NVMe SMART / Health log through the admin passthrough ioctl
+# ==================================================================================================
+
+# struct nvme_passthru_cmd (linux/nvme_ioctl.h), 72 bytes:
+# opcode, flags, rsvd1, nsid, cdw2, cdw3, metadata, addr, metadata_len, data_len, cdw10..15, timeout_ms, result
+_CMD = struct.Struct("<BBHIIIQQII6III")
+assert _CMD.size == 72
+NVME_IOCTL_ADMIN_CMD = 0xC0000000 | (_CMD.size << 16) | (ord("N") << 8) | 0x41  # _IOWR('N', 0x41, 72 bytes)
+_OPC_GET_LOG_PAGE, _OPC_IDENTIFY = 0x02, 0x06
+
+
+def _u128(b: bytes) -> int:
+    return int.from_bytes(b, "little")
+
+
+def parse_smart_log_page(page: bytes) -> dict[str, Any]:
+    """The 512-byte SMART / Health Information log (NVMe base spec, log page 02h) → smart fields."""
+    if len(page) < 232:
+        raise ValueError(f"SMART log page too short ({len(page)} bytes)")
+
+    def u16(o):
+        return int.from_bytes(page[o:o + 2], "little")
+
+    def u32(o):
+        return int.from_bytes(page[o:o + 4], "little")
+
+    sensors = [identify.kelvin_to_c(u16(200 + 2 * i)) for i in range(8)]
+    dur, duw = _u128(page[32:48]), _u128(page[48:64])
+    return {
+        "critical_warning": page[0],
+        "composite_temperature_c": identify.kelvin_to_c(u16(1)),
+        "available_spare_pct": page[3], "available_spare_threshold_pct": page[4], "percentage_used_pct": page[5],
+        "data_units_read": dur, "data_units_written": duw,
+        "data_read_bytes": dur * 512_000, "data_written_bytes": duw * 512_000,
+        "host_read_commands": _u128(page[64:80]), "host_write_commands": _u128(page[80:96]),
+        "controller_busy_time_min": _u128(page[96:112]), "power_cycles": _u128(page[112:128]),
+        "power_on_hours": _u128(page[128:144]), "unsafe_shutdowns": _u128(page[144:160]),
+        "media_errors": _u128(page[160:176]), "error_log_entries": _u128(page[176:192]),
+        "warning_temp_time_min": u32(192), "critical_temp_time_min": u32(196),
+        "temperature_sensors_c": [s for s in sensors if s is not None] or None,
+        "thermal_mgmt_t1_transitions": u32(216), "thermal_mgmt_t2_transitions": u32(220),
+        "thermal_mgmt_t1_time_s": u32(224), "thermal_mgmt_t2_time_s": u32(228),
+    }
+
+
+def build_smart_log_page(fields: dict[str, Any]) -> bytes:
+    """Inverse of parse_smart_log_page for tests: kelvin and raw counters in nvme-cli's key names."""
+    page = bytearray(512)
+    cw = identify.critical_warning_int(fields.get("critical_warning")) or 0
+    page[0] = cw
+    page[1:3] = int(fields.get("temperature", 0)).to_bytes(2, "little")
+    page[3], page[4], page[5] = (int(fields.get(k, 0)) for k in ("avail_spare", "spare_thresh", "percent_used"))
+    for off, key in ((32, "data_units_read"), (48, "data_units_written"), (64, "host_read_commands"),
+                     (80, "host_write_commands"), (96, "controller_busy_time"), (112, "power_cycles"),
+                     (128, "power_on_hours"), (144, "unsafe_shutdowns"), (160, "media_errors"),
+                     (176, "num_err_log_entries")):
+        page[off:off + 16] = int(fields.get(key, 0)).to_bytes(16, "little")
+    page[192:196] = int(fields.get("warning_temp_time", 0)).to_bytes(4, "little")
+    page[196:200] = int(fields.get("critical_comp_time", 0)).to_bytes(4, "little")
+    for i in range(8):
+        page[200 + 2 * i:202 + 2 * i] = int(fields.get(f"temperature_sensor_{i + 1}", 0)).to_bytes(2, "little")
+    for off, key in ((216, "thm_temp1_trans_count"), (220, "thm_temp2_trans_count"),
+                     (224, "thm_temp1_total_time"), (228, "thm_temp2_total_time")):
+        page[off:off + 4] = int(fields.get(key, 0)).to_bytes(4, "little")
+    return bytes(page)
+
+
+class NvmeAdmin:
+    """Admin commands on /dev/nvmeX through NVME_IOCTL_ADMIN_CMD (read-only ones only)."""
+
+    def __init__(self, ctrl_dev: str):
+        self.ctrl_dev = ctrl_dev
+        self.fd = os.open(ctrl_dev, os.O_RDONLY | os.O_CLOEXEC)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def _admin(self, opcode: int, nsid: int, cdw10: int, length: int) -> bytes:
+        buf = ctypes.create_string_buffer(length)
+        cmd = bytearray(_CMD.pack(opcode, 0, 0, nsid, 0, 0, 0, ctypes.addressof(buf), 0, length,
+                                  cdw10, 0, 0, 0, 0, 0, 5000, 0))
+        status = fcntl.ioctl(self.fd, NVME_IOCTL_ADMIN_CMD, cmd, True)
+        if status != 0:
+            raise OSError(f"NVMe status 0x{status:x}")
+        return buf.raw
+
+    def smart_log(self) -> bytes:
+        numdl = 512 // 4 - 1  # dwords - 1
+        return self._admin(_OPC_GET_LOG_PAGE, 0xFFFFFFFF, 0x02 | (numdl << 16), 512)
+
+    def identify_controller(self) -> bytes:
+        return self._admin(_OPC_IDENTIFY, 0, 0x01, 4096)
+
+
+def temperature_limits_from_id_ctrl(data: bytes) -> dict[str, float | None]:
+    """WCTEMP (bytes 266-267) and CCTEMP (268-269) of the Identify Controller data structure."""
+    return {"warning_temp_c": identify.kelvin_to_c(int.from_bytes(data[266:268], "little")),
+            "critical_temp_c": identify.kelvin_to_c(int.from_bytes(data[268:270], "little"))}
+
+
+# ==================================================================================================
+# Health readers
+# ==================================================================================================
+
+HealthReader = Callable[[], dict[str, Any]]
+_KEEP = ("critical_warning", "composite_temperature_c", "temperature_sensors_c", "available_spare_pct",
+         "percentage_used_pct", "data_units_read", "data_units_written", "data_read_bytes", "data_written_bytes",
+         "host_read_commands", "host_write_commands", "controller_busy_time_min", "power_on_hours",
+         "unsafe_shutdowns", "media_errors", "error_log_entries", "warning_temp_time_min", "critical_temp_time_min",
+         "thermal_mgmt_t1_transitions", "thermal_mgmt_t2_transitions", "thermal_mgmt_t1_time_s",
+         "thermal_mgmt_t2_time_s")
+
+
+def _keep(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: d[k] for k in _KEEP if d.get(k) is not None}
+
+
+def _smartctl_reader(dev: str, cls: str) -> HealthReader:
+    argv = ["smartctl", "-j", "-A", dev]
+    if cls == "ata":
+        argv[3:3] = ["-l", "devstat"]
+    elif cls == "nvme":
+        argv[3:3] = ["-d", "nvme"]
+
+    def read() -> dict[str, Any]:
+        res = identify.run_tool(argv, timeout=10, ok_codes=lambda rc: rc & 0x3 == 0)
+        if not res.ok:
+            raise OSError(res.reason)
+        return _keep(identify.parse_smartctl(identify._json(res.stdout))["smart"])
+
+    return read
+
+
+def _nvme_cli_reader(ctrl_dev: str) -> HealthReader:
+    def read() -> dict[str, Any]:
+        res = identify.run_tool(["nvme", "smart-log", ctrl_dev, "-o", "json"], timeout=10)
+        if not res.ok:
+            raise OSError(res.reason)
+        return _keep(identify.parse_nvme_smart_log(identify._json(res.stdout)))
+
+    return read
+
+
+# ==================================================================================================
+# The source
+# ==================================================================================================
+
+
+class TelemetrySource:
+    """``available``: some telemetry (health or block counters) can be sampled; ``reason``: why a
+    part is missing (None when nothing is). ``snapshot()`` never raises."""
+
+    def __init__(self, *, block_name: str | None, block_reason: str | None, health: HealthReader | None,
+                 health_method: str | None, health_reason: str | None, limits: dict[str, Any] | None = None,
+                 closer: Callable[[], None] | None = None):
+        self.block_name = block_name
+        self.block_reason = block_reason
+        self.health = health
+        self.health_method = health_method
+        self.health_reason = health_reason
+        self.limits = {k: v for k, v in (limits or {}).items() if v is not None}
+        self._closer = closer
+        self.available = bool(block_name) or health is not None
+        missing = [r for r in (health_reason, block_reason) if r]
+        self.reason = "; ".join(missing) if missing else None
+        self.last_ms: float | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """For the manifest: what is sampled and how."""
+        return {"available": self.available, "health": self.health_method or self.health_reason,
+                "block": f"/sys/class/block/{self.block_name}/stat" if self.block_name else self.block_reason,
+                **self.limits}
+
+    def snapshot(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        snap: dict[str, Any] = {"t_unix_s": round(time.time(), 3)}
+        if self.health is not None:
+            try:
+                snap.update(self.health())
+                snap["health"] = self.health_method
+            except Exception as exc:  # noqa: BLE001 - telemetry must never stop a measurement
+                snap["health"] = identify.not_available(f"{self.health_method} failed: {exc}")
+        else:
+            snap["health"] = self.health_reason
+        snap.update(self.limits)
+        if self.block_name:
+            try:
+                with open(block_stat_path(self.block_name), encoding="ascii") as f:
+                    snap["block"] = parse_block_stat(f.read())
+            except (OSError, ValueError) as exc:
+                snap["block"] = identify.not_available(f"cannot read {block_stat_path(self.block_name)}: {exc}")
+        else:
+            snap["block"] = self.block_reason
+        self.last_ms = (time.perf_counter() - t0) * 1000
+        snap["snapshot_ms"] = round(self.last_ms, 3)
+        return snap
+
+    def close(self) -> None:
+        if self._closer:
+            try:
+                self._closer()
+            except OSError:
+                pass
+            self._closer = None
+
+
+def _no_health_reason(cls: str, name: str) -> str:
+    what = {"loop": "a loop device (a file seen as a disk)", "zram": "a zram device (compressed RAM)",
+            "virtio": "a virtio disk (the hypervisor hides the physical drive)", "dm": "a device-mapper device",
+            "md": "an md RAID device", "file": "a file"}.get(cls, f"a {cls} device")
+    return identify.not_available(f"{name} is {what}: no temperature/wear/throttle log; block-layer counters only")
+
+
+def make_source(target: Target, *, info: dict | None = None, prefer: str | None = None) -> TelemetrySource:
+    """Pick the cheapest working way to sample ``target``; never raises.
+
+    ``info``: identify.collect()'s result, for the warning/critical temperatures (id-ctrl) and the
+    device class. ``prefer``: force "nvme-cli" or "smartctl" (tests, or a misbehaving ioctl).
+    """
+    try:
+        return _make_source(target, info, prefer)
+    except Exception as exc:  # noqa: BLE001 - telemetry must never stop a run
+        reason = identify.not_available(f"telemetry setup failed: {exc.__class__.__name__}: {exc}")
+        return TelemetrySource(block_name=None, block_reason=reason, health=None, health_method=None,
+                               health_reason=reason)
+
+
+def _make_source(target: Target, info: dict | None, prefer: str | None) -> TelemetrySource:
+    cls = identify.device_class(target)
+    block_name, block_reason = None, None
+    if target.kind == "file":
+        backing = identify._file_backing_disk(target)
+        if backing is None:
+            reason = identify.not_available(f"{target.path} is on a filesystem without a backing block device")
+            return TelemetrySource(block_name=None, block_reason=reason, health=None, health_method=None,
+                                   health_reason=reason)
+        disk_target = tgt.block_target_from_sysfs(backing)
+        src = _make_source(disk_target, info, prefer)
+        src.block_reason = None
+        src.reason = src.health_reason
+        src.health_method = src.health_method and f"{src.health_method} ({backing}, the disk under the file)"
+        return src
+    # Partitions have their own stat file; health is the whole drive's.
+    if os.path.exists(block_stat_path(target.name)):
+        block_name = target.name
+    else:
+        block_reason = identify.not_available(f"no {block_stat_path(target.name)}")
+    limits: dict[str, Any] = {}
+    if info:
+        limits = {"warning_temp_c": identify.value(info, "nvme", "warning_temp_c"),
+                  "critical_temp_c": identify.value(info, "nvme", "critical_temp_c")}
+    disk = target.parent or target.name
+    health: HealthReader | None = None
+    method = None
+    reasons: list[str] = []
+    closer = None
+    if cls == "nvme":
+        ctrl = identify.nvme_names(target)[0] or disk
+        ctrl_dev = f"/dev/{ctrl}"
+        if prefer in (None, "ioctl"):
+            try:
+                admin = NvmeAdmin(ctrl_dev)
+                parse_smart_log_page(admin.smart_log())  # prove it works once
+                if not limits.get("warning_temp_c"):
+                    try:
+                        limits.update(temperature_limits_from_id_ctrl(admin.identify_controller()))
+                    except OSError:
+                        pass
+                health = lambda: _keep(parse_smart_log_page(admin.smart_log()))  # noqa: E731
+                method, closer = "nvme-ioctl", admin.close
+            except OSError as exc:
+                reasons.append(f"NVMe admin ioctl on {ctrl_dev} refused ({exc})")
+        if health is None and prefer in (None, "nvme-cli") and shutil.which("nvme"):
+            reader = _nvme_cli_reader(ctrl_dev)
+            try:
+                reader()
+                health, method = reader, "nvme-cli smart-log"
+            except OSError as exc:
+                reasons.append(str(exc))
+        if health is None and shutil.which("smartctl"):
+            reader = _smartctl_reader(ctrl_dev, "nvme")
+            try:
+                reader()
+                health, method = reader, "smartctl"
+            except (OSError, ValueError) as exc:
+                reasons.append(str(exc))
+        if health is None and not reasons:
+            reasons.append("install nvme-cli, or run as root for the NVMe admin ioctl")
+    elif cls in ("ata", "scsi", "usb"):
+        if shutil.which("smartctl") is None:
+            reasons.append(identify.install_hint("smartctl"))
+        else:
+            reader = _smartctl_reader(f"/dev/{disk}", "ata" if cls == "ata" else "scsi")
+            try:
+                reader()
+                health, method = reader, "smartctl"
+            except (OSError, ValueError) as exc:
+                reasons.append(str(exc))
+    health_reason = None
+    if health is None:
+        health_reason = (identify.not_available("; ".join(reasons)) if reasons
+                         else _no_health_reason(cls, disk))
+    return TelemetrySource(block_name=block_name, block_reason=block_reason, health=health, health_method=method,
+                           health_reason=health_reason, limits=limits, closer=closer)
+
+
+# ==================================================================================================
+# Throttling inside a window
+# ==================================================================================================
+
+_THROTTLE_COUNTERS = (
+    ("thermal_mgmt_t1_transitions", "thermal management T1 (light throttle) transitions", ""),
+    ("thermal_mgmt_t2_transitions", "thermal management T2 (heavy throttle) transitions", ""),
+    ("thermal_mgmt_t1_time_s", "time throttled at T1", " s"),
+    ("thermal_mgmt_t2_time_s", "time throttled at T2", " s"),
+    ("warning_temp_time_min", "time above the warning temperature", " min"),
+    ("critical_temp_time_min", "time above the critical temperature", " min"),
+)
+
+
+def _flatten(samples: Iterable[Any]) -> list[dict[str, Any]]:
+    """Snapshots from snapshots, step telemetry {"before", "after"}, or step records {"telemetry"}."""
+    out: list[dict[str, Any]] = []
+    for s in samples or []:
+        if not isinstance(s, dict):
+            continue
+        if "t_unix_s" in s:
+            out.append(s)
+        elif "before" in s or "after" in s:
+            out.extend(x for x in (s.get("before"), s.get("after")) if isinstance(x, dict) and "t_unix_s" in x)
+        elif isinstance(s.get("telemetry"), dict):
+            out.extend(_flatten([s["telemetry"]]))
+    return out
+
+
+def throttle_warnings(samples: Iterable[Any], window: tuple[float, float] | None = None, *,
+                      warning_temp_c: float | None = None) -> list[str]:
+    """One-line warnings when the drive throttled or reached its warning composite temperature
+    inside ``window`` = (start, end) in Unix seconds (None: all samples).
+
+    ``samples``: snapshots, or steps' telemetry dicts / step records (both are unpacked). The
+    warning temperature is ``warning_temp_c`` or the one the snapshots carry (id-ctrl WCTEMP).
+    """
+    snaps = sorted(_flatten(samples), key=lambda s: s["t_unix_s"])
+    if window is not None:
+        lo, hi = window
+        snaps = [s for s in snaps if lo <= s["t_unix_s"] <= hi]
+    if not snaps:
+        return []
+    span = f"{time.strftime('%H:%M:%S', time.gmtime(snaps[0]['t_unix_s']))}–" \
+           f"{time.strftime('%H:%M:%S', time.gmtime(snaps[-1]['t_unix_s']))} UTC"
+    out: list[str] = []
+    rises = []
+    for key, label, unit in _THROTTLE_COUNTERS:
+        vals = [s[key] for s in snaps if isinstance(s.get(key), (int, float)) and not isinstance(s.get(key), bool)]
+        if len(vals) >= 2 and vals[-1] > vals[0]:
+            rises.append(f"{label} +{vals[-1] - vals[0]:g}{unit}")
+    if rises:
+        out.append(f"the drive throttled inside the steady-state window ({span}): {', '.join(rises)}; "
+                   "values there reflect its cooling, not its steady state: improve airflow over the drive "
+                   "(heatsink, fan) and re-run")
+    limit = warning_temp_c
+    if limit is None:
+        limit = next((s["warning_temp_c"] for s in snaps if isinstance(s.get("warning_temp_c"), (int, float))), None)
+    temps = [(s["composite_temperature_c"], s["t_unix_s"]) for s in snaps
+             if isinstance(s.get("composite_temperature_c"), (int, float))]
+    if limit and temps:
+        hot = max(temps)
+        if hot[0] >= limit:
+            out.append(f"the drive reached {hot[0]:.1f} °C inside the steady-state window ({span}), at or above "
+                       f"its warning composite temperature {limit:.1f} °C: it may have throttled; improve cooling "
+                       "and re-run")
+    if any((int(s.get("critical_warning") or 0) >> 1) & 1 for s in snaps):
+        out.append(f"the drive raised its temperature critical warning inside the steady-state window ({span}): "
+                   "improve cooling and re-run")
+    return out

@@ -1,0 +1,189 @@
+"""Volatile write cache per profile (PTS 2.0.2: Enterprise WCD, Client WCE; PTS.md §1).
+
+``apply(target, "disabled" | "enabled")`` sets the drive's volatile write cache through the
+interface that owns it, reads it back and returns what is in force; ``restore(record)`` puts the
+original setting back (call it in a ``finally`` so an interrupted run restores it too, or use
+:func:`applied`). Settings are changed for the current power cycle only (no --save / SAVE bits),
+so a crash that skips the restore is undone by the next power cycle.
+
+* NVMe: Set Features 0x06 (Volatile Write Cache, WCE bit) on the controller —
+  ``nvme set-feature /dev/nvme0 --feature-id=6 --value=0|1``; read with ``get-feature``. Only when
+  id-ctrl VWC bit 0 says the controller has a volatile cache.
+* SATA: ``hdparm -W0|-W1`` (read with ``hdparm -W``).
+* SAS/SCSI: caching mode page WCE — ``sdparm --clear=WCE|--set=WCE`` (read with ``--get=WCE``).
+* Devices without a controllable cache (loop, zram, virtio, dm, md): "not applicable: <why>",
+  with the kernel's view from /sys/block/X/queue/write_cache recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any, Iterator
+
+from ssdpts.device import identify
+from ssdpts.device import target as tgt
+from ssdpts.device.target import Target
+from ssdpts.errors import UserError
+
+STATES = ("enabled", "disabled")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteCacheRecord:
+    before: str  # enabled | disabled | "not applicable: ..." | "unknown: ..."
+    requested: str  # enabled | disabled
+    in_force: str  # read back after the change (or the unchanged state)
+    method: str  # "nvme set-feature 0x06", "hdparm -W", "sdparm WCE", or "none"
+    note: str | None
+    device: str = ""  # the node the setting was read/changed on
+    changed: bool = False  # True when apply changed the setting (restore has work to do)
+    kernel_write_cache: str | None = None  # /sys/block/X/queue/write_cache after the change
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def summary(self) -> str:
+        """One line for the report header: what is in force and how it got there."""
+        if self.in_force.startswith("not applicable"):
+            return self.in_force
+        how = f" via {self.method}" if self.changed else ""
+        was = f" (was {self.before})" if self.changed else ""
+        return f"{self.in_force}{how}{was}"
+
+
+# --- pure parsing and decisions -----------------------------------------------------------------
+
+
+def parse_hdparm_w(text: str) -> str | None:
+    """``hdparm -W DEV``: `` write-caching =  1 (on)``."""
+    m = re.search(r"write-caching\s*=\s*(\d)", text or "")
+    return None if m is None else ("enabled" if m.group(1) == "1" else "disabled")
+
+
+def parse_sdparm_wce(text: str) -> str | None:
+    v = identify.parse_sdparm(text).get("write_cache_enabled")
+    return None if v is None else ("enabled" if v else "disabled")
+
+
+def parse_nvme_vwc(text: str) -> str | None:
+    dword = identify.parse_get_feature(text).get(0x06)
+    return None if dword is None else ("enabled" if dword & 1 else "disabled")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    method: str
+    device: str
+    get_argv: tuple[str, ...]
+    set_argv: dict[str, tuple[str, ...]]  # state → argv
+    parse: str  # which parser reads get_argv's output: nvme | hdparm | sdparm
+
+
+def plan(cls: str, dev: str, *, ctrl_dev: str | None = None, vwc_present: bool | None = None,
+         kernel_write_cache: str | None = None) -> Plan | str:
+    """How to read and set the write cache of a device of class ``cls``, or "not applicable: why"."""
+    if cls == "nvme":
+        if vwc_present is False:
+            return ("not applicable: the controller has no volatile write cache (id-ctrl VWC bit 0 = 0): "
+                    "every write is persistent")
+        c = ctrl_dev or dev
+        return Plan("nvme set-feature 0x06", c, ("nvme", "get-feature", c, "--feature-id=6"),
+                    {"enabled": ("nvme", "set-feature", c, "--feature-id=6", "--value=1"),
+                     "disabled": ("nvme", "set-feature", c, "--feature-id=6", "--value=0")}, "nvme")
+    if cls == "ata":
+        return Plan("hdparm -W", dev, ("hdparm", "-W", dev),
+                    {"enabled": ("hdparm", "-W1", dev), "disabled": ("hdparm", "-W0", dev)}, "hdparm")
+    if cls == "scsi":
+        return Plan("sdparm WCE", dev, ("sdparm", "--get=WCE", dev),
+                    {"enabled": ("sdparm", "--set=WCE", dev), "disabled": ("sdparm", "--clear=WCE", dev)}, "sdparm")
+    what = {"loop": "a loop device (the page cache of its backing file decides)",
+            "zram": "a zram device (RAM: nothing to flush)", "virtio": "a virtio disk (the hypervisor owns the cache)",
+            "dm": "a device-mapper device", "md": "an md RAID device", "file": "a file (the filesystem decides)",
+            "usb": "behind a USB bridge"}.get(cls, f"a {cls} device")
+    kernel = f"; kernel reports '{kernel_write_cache}'" if kernel_write_cache else ""
+    return f"not applicable: {os.path.basename(dev)} is {what}: it has no drive write cache ssdpts can control{kernel}"
+
+
+def _parse(kind: str, text: str) -> str | None:
+    return {"nvme": parse_nvme_vwc, "hdparm": parse_hdparm_w, "sdparm": parse_sdparm_wce}[kind](text)
+
+
+# --- applying -----------------------------------------------------------------------------------
+
+
+def _kernel_state(target: Target) -> str | None:
+    disk = target.parent or target.name
+    return tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(disk), "queue", "write_cache")) if target.kind == "block" else None
+
+
+def _plan_for(target: Target, info: dict | None) -> Plan | str:
+    cls = identify.device_class(target)
+    disk = target.parent or target.name
+    ctrl = identify.nvme_names(target)[0] if cls == "nvme" else None
+    vwc = identify.value(info or {}, "nvme", "volatile_write_cache_present") if cls == "nvme" else None
+    return plan(cls, f"/dev/{disk}", ctrl_dev=f"/dev/{ctrl}" if ctrl else None, vwc_present=vwc,
+                kernel_write_cache=_kernel_state(target))
+
+
+def read_state(p: Plan) -> str:
+    res = identify.run_tool(list(p.get_argv), timeout=30)
+    if not res.ok:
+        return f"unknown: {res.reason}"
+    state = _parse(p.parse, res.stdout)
+    return state or f"unknown: cannot read the state from {' '.join(p.get_argv)}"
+
+
+def apply(target: Target, want: str, *, info: dict | None = None) -> WriteCacheRecord:
+    """Set the volatile write cache to ``want`` ("enabled" | "disabled"); never raises for a device
+    that cannot do it (the record says why). ``info``: identify.collect()'s result, if at hand."""
+    if want not in STATES:
+        raise UserError(f"write cache must be 'enabled' or 'disabled', not {want!r}")
+    kernel = _kernel_state(target)
+    p = _plan_for(target, info)
+    if isinstance(p, str):
+        return WriteCacheRecord(p, want, p, "none", f"kernel write_cache: {kernel}" if kernel else None,
+                                target.path, False, kernel)
+    before = read_state(p)
+    if before == want:
+        return WriteCacheRecord(before, want, before, p.method, "already in the requested state", p.device, False, kernel)
+    res = identify.run_tool(list(p.set_argv[want]), timeout=60)
+    if not res.ok:
+        return WriteCacheRecord(before, want, before, p.method,
+                                f"could not set it ({res.reason}): the run records the state in force", p.device,
+                                False, kernel)
+    after = read_state(p)
+    note = None if after == want else f"the drive kept '{after}' after {' '.join(p.set_argv[want])}"
+    return WriteCacheRecord(before, want, after, p.method, note, p.device, True, _kernel_state(target))
+
+
+def restore(record: WriteCacheRecord, target: Target | None = None) -> WriteCacheRecord:
+    """Put the setting that was in force before ``apply`` back. Returns a record of that (or the
+    input record, unchanged, when there is nothing to restore); never raises."""
+    if not record.changed or record.before not in STATES:
+        return record
+    cls = {"nvme set-feature 0x06": "nvme", "hdparm -W": "ata", "sdparm WCE": "scsi"}.get(record.method)
+    if cls is None:
+        return record
+    p = plan(cls, record.device, ctrl_dev=record.device)
+    assert isinstance(p, Plan)
+    res = identify.run_tool(list(p.set_argv[record.before]), timeout=60)
+    after = read_state(p)
+    note = None if res.ok and after == record.before else (
+        f"restore to '{record.before}' failed ({res.reason or after}): set it by hand with "
+        f"{' '.join(p.set_argv[record.before])}")
+    kernel = _kernel_state(target) if target is not None else None
+    return WriteCacheRecord(record.in_force, record.before, after, p.method, note, p.device, res.ok, kernel)
+
+
+@contextmanager
+def applied(target: Target, want: str, *, info: dict | None = None) -> Iterator[WriteCacheRecord]:
+    """``with applied(target, "disabled") as rec:`` — restored on exit, also after Ctrl-C."""
+    rec = apply(target, want, info=info)
+    try:
+        yield rec
+    finally:
+        restore(rec, target)
