@@ -12,6 +12,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .device.telemetry import throttle_warnings
 from .measurement import Measurement
 from .spec.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
 from .spec.tests import Part
@@ -171,7 +172,8 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> dict:
                      "duration_s": wipc[-1]["measurement"]["duration_s"]} if wipc else None)
     if part.test == "wsat":
         n, written = wsat_totals(records)
-        base.update({"samples": n, "steady_state": None, "table": wsat_series(records, capacity_bytes)})
+        base.update({"samples": n, "steady_state": None, "table": wsat_series(records, capacity_bytes),
+                     "warnings": throttle_warnings([r for r in records if r["phase"] == "round"])})
         return base
     rounds = complete_rounds(records, part)
     window = _window(rounds)
@@ -190,6 +192,7 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> dict:
         ],
     }
     base["table"] = table_for(part, rounds, window) if window else None
+    base["warnings"] = throttle_warnings([r for rno in window for r in rounds[rno]]) if window else []
     return base
 
 

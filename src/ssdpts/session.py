@@ -11,7 +11,7 @@ from pathlib import Path
 import sys
 
 from . import __version__
-from .device import host, safety
+from .device import audit, host, identify, safety, telemetry, writecache
 from .device.purge import select_purge
 from .device.target import Target, open_target
 from .engine.base import Area, Executor
@@ -34,31 +34,42 @@ def _prepare_file(target: Target) -> Target:
     return target
 
 
-def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress) -> RunContext:
+def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
+             telemetry_source) -> RunContext:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
-    method = select_purge(target, spec.purge)
+    method = select_purge(target, spec.purge, info=info)
 
     def purge(log):
-        rec = method.run(target, log=log)
-        return _as_dict(rec)
+        return method.run(target, log=log).to_dict()
 
     return RunContext(
         store=store, parts=parts, executor=executor, filename=target.real_path,
         area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
-        seed=spec.seed, ioengine=spec.ioengine, purger=purge, deviations=deviations_for(spec, target.logical_block_size_bytes), progress=progress,
+        seed=spec.seed, ioengine=spec.ioengine, purger=purge,
+        deviations=deviations_for(spec, target.logical_block_size_bytes), progress=progress,
+        telemetry=telemetry_source,
     )
 
 
-def _as_dict(rec) -> dict:
-    if hasattr(rec, "to_dict"):
-        return rec.to_dict()
-    from dataclasses import asdict, is_dataclass
-
-    return asdict(rec) if is_dataclass(rec) else dict(rec)
+def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None) -> dict:
+    """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run."""
+    src = telemetry.make_source(target, info=info)
+    cache = writecache.apply(target, spec.prof.write_cache, info=info)
+    store.update_manifest(write_cache=cache.summary, write_cache_record=cache.to_dict(), telemetry=src.describe())
+    try:
+        return execute(_context(store, spec, target, executor, progress, info, src))
+    finally:
+        src.close()
+        restored = writecache.restore(cache, target)
+        try:
+            store.update_manifest(write_cache_restored=restored.to_dict())
+        except UserError:
+            pass  # the results disk is full: the run's own error says so
 
 
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
-              interactive: bool = False, progress=None, argv: list[str] | None = None) -> tuple[RunStore, dict]:
+              interactive: bool = False, progress=None, argv: list[str] | None = None,
+              describe: str | None = None) -> tuple[RunStore, dict]:
     """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure."""
     from .runner import NullProgress
 
@@ -66,28 +77,40 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     needed = required_bytes(parts)
     safety.check_writable(target, needed_bytes=needed if target.kind == "block" else target.size_bytes,
                           confirm=confirm, interactive=interactive)
-    select_purge(target, spec.purge)  # refuse an unknown method before anything is written
+    description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
     target = _prepare_file(target)
+    info, raw = identify.gather(target)
+    select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
+    checks = audit.audit()
+    deviations = deviations_for(spec, target.logical_block_size_bytes)
     manifest = {
         "ssdpts_version": __version__,
         "fio_version": tool_version,
         "executor": executor.name,
         "command_line": argv if argv is not None else sys.argv,
         "run_spec": spec.to_dict(),
-        "pts_compliant": not deviations_for(spec, target.logical_block_size_bytes),
-        "deviations": deviations_for(spec, target.logical_block_size_bytes),
+        "pts_compliant": not deviations,
+        "deviations": deviations,
         "target": target.to_dict(),
         "confirmation": confirm,
-        "host": host.collect(),
+        "device": info,
+        "host": host.collect(fio_version=tool_version),
+        "audit": audit.manifest_entry(checks),
+        "description": description,
         "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
         "parts": {},
         "resumptions": [],
     }
     label = "-".join(spec.tests) + "-" + target.identity_label
     store = RunStore.create(out_dir, label, manifest)
-    ctx = _context(store, spec, target, executor, progress or NullProgress())
-    return store, execute(ctx)
+    for name, text in raw.items():
+        store.write_device_file(name, text)
+    progress = progress or NullProgress()
+    for c in checks:
+        if c.ok is False:
+            progress.message(f"host audit: {c.name} is {c.current}, recommended {c.recommended}: {c.fix_command}")
+    return store, _execute(store, spec, target, executor, progress, info)
 
 
 def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False) -> tuple[RunStore, dict]:
@@ -95,6 +118,13 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
 
     store = RunStore.open(run_dir)
     store.lock()
+    try:
+        return store, _resume(store, run_dir, executor, progress or NullProgress(), interactive)
+    finally:
+        store.unlock()
+
+
+def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool) -> dict:
     man = store.manifest()
     status = man.get("status")
     if status == "complete":
@@ -119,5 +149,4 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
     resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
                         "steps_kept": sum(1 for _ in store.iter_steps())})
     store.update_manifest(resumptions=resumptions, status="running", error=None)
-    ctx = _context(store, spec, target, executor, progress or NullProgress())
-    return store, execute(ctx)
+    return _execute(store, spec, target, executor, progress, man.get("device"))

@@ -40,6 +40,8 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True)
     e.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
                    help="confirm that every byte on the target may be destroyed: its serial number or path")
     e.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
+    e.add_argument("--describe", metavar="FILE",
+                   help="TOML or JSON file with what no tool can read (NAND type, channels, DRAM, sponsor, notes); stored with the run")
     e.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
 
 

@@ -26,6 +26,7 @@ def cmd(args) -> int:
     executor = FioExecutor()
     store, summary = start_run(prep.spec, prep.target, executor=executor, out_dir=Path(args.out),
                                confirm=args.destroy_data_on, interactive=sys.stdin.isatty(),
-                               progress=make_progress(args.quiet), argv=["ssdpts", *sys.argv[1:]])
+                               progress=make_progress(args.quiet), argv=["ssdpts", *sys.argv[1:]],
+                               describe=args.describe)
     print_summary(store, summary)
     return 0
