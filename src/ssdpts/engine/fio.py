@@ -294,8 +294,12 @@ class FioExecutor:
         last_rt = max(float(last.get("read", {}).get("runtime", 0)), float(last.get("write", {}).get("runtime", 0))) / 1000
         end_epoch = (out.timestamp_ms / 1000.0) if out.timestamp_ms else wall_start + wall
         genesis = end_epoch - (starts[-1] + last_rt)
-        ms = [job_measurement(j, major=out.major_version, start_time=genesis + st, duration_s=s.duration_s)
-              for j, st, s in zip(out.jobs, starts, batch.steps)]
+        try:
+            ms = [job_measurement(j, major=out.major_version, start_time=genesis + st, duration_s=s.duration_s)
+                  for j, st, s in zip(out.jobs, starts, batch.steps)]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
+                            f"see {batch.output_path}") from None
         warnings = [ln for ln in out.preamble.splitlines() if ln.strip()]
         return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version, warnings=warnings)
 

@@ -65,9 +65,10 @@ def parse_fio_output(text: str) -> FioOutput:
         jobs = doc.get("client_stats")
     if not isinstance(jobs, list):
         raise FioOutputError("fio's JSON result has neither 'jobs' nor 'client_stats'")
+    ts = doc.get("timestamp_ms") or (doc["timestamp"] * 1000 if "timestamp" in doc else None)
     return FioOutput(
         version=str(doc.get("fio version", "unknown")),
-        timestamp_ms=doc.get("timestamp_ms") or (doc["timestamp"] * 1000 if "timestamp" in doc else None),
+        timestamp_ms=int(ts) if isinstance(ts, (int, float)) else None,
         jobs=[j for j in jobs if isinstance(j, dict)],
         preamble=text[:start],
         trailer=text[end:].strip(),
