@@ -1,0 +1,28 @@
+"""ssdpts report RUN_DIR: (re)generate the HTML and PDF report of a run from its run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="render the HTML and PDF report of a run directory",
+                       description="Render the SNIA-format report of a run from its run directory alone "
+                                   "(manifest.json, steps.jsonl, summary.json); never runs fio or touches a device. "
+                                   "Works on interrupted runs too: the report is then marked PARTIAL.")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory made by 'ssdpts run' or 'ssdpts demo'")
+    p.add_argument("--format", default="html,pdf", metavar="html,pdf",
+                   help="which formats to write, comma-separated (default: html,pdf)")
+    p.add_argument("--out", metavar="PATH",
+                   help="where to write: a directory, or a file name (with several formats its suffix is replaced "
+                        "by each format's); default: report.html and report.pdf in RUN_DIR")
+    p.set_defaults(func=cmd)
+
+
+def cmd(args) -> int:
+    from ..report import parse_formats, render  # matplotlib and jinja2 load only here
+
+    formats = parse_formats(args.format)
+    for path in render(Path(args.run_dir), formats=formats, out=args.out or None):
+        print(path)
+    return 0

@@ -1,0 +1,1161 @@
+"""Comparison and repeated-runs reports, in the style of the run reports: one self-contained HTML
+file (jinja2 with autoescape, the report stylesheet, inline SVG plots) and an A4 PDF drawn with
+matplotlib and collected with PdfPages.
+
+    from ssdpts.compare import compare_runs
+    from ssdpts.report.compare_html import render
+    render(compare_runs([run_a, run_b]), formats=("html", "pdf"), out="drive-a-vs-b")
+
+Both formats render the same document (:class:`Doc`: alerts, tables, plots); the tables and the
+numbers come from ssdpts.compare, which reads only the run directories. matplotlib and jinja2 are
+imported by this module alone, which the CLI imports only when it renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import io
+import json
+import os
+from pathlib import Path
+import textwrap
+import time
+from typing import Any, Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib import colormaps  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ..compare import (  # noqa: E402
+    METRICS, MIX_ORDER, RSE_LIMIT, SETTINGS, SHORT, Comparison, Repeats, comparison_dict, fmt_delta, fmt_pct,
+    fmt_value, headline_rows, repeats_dict, settings_of,
+)
+from ..errors import UserError  # noqa: E402
+from ..spec.units import fmt_block_size  # noqa: E402
+
+TEMPLATES = Path(__file__).parent / "templates"
+FORMATS = ("html", "pdf", "json")
+
+try:  # the run reports' palette and plot style, so comparisons look the same
+    from .plots import BAD, GRID, INK, OK, STYLE, WARN
+except Exception:  # noqa: BLE001 - the report package is optional for comparisons; keep a copy
+    OK, BAD, WARN, INK, GRID = "#1a7f37", "#cf222e", "#9a6700", "#24292f", "#d0d7de"
+    STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8,
+             "ytick.labelsize": 8, "axes.grid": True, "grid.color": GRID, "grid.linewidth": 0.6,
+             "axes.edgecolor": "#57606a", "axes.spines.top": False, "axes.spines.right": False,
+             "lines.linewidth": 1.6, "lines.markersize": 4, "svg.fonttype": "none", "figure.dpi": 100}
+
+PDF_STYLE = {**STYLE, "font.size": 7.5, "axes.titlesize": 8, "axes.labelsize": 7.5, "legend.fontsize": 6.8,
+             "xtick.labelsize": 6.8, "ytick.labelsize": 6.8, "lines.markersize": 3.2, "lines.linewidth": 1.3,
+             "pdf.fonttype": 3}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
+DELTA_NOTE = ("Δ = performance of the run against the baseline, positive = better: speed-type metrics (IOPS, MB/s) "
+              "Δ = A/B − 1, time-type metrics (response times) Δ = time_B/time_A − 1, A the run, B the baseline "
+              "(seed 004). Green: better, red: worse, grey: within ±1%. n/a: the cell is missing in a run "
+              "(e.g. block sizes below a device's logical block size).")
+
+
+# ---- the document ------------------------------------------------------------------------------
+
+@dataclass
+class Cell:
+    text: str
+    css: str = ""  # pos / neg / pos2 / neg2 / zero (deltas), bad / warn / ok, na, nss, median, base
+    value: float | None = None
+
+
+@dataclass
+class Table:
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    note: str = ""
+    numeric: bool = True
+    kind: str = "table"
+    avail: float | None = None  # PDF: the width it may take (None: the page body)
+
+    @property
+    def narrow(self) -> bool:
+        """Narrow enough to sit beside another table (HTML grid, PDF pair): by characters per row."""
+        chars = sum(max([len(str(self.columns[c]))] + [len(r[c].text) for r in self.rows if c < len(r)]) + 3
+                    for c in range(len(self.columns)))
+        return self.numeric and chars <= 64 and len(self.rows) <= 14
+
+    def csv(self) -> str:
+        import csv
+
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(self.columns)
+        for r in self.rows:
+            w.writerow([c.text if c.value is None else repr(float(c.value)) for c in r])
+        return buf.getvalue()
+
+
+@dataclass
+class Plot:
+    id: str
+    title: str
+    caption: str
+    draw: Callable[[Any], None]
+    size: tuple[float, float] = (10.0, 4.4)
+    pdf_height: float = 3.4
+    kind: str = "plot"
+
+
+@dataclass
+class Alert:
+    level: str  # bad / warn / ok / info
+    title: str
+    items: list[str] = field(default_factory=list)
+    kind: str = "alert"
+
+
+@dataclass
+class Para:
+    text: str
+    kind: str = "para"
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    blocks: list = field(default_factory=list)
+    level: int = 2
+    new_page: bool = False
+
+
+@dataclass
+class Doc:
+    kind: str  # "comparison" or "repeats"
+    kicker: str
+    title: str
+    subtitle: str
+    meta: str
+    alerts: list[Alert]
+    banners: list[tuple[str, str]]  # (level, text) on every PDF page
+    sections: list[Section]
+    generated: str
+    data: dict  # comparison_dict / repeats_dict: the JSON format
+
+    @property
+    def toc(self) -> list[tuple[Section, list[Section]]]:
+        out: list[tuple[Section, list[Section]]] = []
+        for s in self.sections:
+            if s.level <= 2 or not out:
+                out.append((s, []))
+            else:
+                out[-1][1].append(s)
+        return out
+
+
+def _esc(label: str) -> str:
+    """Legend text is mathtext in matplotlib: device names may contain '$'."""
+    return str(label).replace("$", r"\$")
+
+
+def _delta_css(d: float | None) -> str:
+    if d is None:
+        return "na"
+    if abs(d) < 0.01:
+        return "zero"
+    if d > 0:
+        return "pos2" if d >= 0.10 else "pos"
+    return "neg2" if d <= -0.10 else "neg"
+
+
+def _pts_kicker(runs) -> str:
+    versions = sorted({str(r.spec.get("pts_version", "2.0.2")) for r in runs})
+    profiles = sorted({str(r.spec.get("profile", "")).capitalize() for r in runs})
+    return f"SNIA SSS PTS {' / '.join(versions)} {' / '.join(profiles)}".strip()
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
+def _fmt_time(iso: str | None) -> str:
+    return iso.replace("T", " ").replace("Z", " UTC") if iso else "not available"
+
+
+def _cap(n: Any) -> str:
+    try:
+        return f"{int(n) / 1e9:,.2f} GB"
+    except (TypeError, ValueError):
+        return "not available"
+
+
+def _runs_table(runs, baseline: bool, ss_parts: list[tuple[str, list[bool | None]]]) -> Table:
+    cols = [""] + [r.label + (" (baseline)" if baseline and i == 0 else "") for i, r in enumerate(runs)]
+
+    def row(name, vals, css=None):
+        return [Cell(name)] + [Cell(str(v) if v not in (None, "") else "not available",
+                                    (css[i] if css else "") or ("na" if v in (None, "") else ""))
+                               for i, v in enumerate(vals)]
+
+    rows = [
+        row("Run directory", [r.name for r in runs]),
+        row("Test run date", [_fmt_time(r.created) for r in runs]),
+        row("Status", [r.status for r in runs], ["ok" if r.status == "complete" else "bad" for r in runs]),
+        row("Device", [" ".join(x for x in (r.target.get("vendor"), r.target.get("model")) if x) or None
+                       for r in runs]),
+        row("Target", [f"{r.target.get('path')} ({r.target.get('kind')})" for r in runs]),
+        row("Serial number", [r.target.get("serial") for r in runs]),
+        row("Firmware", [r.target.get("firmware") for r in runs]),
+        row("Capacity", [_cap(r.target.get("size_bytes")) for r in runs]),
+        row("Logical block size", [f"{r.target.get('logical_block_size_bytes')} bytes" for r in runs]),
+        row("Host", [r.host.get("hostname") for r in runs]),
+        row("Kernel", [r.host.get("kernel") for r in runs]),
+        row("Software", [f"ssdpts {r.manifest.get('ssdpts_version', '?')}, {r.manifest.get('fio_version', '?')}"
+                         for r in runs]),
+    ]
+    for title, flags in ss_parts:
+        if all(f is None for f in flags):
+            continue
+        rows.append(row(f"{title}: steady state", ["reached" if f else ("NOT reached" if f is False else "—")
+                                                   for f in flags],
+                        ["ok" if f else ("bad" if f is False else "") for f in flags]))
+    return Table("runs", "The runs", cols, rows, numeric=False)
+
+
+def _settings_table(runs, baseline: bool) -> Table:
+    vals = [settings_of(r) for r in runs]
+    cols = ["setting"] + [r.label + (" (baseline)" if baseline and i == 0 else "") for i, r in enumerate(runs)]
+    rows = []
+    for s in SETTINGS:
+        vs = [v[s.name] for v in vals]
+        differs = len(set(vs)) > 1
+        css = ("bad" if s.invalidates else "warn") if differs else ""
+        rows.append([Cell(s.label + (" ≠" if differs else ""), css)] + [Cell(v, css) for v in vs])
+    return Table("settings", "Settings", cols, rows, numeric=False,
+                 note="Red: a setting that makes a comparison invalid differs (refused unless --allow-different). "
+                      "Amber: differs, shown for the record. The seed is not a setting difference: a different "
+                      "seed is another sample of the same experiment.")
+
+
+def _deviation_alert(runs) -> Alert | None:
+    """Deviations from the PTS, each once, with the runs it applies to ("all runs" when every one)."""
+    by: dict[str, list[str]] = {}
+    for r in runs:
+        for d in r.summary.get("deviations", r.manifest.get("deviations")) or []:
+            by.setdefault(str(d), []).append(r.label)
+    if not by:
+        return None
+    items = [d + ("" if len(runs) == 1 else (" (all runs)" if len(labs) == len(runs) else f" ({', '.join(labs)})"))
+             for d, labs in by.items()]
+    compressed = any("time-compressed" in i for i in items)
+    return Alert("warn", "time-compressed — not PTS compliant" if compressed else "not PTS compliant", items)
+
+
+def _ss_banner(labels: list[str], parts) -> tuple[str, str] | None:
+    """One line for every PDF page: which run missed steady state in which test."""
+    by: dict[str, list[str]] = {}
+    for p in parts:
+        for i, f in enumerate(p.ss_reached):
+            if f is False:
+                by.setdefault(labels[i], []).append(p.title)
+    if not by:
+        return None
+    return ("bad", "steady state NOT reached: " + "; ".join(f"{lab} ({', '.join(ts)})" for lab, ts in by.items()))
+
+
+# ---- comparison document -------------------------------------------------------------------------
+
+def build_comparison(cmp: Comparison) -> Doc:
+    runs = cmp.runs
+    labels = cmp.labels
+    alerts: list[Alert] = []
+    banners: list[tuple[str, str]] = []
+    if cmp.invalidating:
+        items = [d.text(labels) for d in cmp.invalidating]
+        alerts.append(Alert("bad", "settings differ — compared with --allow-different", items + [
+            "these differences alone can move the results: the deltas below do not isolate the devices"]))
+        banners.append(("bad", "SETTINGS DIFFER (--allow-different): " + "; ".join(items)))
+    missed = [f"{p.title}: {', '.join(labels[i] for i in p.ss_missed)}" for p in cmp.parts if p.ss_missed]
+    if missed:
+        alerts.append(Alert("bad", "steady state NOT reached", missed + [
+            "those values are averages of the last 5 rounds, not of a steady-state window; cells marked †"]))
+        banners.append(_ss_banner(labels, cmp.parts))
+    partial = [r for r in runs if r.status != "complete"]
+    if partial:
+        alerts.append(Alert("bad", "partial runs", [f"{r.label}: run status {r.status} — results cover only what "
+                                                     f"finished" for r in partial]))
+        banners.append(("bad", "PARTIAL: " + ", ".join(f"{r.label} {r.status}" for r in partial)))
+    dev = _deviation_alert(runs)
+    if dev:
+        alerts.append(dev)
+    info = [n for n in cmp.notes if "run status" not in n]
+    if cmp.not_shared:
+        info.append("not compared (not in every run): " + "; ".join(cmp.not_shared))
+    if info:
+        alerts.append(Alert("info", "notes", info))
+
+    sections = [Section("summary", "Summary", [Para(DELTA_NOTE), _headline_table(cmp)])]
+    sections.append(Section("runs", "Runs and settings", [
+        _runs_table(runs, True, [(p.title, p.ss_reached) for p in cmp.parts]), _settings_table(runs, True)],
+        new_page=True))
+    for p in cmp.parts:
+        sections.append(_part_section(cmp, p))
+    title = (f"Comparison: {' vs '.join(labels)}" if len(labels) <= 3 else f"Comparison of {len(labels)} runs")
+    return Doc(
+        kind="comparison", kicker=_pts_kicker(runs) + " · ssdpts comparison", title=title,
+        subtitle=f"baseline {labels[0]} · " + ", ".join(p.title for p in cmp.parts),
+        meta=f"report {_now()} · {len(runs)} runs · Δ positive = better than the baseline",
+        alerts=alerts, banners=banners, sections=sections, generated=_now(), data=comparison_dict(cmp))
+
+
+def _mark(text: str, ss: bool | None) -> str:
+    return text + " †" if ss is False else text
+
+
+def _headline_table(cmp: Comparison) -> Table:
+    labels = cmp.labels
+    cols = ["test: cell", "unit", labels[0] + " (baseline)"]
+    for lab in labels[1:]:
+        cols += [lab, f"Δ {lab}"]
+    rows = []
+    for p, row in headline_rows(cmp):
+        name = f"{p.title}: {row.label}" + (f" {SHORT[row.metric]}" if row.metric in SHORT else "")
+        cells = [Cell(name), Cell(row.unit)]
+        for i, v in enumerate(row.values):
+            cells.append(Cell(_mark(fmt_value(v, row.unit), p.ss_reached[i]),
+                              "na" if v is None else ("nss" if p.ss_reached[i] is False else ""), v))
+            if i:
+                cells.append(Cell(fmt_delta(row.deltas[i]), _delta_css(row.deltas[i]), row.deltas[i]))
+        rows.append(cells)
+    return Table("headline", "Headline values (the PTS tracking cells and throughput)", cols, rows,
+                 note="† steady state NOT reached in that run's test. Every cell of every test follows in the test "
+                      "sections.")
+
+
+def _long_table(cmp: Comparison, p, rows, tid: str, title: str) -> Table:
+    labels = cmp.labels
+    cols = ["cell", _mark(labels[0], p.ss_reached[0]) + " (baseline)"]
+    for i, lab in enumerate(labels[1:], start=1):
+        cols += [_mark(lab, p.ss_reached[i]), f"Δ {lab}"]
+    out = []
+    for row in rows:
+        cells = [Cell(row.label)]
+        for i, v in enumerate(row.values):
+            cells.append(Cell(fmt_value(v, row.unit), "na" if v is None else ("nss" if p.ss_reached[i] is False else ""),
+                              v))
+            if i:
+                cells.append(Cell(fmt_delta(row.deltas[i]), _delta_css(row.deltas[i]), row.deltas[i]))
+        out.append(cells)
+    return Table(tid, title, cols, out)
+
+
+def _matrix(p, run_i: int | None, what: str, cmp: Comparison) -> Table:
+    """IOPS matrix (block size × mix) of one run's values, or of its deltas against the baseline."""
+    bss = sorted({r.block_size_bytes for r in p.rows}, reverse=True)
+    mixes = [m for m in MIX_ORDER if any(r.mix == m for r in p.rows)]
+    cells = {(r.block_size_bytes, r.mix): r for r in p.rows}
+    lab = cmp.labels[run_i]
+    ss = p.ss_reached[run_i]
+    rows = []
+    for bs in bss:
+        line = [Cell(fmt_block_size(bs))]
+        for m in mixes:
+            r = cells.get((bs, m))
+            if what == "values":
+                v = r.values[run_i] if r else None
+                line.append(Cell(fmt_value(v, "IOPS"), "na" if v is None else ("nss" if ss is False else ""), v))
+            else:
+                d = r.deltas[run_i] if r else None
+                line.append(Cell(fmt_delta(d), _delta_css(d), d))
+        rows.append(line)
+    suffix = " — steady state NOT reached" if ss is False else ""
+    if what == "values":
+        title = f"{lab}{' (baseline)' if run_i == 0 else ''}: IOPS{suffix}"
+        tid = f"{p.part}-values-{run_i}"
+    else:
+        title = f"Δ {lab} vs {cmp.labels[0]}: IOPS{suffix}"
+        tid = f"{p.part}-delta-{run_i}"
+    return Table(tid, title, ["block size"] + [f"R/W {m}" for m in mixes], rows)
+
+
+def _ss_alert(cmp: Comparison, p) -> Alert | None:
+    if not p.ss_missed:
+        return None
+    items = [f"{cmp.labels[i]}: stopped at {p.stop_reasons[i] or '?'}; its values are averages of the last 5 rounds"
+             for i in p.ss_missed]
+    return Alert("bad", f"{p.title}: steady state NOT reached", items)
+
+
+def _part_section(cmp: Comparison, p) -> Section:
+    sec = Section(f"part-{p.part}", p.title, new_page=True)
+    a = _ss_alert(cmp, p)
+    if a:
+        sec.blocks.append(a)
+    labels = cmp.labels
+    ss = p.ss_reached
+    if p.test == "iops":
+        vals = [{(r.block_size_bytes, r.mix): r.values[i] for r in p.rows} for i in range(len(labels))]
+        sec.blocks.append(Plot(f"{p.part}-overlay", "IOPS vs block size, every run",
+                               "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
+                               "steady state NOT reached. Missing points: block sizes the run does not have.",
+                               lambda fig: iops_overlay(fig, labels, vals, ss), size=(10.0, 4.0), pdf_height=3.0))
+        for i in range(1, len(labels)):
+            sec.blocks.append(_matrix(p, i, "delta", cmp))
+        for i in range(len(labels)):
+            sec.blocks.append(_matrix(p, i, "values", cmp))
+        sec.blocks[-1].note = DELTA_NOTE
+    elif p.test == "tp":
+        groups = [(r.label, r.values) for r in p.rows]
+        sec.blocks.append(Plot(f"{p.part}-overlay", "Throughput, every run",
+                               "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
+                               lambda fig: grouped_bars(fig, labels, groups, ss, "MB/s (10⁶ B/s)"),
+                               size=(10.0, 3.6), pdf_height=2.6))
+        sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "Throughput (MB/s)"))
+    elif p.test == "lat":
+        panels = []
+        for metric in ("lat_mean_us", "lat_p99999_us"):
+            rows = [r for r in p.rows if r.metric == metric]
+            if rows:
+                panels.append((METRICS[metric].label, [(f"{fmt_block_size(r.block_size_bytes)}\n{r.mix}", r.values)
+                                                       for r in rows]))
+        sec.blocks.append(Plot(f"{p.part}-overlay", "Response times, every run",
+                               "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log axis when the runs "
+                               "differ by more than 30×), "
+                               "one bar per run (lower is better); hatched: steady state NOT reached.",
+                               lambda fig: lat_panels(fig, labels, panels, ss), size=(10.0, 6.0), pdf_height=4.4))
+        for metric in ("lat_mean_us", "lat_p99999_us", "lat_max_us"):
+            rows = [r for r in p.rows if r.metric == metric]
+            if rows:
+                sec.blocks.append(_long_table(cmp, p, rows, f"{p.part}-{metric}",
+                                              f"{METRICS[metric].label[0].upper()}{METRICS[metric].label[1:]} (µs)"))
+    elif p.test == "wsat":
+        series = []
+        for r in cmp.runs:
+            t = (r.part(p.part).get("table") or {})
+            s = t.get("series") or []
+            series.append(([x.get("minute") for x in s], [x.get("iops") for x in s],
+                           t.get("final_window_minutes") or [], t.get("final_window_iops")))
+        sec.blocks.append(Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
+                               "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
+                               "window) the table compares.",
+                               lambda fig: wsat_overlay(fig, labels, series), size=(10.0, 3.8), pdf_height=2.8))
+        sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)"))
+    return sec
+
+
+# ---- repeats document ----------------------------------------------------------------------------
+
+def build_repeats(rep: Repeats) -> Doc:
+    runs = rep.runs
+    labels = rep.labels
+    alerts: list[Alert] = []
+    banners: list[tuple[str, str]] = []
+    if rep.invalidating:
+        items = [d.text(labels) for d in rep.invalidating]
+        alerts.append(Alert("bad", "settings differ — analysed with --allow-different", items))
+        banners.append(("bad", "SETTINGS DIFFER (--allow-different): " + "; ".join(items)))
+    flagged = rep.flagged
+    total = len(rep.rows)
+    if flagged:
+        items = [f"{len(flagged)} of {total} metrics have a relative standard error above {RSE_LIMIT:.0%}"]
+        items += [f"{r.part} {r.label}{' ' + SHORT[r.metric] if r.metric in SHORT else ''}: RSE {fmt_pct(r.stats.rse)}"
+                  for r in flagged[:12]]
+        if len(flagged) > 12:
+            items.append(f"… and {len(flagged) - 12} more (red in the tables)")
+        if rep.advice:
+            items.append("advice: " + rep.advice)
+        alerts.append(Alert("bad", f"too variable: RSE above {RSE_LIMIT:.0%}", items))
+        banners.append(("bad", f"{len(flagged)} of {total} metrics with RSE above {RSE_LIMIT:.0%}"))
+    else:
+        alerts.append(Alert("ok", f"every metric's RSE is at most {RSE_LIMIT:.0%}", [
+            f"N = {rep.n}: report the median run's values"]))
+    if rep.warnings:
+        alerts.append(Alert("warn", "warnings", list(rep.warnings)))
+    if rep.n % 2 == 0:
+        banners.append(("warn", f"N = {rep.n} is even: each median is the lower-middle run's value"))
+    ssb = _ss_banner(labels, rep.parts)
+    if ssb:
+        banners.append(ssb)
+    dev = _deviation_alert(runs[:1])
+    if dev:
+        alerts.append(dev)
+    method = Para(f"Per metric, the median is the value of the median run — a measured value, not an average: with an "
+                  f"odd N the middle run, with an even N the lower-middle run (warned). RSE = s / (x̄ · √N), s the "
+                  f"sample standard deviation (N − 1). Above {RSE_LIMIT:.0%} a metric is too variable: add runs "
+                  f"while N ≤ 7, beyond 7 runs discard or investigate (seed 004).")
+    sections = [Section("summary", "Summary", [method, _rse_summary_table(rep)])]
+    sections.append(Section("runs", "Runs and settings", [
+        _runs_table(runs, False, [(p.title, p.ss_reached) for p in rep.parts]), _settings_table(runs, False)],
+        new_page=True))
+    for p in rep.parts:
+        sections.append(_repeat_section(rep, p))
+    dev_name = runs[0].device_name
+    return Doc(
+        kind="repeats", kicker=_pts_kicker(runs) + " · ssdpts repeated runs",
+        title=f"Repeated runs: {dev_name}, N = {rep.n}",
+        subtitle="median run value and relative standard error per metric · " + ", ".join(p.title for p in rep.parts),
+        meta=f"report {_now()} · {rep.n} runs of one device",
+        alerts=alerts, banners=banners, sections=sections, generated=_now(), data=repeats_dict(rep))
+
+
+def _rse_summary_table(rep: Repeats) -> Table:
+    rows = []
+    for p in rep.parts:
+        stats = [r.stats for r in p.rows if r.stats is not None and r.stats.rse is not None]
+        worst = max(stats, key=lambda s: s.rse, default=None)
+        worst_row = next((r for r in p.rows if r.stats is worst), None) if worst else None
+        n_flag = sum(1 for r in p.rows if r.flagged)
+        rows.append([
+            Cell(p.title), Cell(str(len(p.rows))), Cell(str(n_flag), "bad" if n_flag else "ok"),
+            Cell(fmt_pct(worst.rse) if worst else "n/a", "bad" if worst and worst.flagged else "", worst.rse if worst else None),
+            Cell((worst_row.label + (" " + SHORT[worst_row.metric] if worst_row.metric in SHORT else "")) if worst_row else "—"),
+        ])
+    return Table("rse-summary", "Relative standard error per test", ["test", "metrics", f"RSE > {RSE_LIMIT:.0%}",
+                                                                     "highest RSE", "at"], rows)
+
+
+def _repeat_long(rep: Repeats, p, rows, tid: str, title: str) -> Table:
+    labels = rep.labels
+    cols = ["cell"] + [_mark(lab, p.ss_reached[i]) for i, lab in enumerate(labels)] + [
+        "median", "median run", "mean", "s", "RSE"]
+    out = []
+    for row in rows:
+        st = row.stats
+        cells = [Cell(row.label + (f" {SHORT[row.metric]}" if row.metric in SHORT and tid.endswith("all") else ""))]
+        for i, v in enumerate(row.values):
+            css = "na" if v is None else ("median" if st and st.median_index == i else "")
+            cells.append(Cell(fmt_value(v, row.unit), css, v))
+        if st is None:
+            cells += [Cell("n/a", "na")] * 5
+        else:
+            cells += [Cell(fmt_value(st.median, row.unit), "median", st.median), Cell(labels[st.median_index]),
+                      Cell(fmt_value(st.mean, row.unit), "", st.mean), Cell(fmt_value(st.stdev, row.unit), "", st.stdev),
+                      Cell(fmt_pct(st.rse), "bad" if st.flagged else "", st.rse)]
+        out.append(cells)
+    return Table(tid, title, cols, out, note="Bold: the median run's value. RSE red: above 5% (too variable).")
+
+
+def _repeat_matrix(rep: Repeats, p, what: str) -> Table:
+    bss = sorted({r.block_size_bytes for r in p.rows}, reverse=True)
+    mixes = [m for m in MIX_ORDER if any(r.mix == m for r in p.rows)]
+    cells = {(r.block_size_bytes, r.mix): r for r in p.rows}
+    rows = []
+    for bs in bss:
+        line = [Cell(fmt_block_size(bs))]
+        for m in mixes:
+            r = cells.get((bs, m))
+            st = r.stats if r else None
+            if st is None:
+                line.append(Cell("n/a", "na"))
+            elif what == "median":
+                line.append(Cell(f"{fmt_value(st.median, 'IOPS')} ({rep.labels[st.median_index].replace('run ', '#')})",
+                                 "", st.median))
+            else:
+                line.append(Cell(fmt_pct(st.rse), "bad" if st.flagged else "", st.rse))
+        rows.append(line)
+    title = "Median run's IOPS (which run)" if what == "median" else f"RSE of IOPS (red: above {RSE_LIMIT:.0%})"
+    return Table(f"{p.part}-{what}", title, ["block size"] + [f"R/W {m}" for m in mixes], rows)
+
+
+def _repeat_section(rep: Repeats, p) -> Section:
+    sec = Section(f"part-{p.part}", p.title, new_page=True)
+    missed = [rep.labels[i] for i, f in enumerate(p.ss_reached) if f is False]
+    if missed:
+        sec.blocks.append(Alert("bad", f"{p.title}: steady state NOT reached", [
+            f"{', '.join(missed)}: values are averages of the last 5 rounds, not of a steady-state window"]))
+    labels = rep.labels
+    rows = p.rows
+    names = [r.label.replace("RND ", "") + (f" {SHORT[r.metric]}" if r.metric in SHORT else "")
+             if p.test != "tp" else r.label for r in rows]
+    dev = [[None if (v is None or r.stats is None or not r.stats.median) else v / r.stats.median - 1
+            for v in r.values] for r in rows]
+    rses = [r.stats.rse if r.stats else None for r in rows]
+    big = len(rows) > 20
+    sec.blocks.append(Plot(f"{p.part}-spread", "Spread of the runs and relative standard error",
+                           "Top: each run's value relative to the median run's (0 = the median). Bottom: RSE per "
+                           f"metric; red above the {RSE_LIMIT:.0%} line.",
+                           lambda fig: spread_rse(fig, labels, names, dev, rses),
+                           size=(10.0, 5.6 if big else 4.8), pdf_height=4.6 if big else 3.8))
+    if p.test == "iops":
+        sec.blocks.append(_repeat_matrix(rep, p, "median"))
+        sec.blocks.append(_repeat_matrix(rep, p, "rse"))
+        sec.blocks.append(_repeat_long(rep, p, rows, f"{p.part}-all", "Every run's IOPS"))
+    elif p.test == "lat":
+        for metric in ("lat_mean_us", "lat_p99999_us", "lat_max_us"):
+            mrows = [r for r in rows if r.metric == metric]
+            if mrows:
+                sec.blocks.append(_repeat_long(rep, p, mrows, f"{p.part}-{metric}",
+                                               f"{METRICS[metric].label[0].upper()}{METRICS[metric].label[1:]} (µs)"))
+    else:
+        unit = rows[0].unit if rows else ""
+        sec.blocks.append(_repeat_long(rep, p, rows, f"{p.part}-table", f"{p.title} ({unit})"))
+    return sec
+
+
+# ---- plots ---------------------------------------------------------------------------------------
+
+def _colors(n: int) -> list:
+    return [colormaps["tab10"](i % 10) for i in range(n)]
+
+
+def _log_axis(ax, axis: str = "y") -> None:
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    lim = ax.dataLim
+    lo, hi = (lim.y0, lim.y1) if axis == "y" else (lim.x0, lim.x1)
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    narrow = lo > 0 and np.isfinite(hi) and hi / lo < 100
+    subs = (1.0, 2.0, 5.0) if narrow else (1.0,)
+    a.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:.3g}"))
+    a.set_minor_locator(NullLocator())
+    a.set_minor_formatter(NullFormatter())
+
+
+def _legend_handles(labels, ss_any: list[bool]) -> list:
+    out = []
+    for i, (lab, c) in enumerate(zip(labels, _colors(len(labels)))):
+        out.append(Line2D([], [], color=c, marker=MARKERS[i % len(MARKERS)], lw=2.2 if i == 0 else 1.5,
+                          ls="--" if ss_any[i] else "-",
+                          label=_esc(lab + (" (baseline)" if i == 0 else "") + (" — SS NOT reached" if ss_any[i] else ""))))
+    return out
+
+
+def iops_overlay(fig, labels: list[str], values: list[dict], ss: list[bool | None],
+                 mixes: tuple[str, ...] = ("100/0", "65/35", "0/100")) -> None:
+    """IOPS vs block size, one panel per R/W mix, one line per run (log-log)."""
+    axes = fig.subplots(1, len(mixes), sharey=True, squeeze=False)[0]
+    colors = _colors(len(labels))
+    allbs = sorted({bs for v in values for (bs, _m) in v})
+    kib = [b / 1024 for b in allbs]
+    for ax, mix in zip(axes, mixes):
+        for i, (vals, c) in enumerate(zip(values, colors)):
+            pts = sorted((bs / 1024, v) for (bs, m), v in vals.items() if m == mix and v is not None)
+            if not pts:
+                continue
+            ax.plot([x for x, _ in pts], [y for _, y in pts], color=c, marker=MARKERS[i % len(MARKERS)],
+                    lw=2.2 if i == 0 else 1.5, ls="--" if ss[i] is False else "-", zorder=3 if i == 0 else 4)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(FixedLocator(kib))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_title(f"RND R/W {mix}", loc="left")
+        ax.set_xlabel("block size (KiB)")
+    if any(ax.lines for ax in axes):
+        _log_axis(axes[0])
+    axes[0].set_ylabel("IOPS")
+    fig.legend(handles=_legend_handles(labels, [s is False for s in ss]), loc="outside lower center",
+               ncol=min(len(labels), 4), frameon=False)
+
+
+def grouped_bars(fig, labels: list[str], groups: list[tuple[str, list[float | None]]], ss: list[bool | None],
+                 ylabel: str, log: bool | None = None, ax=None, title: str = "", legend: bool = True) -> None:
+    """One group per cell, one bar per run, value on top; hatched where steady state was not reached.
+    ``log`` None: a log axis when the values span more than 30× (a RAM disk next to a disk), else linear."""
+    if ax is None:
+        ax = fig.add_subplot()
+    n = len(labels)
+    x = np.arange(len(groups))
+    w = min(0.8 / max(n, 1), 0.32)
+    colors = _colors(n)
+    pos = [v for g in groups for v in g[1] if v is not None and v > 0]
+    if log is None:
+        log = bool(pos) and max(pos) / min(pos) > 30
+    ymax = max(pos, default=0.0)
+    many = len(groups) > 4
+    for i in range(n):
+        vals = [g[1][i] for g in groups]
+        hs = [0 if v is None else v for v in vals]
+        xs = x + (i - (n - 1) / 2) * w
+        bars = ax.bar(xs, hs, w, color=colors[i], edgecolor="white" if ss[i] is not False else BAD,
+                      hatch="//" if ss[i] is False else None, lw=0.6)
+        if len(groups) * n <= 27:
+            ax.bar_label(bars, labels=["" if v is None else fmt_value(v, "") for v in vals], padding=2,
+                         fontsize=6.5 if many else 7, rotation=90 if many else 0)
+        for xi, v in zip(xs, vals):
+            if v is None:
+                ax.annotate("n/a", (xi, 0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=6.5, color="#59636e", rotation=90, xycoords=("data", "axes fraction"))
+    ax.set_xticks(x, [g[0] for g in groups])
+    ax.set_ylabel(ylabel + (" (log)" if log else ""))
+    if title:
+        ax.set_title(title, loc="left")
+    if log and pos:
+        ax.set_yscale("log")
+        ax.set_ylim(min(pos) / 2, max(pos) * (12 if many else 3))  # room for the rotated labels
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:.3g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.set_ylim(0, max(ymax, 1e-9) * (1.35 if many else 1.18))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 10 or v == 0 else f"{v:g}"))
+    ax.grid(axis="x", visible=False)
+    if legend:
+        handles = [Rectangle((0, 0), 1, 1, facecolor=c, edgecolor=BAD if ss[i] is False else "white",
+                             hatch="//" if ss[i] is False else None,
+                             label=_esc(lab + (" (baseline)" if i == 0 else "") + (" — SS NOT reached" if ss[i] is False else "")))
+                   for i, (lab, c) in enumerate(zip(labels, colors))]
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(n, 4), frameon=False)
+
+
+def lat_panels(fig, labels: list[str], panels: list[tuple[str, list[tuple[str, list[float | None]]]]],
+               ss: list[bool | None]) -> None:
+    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+    for k, (ax, (title, groups)) in enumerate(zip(axes, panels)):
+        grouped_bars(fig, labels, groups, ss, "µs", ax=ax, title=title, legend=k == len(panels) - 1)
+
+
+def wsat_overlay(fig, labels: list[str], series: list[tuple[list, list, list, float | None]]) -> None:
+    ax = fig.add_subplot()
+    colors = _colors(len(labels))
+    top = 0.0
+    for i, ((xs, ys, win, level), c) in enumerate(zip(series, colors)):
+        pts = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
+        if not pts:
+            continue
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=c, marker=MARKERS[i % len(MARKERS)],
+                markersize=2.5 if len(pts) > 60 else 3.5, lw=2.0 if i == 0 else 1.3,
+                label=_esc(labels[i] + (" (baseline)" if i == 0 else "")))
+        top = max(top, max(p[1] for p in pts))
+        if level is not None and win:
+            ax.hlines(level, min(win), max(win), colors=[c], linestyles="--", lw=1.6)
+            ax.annotate(fmt_value(level, "IOPS"), (max(win), level), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=c)
+    ax.set_ylim(0, max(top, 1e-9) * 1.12)
+    ax.set_xlabel("sample (one PTS step each)")
+    ax.set_ylabel("IOPS")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    fig.legend(loc="outside lower center", ncol=min(len(labels), 4), frameon=False)
+
+
+def spread_rse(fig, labels: list[str], names: list[str], dev: list[list[float | None]],
+               rses: list[float | None]) -> None:
+    ax1, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[1.3, 1])
+    x = np.arange(len(names))
+    colors = _colors(len(labels))
+    for i, (lab, c) in enumerate(zip(labels, colors)):
+        ys = [np.nan if d[i] is None else d[i] * 100 for d in dev]
+        ax1.scatter(x, ys, color=c, marker=MARKERS[i % len(MARKERS)], s=16, label=_esc(lab), zorder=3)
+    ax1.axhline(0, color=INK, lw=0.8)
+    ax1.set_ylabel("vs median run (%)")
+    ax1.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+    vals = [0 if r is None else r * 100 for r in rses]
+    ax2.bar(x, vals, color=[BAD if (r is not None and r > RSE_LIMIT) else "#0969da" for r in rses], width=0.7)
+    ax2.axhline(RSE_LIMIT * 100, color=BAD, lw=1, ls="--")
+    ax2.text(1.005, RSE_LIMIT * 100, f"{RSE_LIMIT:.0%}", transform=ax2.get_yaxis_transform(), color=BAD, fontsize=7,
+             va="center")
+    ax2.set_ylim(0, max([*vals, RSE_LIMIT * 100]) * 1.2)
+    ax2.set_ylabel("RSE (%)")
+    many = len(names) > 12
+    ax2.set_xticks(x, names, rotation=90 if many else 0, fontsize=6 if len(names) > 30 else None)
+    for ax in (ax1, ax2):
+        ax.grid(axis="x", visible=False)
+
+
+# ---- HTML ----------------------------------------------------------------------------------------
+
+def to_svg(draw, size: tuple[float, float], salt: str) -> str:
+    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
+        fig = Figure(figsize=size, layout="constrained")
+        draw(fig)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def render_html(doc: Doc) -> str:
+    import jinja2
+    from markupsafe import Markup
+    from urllib.parse import quote
+
+    svgs = {}
+    for s in doc.sections:
+        for b in s.blocks:
+            if isinstance(b, Plot):
+                svgs[b.id] = Markup(to_svg(b.draw, b.size, salt=b.id))
+    css_path = TEMPLATES / "report.css"
+    css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["csv_href"] = lambda t: "data:text/csv;charset=utf-8," + quote(t.csv())
+    return env.get_template("compare.html.j2").render(d=doc, svgs=svgs, css=Markup(css))
+
+
+# ---- PDF -----------------------------------------------------------------------------------------
+
+PAGE_W, PAGE_H = 8.27, 11.69  # A4
+MX = 0.45
+BODY_W = PAGE_W - 2 * MX
+FOOT = 0.5
+CSS_PDF = {  # css class -> (text colour, background, bold)
+    "pos": (OK, None, True), "pos2": (OK, "#dafbe1", True), "neg": (BAD, None, True), "neg2": (BAD, "#ffebe9", True),
+    "zero": ("#59636e", None, False), "na": ("#8c959f", None, False), "nss": (WARN, "#fff8c5", False),
+    "bad": (BAD, "#ffebe9", True), "warn": (WARN, "#fff8c5", True), "ok": (OK, None, True),
+    "median": (INK, "#ddf4ff", True), "base": (INK, None, False),
+}
+ALERT_PDF = {"bad": (BAD, "#ffebe9"), "warn": (WARN, "#fff8c5"), "ok": (OK, "#dafbe1"), "info": ("#0969da", "#ddf4ff")}
+
+
+@dataclass
+class Heading:
+    text: str
+    level: int
+    kind: str = "heading"
+
+
+@dataclass
+class Pair:
+    """Two narrow tables side by side on a PDF page."""
+    left: Table
+    right: Table
+    kind: str = "pair"
+
+    @property
+    def x_right(self) -> float:
+        return MX + sum(_table_layout(self.left)[1]) + 0.3
+
+
+def _chars(width_in: float, size_pt: float) -> int:
+    return max(8, int(width_in * 72 / (size_pt * 0.56)))
+
+
+def _wrap(text: str, width_in: float, size_pt: float) -> list[str]:
+    return textwrap.wrap(str(text), _chars(width_in, size_pt), break_long_words=True, break_on_hyphens=False) or [""]
+
+
+def _text(fig, x: float, y: float, s: str, **kw):
+    kw.setdefault("va", "top")
+    kw.setdefault("ha", "left")
+    return fig.text(x, PAGE_H - y, s, transform=fig.dpi_scale_trans, parse_math=False, **kw)
+
+
+def _rect(fig, x: float, y: float, w: float, h: float, **kw):
+    kw.setdefault("lw", 0)
+    fig.add_artist(Rectangle((x, PAGE_H - y - h), w, h, transform=fig.dpi_scale_trans, **kw))
+
+
+def _clip(text: str, width_in: float, size_pt: float) -> str:
+    n = max(4, int(width_in * 72 / (size_pt * 0.55)))
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _table_layout(t: Table) -> tuple[float, list[float], list[str], int]:
+    """Font size, column widths (inches), wrapped headers and header lines; shrunk to the body width."""
+    ncol = len(t.columns)
+
+    def width(cell: Cell) -> float:  # bold glyphs are wider
+        return len(cell.text) * (1.15 if CSS_PDF.get(cell.css, (0, 0, False))[2] else 1.0)
+
+    body = [max([width(r[c]) for r in t.rows if c < len(r)] or [0]) for c in range(ncol)]
+    head = [1.12 * max([len(w) for w in str(t.columns[c]).split()] + [min(len(str(t.columns[c])), 16)])
+            for c in range(ncol)]
+    chars = [max(b, h, 3) + 2.5 for b, h in zip(body, head)]
+    if not t.numeric and ncol > 1:  # text tables: long values wrap-clip rather than shrink everything
+        chars = [min(c, 46) for c in chars]
+    avail = t.avail or BODY_W
+    size = 7.2
+    total = sum(chars) * size * 0.58 / 72
+    if total > avail:
+        size = max(5.0, size * avail / total)
+    widths = [c * size * 0.58 / 72 for c in chars]
+    if sum(widths) > avail:
+        widths = [w * avail / sum(widths) for w in widths]
+    heads = ["\n".join(textwrap.wrap(str(n), max(3, int(w * 72 / (size * 0.6)) - 1)) or [""])
+             for n, w in zip(t.columns, widths)]
+    return size, widths, heads, max(h.count("\n") + 1 for h in heads)
+
+
+def _fit_size(t: Table, avail: float) -> float:
+    """The font size ``t`` would get in a width of ``avail`` inches."""
+    keep, t.avail = t.avail, avail
+    try:
+        return _table_layout(t)[0]
+    finally:
+        t.avail = keep
+
+
+def _row_h(size: float) -> float:
+    return size / 72 * 1.85
+
+
+def _table_h(t: Table, nrows: int) -> float:
+    size, _, _, hl = _table_layout(t)
+    nw = BODY_W if not t.narrow else min(BODY_W, sum(_table_layout(t)[1]) + 0.2)
+    note = len(_wrap(t.note, nw, 6.6)) * 0.12 if t.note else 0
+    return 0.25 + (nrows + 0.3 + 0.8 * hl) * _row_h(size) + note + 0.16
+
+
+def _measure(b) -> float:
+    if isinstance(b, Heading):
+        return 0.42 if b.level == 2 else 0.32
+    if isinstance(b, Para):
+        return len(_wrap(b.text, BODY_W, 7.8)) * 0.15 + 0.1
+    if isinstance(b, Alert):
+        lines = sum(len(_wrap("• " + it, BODY_W - 0.35, 7.3)) for it in b.items)
+        return 0.28 + lines * 0.132 + 0.12
+    if isinstance(b, Table):
+        return _table_h(b, len(b.rows))
+    if isinstance(b, Plot):
+        cap = len(_wrap(b.caption, BODY_W, 6.6)) * 0.12 if b.caption else 0
+        return 0.25 + b.pdf_height + cap + 0.14
+    if isinstance(b, Pair):
+        return max(_measure(b.left), _measure(b.right))
+    raise TypeError(type(b))
+
+
+def _draw(fig, b, y: float, h: float) -> None:
+    if isinstance(b, Heading):
+        _text(fig, MX, y + 0.08, b.text, fontsize=13 if b.level == 2 else 10.5, fontweight="bold", color=INK)
+        _rect(fig, MX, y + h - 0.08, BODY_W, 0.012 if b.level == 2 else 0.006, facecolor=INK)
+    elif isinstance(b, Para):
+        for i, line in enumerate(_wrap(b.text, BODY_W, 7.8)):
+            _text(fig, MX, y + i * 0.15, line, fontsize=7.8, color=INK)
+    elif isinstance(b, Alert):
+        fg, bg = ALERT_PDF.get(b.level, ALERT_PDF["info"])
+        _rect(fig, MX, y, BODY_W, h - 0.1, facecolor=bg, edgecolor=fg, lw=0.8)
+        _rect(fig, MX, y, 0.07, h - 0.1, facecolor=fg)
+        big = b.level == "bad"
+        _text(fig, MX + 0.16, y + 0.06, b.title.upper() if big else b.title, fontsize=9.2 if big else 8.5,
+              fontweight="bold", color=fg)
+        yy = y + 0.27
+        for it in b.items:
+            for line in _wrap("• " + it, BODY_W - 0.35, 7.3):
+                _text(fig, MX + 0.18, yy, line, fontsize=7.3, color=INK)
+                yy += 0.132
+    elif isinstance(b, Table):
+        _draw_table(fig, b, y)
+    elif isinstance(b, Pair):
+        _draw_table(fig, b.left, y)
+        _draw_table(fig, b.right, y, x0=b.x_right)
+    elif isinstance(b, Plot):
+        _text(fig, MX, y + 0.02, b.title, fontsize=8.5, fontweight="bold", color=INK)
+        top = y + 0.25
+        gs = fig.add_gridspec(3, 3, height_ratios=[top, b.pdf_height, max(PAGE_H - top - b.pdf_height, 1e-3)],
+                              width_ratios=[MX, BODY_W, MX], hspace=0, wspace=0, left=0, right=1, top=1, bottom=0)
+        sub = fig.add_subfigure(gs[1, 1])
+        b.draw(sub)
+        for i, line in enumerate(_wrap(b.caption, BODY_W, 6.6) if b.caption else []):
+            _text(fig, MX, top + b.pdf_height + 0.05 + i * 0.12, line, fontsize=6.6, color="#59636e")
+
+
+def _draw_table(fig, t: Table, y: float, x0: float = MX) -> None:
+    size, widths, heads, hl = _table_layout(t)
+    rh = _row_h(size)
+    _text(fig, x0, y + 0.03, t.title, fontsize=8.5, fontweight="bold", color=BAD if "NOT reached" in t.title else INK)
+    top = y + 0.25
+    hh = (0.3 + 0.8 * hl) * rh
+    tw = sum(widths)
+    x = x0
+    for name, w in zip(heads, widths):
+        _rect(fig, x, top, w, hh, facecolor="#eaeef2", edgecolor="#8c959f", lw=0.4)
+        _text(fig, x + w / 2, top + hh / 2, name, fontsize=size, fontweight="bold", ha="center", va="center",
+              color=INK, linespacing=1.05)
+        x += w
+    yy = top + hh
+    for r in t.rows:
+        x = x0
+        for c, (cell, w) in enumerate(zip(r, widths)):
+            fg, bg, bold = CSS_PDF.get(cell.css, (INK, None, False))
+            face = bg or ("#f6f8fa" if c == 0 else "white")
+            _rect(fig, x, yy, w, rh, facecolor=face, edgecolor="#d0d7de", lw=0.4)
+            right = t.numeric and c > 0
+            _text(fig, x + (w - 0.04 if right else 0.04), yy + rh / 2, _clip(cell.text, w - 0.06, size), fontsize=size,
+                  ha="right" if right else "left", va="center", color=fg,
+                  fontweight="bold" if bold else "normal")
+            x += w
+        yy += rh
+    _rect(fig, x0, top, tw, yy - top, facecolor="none", edgecolor="#8c959f", lw=0.6)
+    if t.note:
+        for i, line in enumerate(_wrap(t.note, BODY_W if x0 == MX and not t.narrow else min(BODY_W, tw + 0.2), 6.6)):
+            _text(fig, x0, yy + 0.05 + i * 0.12, line, fontsize=6.6, color="#59636e")
+
+
+def _banner_lines(text: str) -> list[str]:
+    return _wrap(text, BODY_W - 0.2, 7.0 * 1.12)  # bold: wider glyphs
+
+
+def _banner_h(doc: Doc) -> float:
+    return sum(0.06 + 0.125 * len(_banner_lines(text)) + 0.06 for _, text in doc.banners)
+
+
+def _frame(fig, doc: Doc, page: int, pages: int) -> None:
+    _text(fig, MX, 0.32, doc.kicker, fontsize=10, fontweight="bold", color=INK)
+    _text(fig, PAGE_W - MX, 0.32, f"Page {page} of {pages}", fontsize=9, fontweight="bold", ha="right", color=INK)
+    _text(fig, MX, 0.52, _clip(doc.title + " · " + doc.subtitle, BODY_W, 7.2), fontsize=7.2, color="#59636e")
+    _rect(fig, MX, 0.7, BODY_W, 0.014, facecolor=INK)
+    y = 0.78
+    for level, text in doc.banners:
+        lines = _banner_lines(text)
+        h = 0.06 + 0.125 * len(lines) + 0.02
+        fg, bg = ALERT_PDF[level]
+        _rect(fig, MX, y, BODY_W, h, facecolor=fg if level == "bad" else bg)
+        for i, line in enumerate(lines):
+            _text(fig, MX + 0.1, y + 0.05 + i * 0.125, line, fontsize=7.0, fontweight="bold",
+                  color="white" if level == "bad" else fg)
+        y += h + 0.04
+    _rect(fig, MX, PAGE_H - FOOT + 0.12, BODY_W, 0.006, facecolor="#d0d7de")
+    foot = (f"Generated {doc.generated} by ssdpts from the run directories alone. Block sizes in KiB (2¹⁰ bytes); "
+            f"rates in base 10 (MB/s).")
+    if doc.kind == "comparison":
+        foot += " Δ positive = better than the baseline (speed A/B − 1, time B/A − 1)."
+    for i, line in enumerate(_wrap(foot, BODY_W, 6.2)):
+        _text(fig, MX, PAGE_H - FOOT + 0.17 + i * 0.11, line, fontsize=6.2, color="#59636e")
+
+
+def _paginate(doc: Doc) -> list[list[tuple[Any, float, float]]]:
+    """Flow the blocks down A4 pages: sections marked new_page start a page; a heading stays with
+    the block after it; long tables are split between pages with their header repeated."""
+    body_top = 0.78 + _banner_h(doc) + 0.1
+    bottom = PAGE_H - FOOT - 0.05
+    stream: list[tuple[Any, bool]] = [(Heading(doc.title, 2), True), (Para(f"{doc.subtitle}. {doc.meta}."), False)]
+    stream += [(a, False) for a in doc.alerts]
+    for s in doc.sections:
+        stream.append((Heading(s.title, s.level), s.new_page))
+        stream += [(b, False) for b in s.blocks]
+    paired: list[tuple[Any, bool]] = []
+    for b, new_page in stream:  # narrow tables in twos, side by side, when they fit
+        prev = paired[-1][0] if paired else None
+        half = (BODY_W - 0.3) / 2
+        if (isinstance(b, Table) and b.narrow and not new_page and isinstance(prev, Table) and prev.narrow
+                and min(_fit_size(prev, half), _fit_size(b, half)) >= 6.3):
+            if sum(_table_layout(prev)[1]) + 0.3 + sum(_table_layout(b)[1]) > BODY_W:
+                prev.avail = b.avail = half  # a slightly smaller font, side by side
+            paired[-1] = (Pair(prev, b), paired[-1][1])
+        else:
+            paired.append((b, new_page))
+    stream = paired
+    for b, _ in stream:  # a plot taller than a page body is shrunk to fit
+        if isinstance(b, Plot):
+            room = bottom - body_top - 0.5
+            if _measure(b) > room:
+                b.pdf_height = max(1.5, b.pdf_height - (_measure(b) - room))
+    pages: list[list[tuple[Any, float, float]]] = []
+    y = bottom + 1
+    i = 0
+    while i < len(stream):
+        b, new_page = stream[i]
+        h = _measure(b)
+        need = h
+        if isinstance(b, Heading) and i + 1 < len(stream):
+            nb = stream[i + 1][0]
+            need += _table_h(nb, min(len(nb.rows), 4)) if isinstance(nb, Table) else _measure(nb)
+        if new_page or not pages or y + need > bottom:
+            pages.append([])
+            y = body_top
+        if isinstance(b, Table) and y + h > bottom:
+            # split: as many rows as fit here (at least 4, else start on the next page)
+            fit = len(b.rows)
+            while fit > 0 and y + _table_h(b, fit) > bottom:
+                fit -= 1
+            if fit < 4 and y > body_top:
+                pages.append([])
+                y = body_top
+                continue
+            if fit < len(b.rows):
+                head = Table(b.id, b.title, b.columns, b.rows[:fit], "", b.numeric)
+                rest = Table(b.id, b.title + " (continued)", b.columns, b.rows[fit:], b.note, b.numeric)
+                hh = _measure(head)
+                pages[-1].append((head, y, hh))
+                stream[i] = (rest, False)
+                pages.append([])
+                y = body_top
+                continue
+        pages[-1].append((b, y, h))
+        y += h
+        i += 1
+    return [p for p in pages if p]
+
+
+def render_pdf(doc: Doc) -> bytes:
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    pages = _paginate(doc)
+    buf = io.BytesIO()
+    meta = {"Title": f"{doc.title} — {doc.subtitle}", "Author": "ssdpts", "Subject": "SNIA SSS PTS comparison",
+            "Creator": "ssdpts compare"}
+    with matplotlib.rc_context(PDF_STYLE), PdfPages(buf, metadata=meta) as pdf:
+        for n, items in enumerate(pages, start=1):
+            has_plot = any(isinstance(b, Plot) for b, _, _ in items)
+            fig = Figure(figsize=(PAGE_W, PAGE_H), layout="constrained" if has_plot else None)
+            if has_plot:
+                fig.get_layout_engine().set(w_pad=0.02, h_pad=0.02)
+            _frame(fig, doc, n, len(pages))
+            for b, y, h in items:
+                _draw(fig, b, y, h)
+            pdf.savefig(fig)
+    return buf.getvalue()
+
+
+# ---- files ---------------------------------------------------------------------------------------
+
+def parse_formats(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ("html", "pdf")
+    out = []
+    for f in text.replace(" ", "").lower().split(","):
+        if not f:
+            continue
+        if f not in FORMATS:
+            raise UserError(f"unknown format {f!r}: choose html, pdf, json or a comma-separated list such as html,pdf")
+        if f not in out:
+            out.append(f)
+    if not out:
+        raise UserError("no format given: choose html, pdf, json or a list such as html,pdf")
+    return tuple(out)
+
+
+def output_paths(formats: tuple[str, ...], out: str | Path | None, stem: str) -> dict[str, Path]:
+    """Default: <stem>.<fmt> in the current directory. ``out``: a directory (existing, or ending in
+    '/'), or a file name; with several formats its suffix is replaced by each format's."""
+    if out is None:
+        return {f: Path(f"{stem}.{f}") for f in formats}
+    is_dir = isinstance(out, str) and out.endswith(("/", os.sep))
+    out = Path(out)
+    if is_dir or out.is_dir():
+        return {f: out / f"{stem}.{f}" for f in formats}
+    if len(formats) == 1:
+        return {formats[0]: out}
+    return {f: out.with_suffix(f".{f}") for f in formats}
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise UserError(f"cannot write {path} ({exc.strerror}): pick another --out") from None
+
+
+def build(obj: Comparison | Repeats) -> Doc:
+    return build_comparison(obj) if isinstance(obj, Comparison) else build_repeats(obj)
+
+
+def render(obj: Comparison | Repeats, formats=("html", "pdf"), out: str | Path | None = None) -> list[Path]:
+    """Write the comparison (or repeats analysis) in each format; returns the files written."""
+    if isinstance(formats, str):
+        formats = parse_formats(formats)
+    doc = build(obj)
+    stem = "ssdpts-compare" if doc.kind == "comparison" else "ssdpts-repeats"
+    paths = output_paths(tuple(formats), out, stem)
+    for fmt in formats:
+        if fmt == "html":
+            _write(paths[fmt], render_html(doc).encode("utf-8"))
+        elif fmt == "pdf":
+            _write(paths[fmt], render_pdf(build(obj)))  # a fresh document: the PDF may shrink plots
+        elif fmt == "json":
+            _write(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode())
+    return [paths[f] for f in formats]
+
+
+__all__ = ["render", "build", "build_comparison", "build_repeats", "render_html", "render_pdf", "parse_formats",
+           "output_paths", "Doc", "FORMATS"]
