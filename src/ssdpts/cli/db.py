@@ -1,0 +1,137 @@
+"""ssdpts db: the results library, an SQLite database of complete runs (run directories stay the
+source of truth; 'db rebuild' recreates the database from them). See docs/results-db.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def _db_opt(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="PATH",
+                   help="the database file (default: $SSDPTS_DB, else $XDG_DATA_HOME/ssdpts/results.db, "
+                        "else ~/.local/share/ssdpts/results.db)")
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("filters")
+    g.add_argument("--model", help="device model contains this (case-insensitive)")
+    g.add_argument("--firmware", help="firmware revision contains this")
+    g.add_argument("--serial", help="serial number contains this")
+    g.add_argument("--test", choices=("wsat", "iops", "tp", "lat"), help="runs that include this test")
+    g.add_argument("--profile", choices=("enterprise", "client"), help="runs made with this profile")
+    g.add_argument("--since", metavar="DATE", help="runs started on or after DATE (YYYY-MM-DD[THH:MM], UTC)")
+    g.add_argument("--until", metavar="DATE", help="runs started on or before DATE (a date alone includes that day)")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("db", help="the results library: add runs, list them, export the data set",
+                       description=__doc__)
+    dsub = p.add_subparsers(dest="db_command", metavar="ACTION", parser_class=type(p))
+    dsub.required = True
+
+    a = dsub.add_parser("add", help="add complete runs to the database (interrupted or failed runs are refused)")
+    a.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    _db_opt(a)
+    a.set_defaults(func=cmd_add)
+
+    ls = dsub.add_parser("list", help="list the runs in the database")
+    _db_opt(ls)
+    _filters(ls)
+    ls.add_argument("--json", action="store_true", help="print the runs as JSON instead of a table")
+    ls.set_defaults(func=cmd_list)
+
+    e = dsub.add_parser("export", help="export every measurement-window value (one row per table cell)")
+    _db_opt(e)
+    e.add_argument("--format", default="csv", choices=("csv", "json", "parquet"),
+                   help="csv (default), json (an array of objects) or parquet (needs pyarrow)")
+    e.add_argument("--out", metavar="FILE", help="write here (default: standard output; parquet needs a file)")
+    e.add_argument("--metric", help="only this metric (iops, read_mb_per_s, lat_mean_us, ...)")
+    _filters(e)
+    e.set_defaults(func=cmd_export)
+
+    r = dsub.add_parser("rebuild", help="recreate the database from run directories (searched recursively)")
+    r.add_argument("dirs", nargs="+", metavar="DIR")
+    _db_opt(r)
+    r.set_defaults(func=cmd_rebuild)
+
+    s = dsub.add_parser("schema", help="print the database schema (SQL)")
+    s.set_defaults(func=cmd_schema)
+
+
+def _flt(args) -> dict:
+    return {k: getattr(args, k) for k in ("model", "firmware", "serial", "test", "profile", "since", "until")}
+
+
+def cmd_add(args) -> int:
+    from ..resultsdb import ResultsDB
+
+    with ResultsDB(args.db) as db:
+        for run, replaced in db.add(args.run_dirs):
+            print(f"{'updated' if replaced else 'added'} {run.uid} {run.name}")
+        print(f"database: {db.path}")
+    return 0
+
+
+LIST_COLUMNS = (("run_uid", "run"), ("created", "started (UTC)"), ("device_model", "model"),
+                ("device_serial", "serial"), ("device_firmware", "firmware"), ("target_path", "target"),
+                ("tests", "tests"), ("profile", "profile"), ("step_seconds", "step s"), ("run_name", "directory"))
+
+
+def cmd_list(args) -> int:
+    from ..resultsdb import ResultsDB
+
+    with ResultsDB(args.db, create=False) as db:
+        runs = db.list_runs(**_flt(args))
+    if args.json:
+        for r in runs:
+            for k in ("run_spec_json", "target_json", "host_json", "deviations"):
+                r[k.removesuffix("_json")] = json.loads(r.pop(k)) if r.get(k) else None
+        print(json.dumps(runs, indent=1, ensure_ascii=False))
+        return 0
+    if not runs:
+        print("no runs match" if any(_flt(args).values()) else f"no runs in {db.path}: add some with 'ssdpts db add'")
+        return 0
+    table = [[h for _, h in LIST_COLUMNS]]
+    for r in runs:
+        table.append(["—" if r[k] is None else (f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]))
+                      for k, _ in LIST_COLUMNS])
+    widths = [max(len(row[i]) for row in table) for i in range(len(LIST_COLUMNS))]
+    for n, row in enumerate(table):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    print(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    import sys
+
+    from ..resultsdb import ResultsDB, export
+
+    with ResultsDB(args.db, create=False) as db:
+        rows = db.export_rows(metric=args.metric, **_flt(args))
+    path = export(rows, args.format, args.out)
+    if path is not None:
+        print(f"wrote {len(rows)} rows to {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_rebuild(args) -> int:
+    from ..resultsdb import default_path, rebuild
+
+    path = args.db or default_path()
+    added, skipped = rebuild(path, args.dirs)
+    for msg in skipped:
+        print(f"skipped: {msg}")
+    print(f"rebuilt {path}: {len(added)} run{'s' if len(added) != 1 else ''}"
+          + (f", {len(skipped)} skipped" if skipped else ""))
+    return 0
+
+
+def cmd_schema(args) -> int:
+    from ..resultsdb import schema_sql
+
+    print(schema_sql(), end="")
+    return 0

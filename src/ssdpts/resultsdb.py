@@ -1,0 +1,542 @@
+"""The results library: an SQLite database of finished runs, for queries and data-set export.
+
+Run directories stay the source of truth (DESIGN.md): the database is an index built from their
+manifest.json and summary.json, and ``rebuild`` recreates it from them at any time. Only complete
+runs are added; an interrupted, failed or still running run is refused with a message saying how
+to finish it (its numbers would be a partial window and would pollute a data set).
+
+Schema (version in ``PRAGMA user_version``; every column documented in docs/results-db.md):
+
+    runs          one row per run: identity, device, host, settings (and the raw JSON they came from)
+    parts         one row per test part: stop reason, steady-state verdict, rounds
+    measurements  one row per measurement-window table cell: run, test, part, metric, block size,
+                  mix, value, unit, steady_state_reached
+
+stdlib sqlite3 only; pyarrow is imported for Parquet export alone (optional, not a dependency).
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timedelta
+import io
+import json
+import os
+from pathlib import Path
+import sqlite3
+import sys
+from typing import Any, Iterable
+
+from .compare import Run, data_pattern, load_run, table_cells
+from .errors import UserError
+from .store import MANIFEST
+
+SCHEMA_VERSION = 1
+ENV_DB = "SSDPTS_DB"
+EXPORT_FORMATS = ("csv", "json", "parquet")
+
+# (name, SQL type, description) — the one list; docs/results-db.md mirrors it.
+RUN_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("run_uid", "TEXT PRIMARY KEY", "stable id: sha256 of created time, host name, target path, directory name, seed (16 hex)"),
+    ("run_name", "TEXT NOT NULL", "run directory name"),
+    ("path", "TEXT NOT NULL", "absolute path of the run directory when it was added"),
+    ("status", "TEXT NOT NULL", "run status (always 'complete': other runs are refused)"),
+    ("created", "TEXT", "run start, UTC, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ)"),
+    ("ended", "TEXT", "run end, UTC, ISO 8601"),
+    ("ssdpts_version", "TEXT", "ssdpts version that made the run"),
+    ("fio_version", "TEXT", "fio version (or the executor's)"),
+    ("executor", "TEXT", "fio, or fake for synthetic runs"),
+    ("pts_compliant", "INTEGER", "1 when the run has no deviation from PTS 2.0.2"),
+    ("deviations", "TEXT", "JSON array of the deviations from the PTS"),
+    ("tests", "TEXT", "tests of the run, comma-separated (wsat,iops,tp,lat)"),
+    ("profile", "TEXT", "enterprise or client"),
+    ("threads", "INTEGER", "TC for IOPS and WSAT (profile default resolved)"),
+    ("iodepth", "INTEGER", "QD per thread for IOPS and WSAT (resolved)"),
+    ("active_range_pct", "REAL", "active range, % of LBAs (resolved)"),
+    ("step_seconds", "REAL", "length of one PTS step, s (60 = PTS)"),
+    ("max_rounds", "INTEGER", "rounds allowed to reach steady state"),
+    ("pts_version", "TEXT", "2.0.2 or 1.1"),
+    ("ioengine", "TEXT", "fio ioengine"),
+    ("data_pattern", "TEXT", "data written (random fio buffers, tausworthe64)"),
+    ("seed", "INTEGER", "base seed of fio's random LBAs and data"),
+    ("purge", "TEXT", "purge methods used, comma-separated"),
+    ("wipc_capacity_multiple", "REAL", "WIPC writes this × the active range"),
+    ("wsat_hours", "REAL", "WSAT time limit, h"),
+    ("wsat_capacity_multiple", "REAL", "WSAT stops after this × capacity written"),
+    ("target_kind", "TEXT", "block or file"),
+    ("target_path", "TEXT", "device or file path as given"),
+    ("device_vendor", "TEXT", "vendor"),
+    ("device_model", "TEXT", "model"),
+    ("device_serial", "TEXT", "serial number"),
+    ("device_firmware", "TEXT", "firmware revision"),
+    ("device_transport", "TEXT", "nvme, sata, sas, usb, ..."),
+    ("device_wwid", "TEXT", "world-wide id"),
+    ("capacity_bytes", "INTEGER", "user capacity, bytes"),
+    ("logical_block_size_bytes", "INTEGER", "logical block size, bytes"),
+    ("host_name", "TEXT", "host name"),
+    ("host_kernel", "TEXT", "kernel release"),
+    ("host_distribution", "TEXT", "operating system"),
+    ("host_cpu_model", "TEXT", "CPU model"),
+    ("host_cpu_count", "INTEGER", "logical CPUs online"),
+    ("host_memory_bytes", "INTEGER", "RAM the kernel sees, bytes"),
+    ("run_spec_json", "TEXT", "manifest run_spec, JSON (every setting)"),
+    ("target_json", "TEXT", "manifest target, JSON"),
+    ("host_json", "TEXT", "manifest host facts, JSON"),
+)
+PART_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
+    ("part_id", "TEXT NOT NULL", "part id: iops, lat, wsat, tp-1024KiB, tp-128KiB"),
+    ("test", "TEXT NOT NULL", "wsat, iops, tp or lat"),
+    ("part", "TEXT", "part within the test ('' or the TP block size)"),
+    ("title", "TEXT", "title as in the report"),
+    ("stop_reason", "TEXT", "steady-state, max-rounds, capacity-written, time-limit"),
+    ("steady_state_reached", "INTEGER", "1 reached, 0 NOT reached, NULL no criterion (WSAT)"),
+    ("rounds_run", "INTEGER", "complete rounds (WSAT: samples)"),
+    ("window_rounds", "TEXT", "JSON array: rounds of the measurement window"),
+    ("purge_method", "TEXT", "purge method used before this part"),
+)
+MEASUREMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
+    ("ord", "INTEGER NOT NULL", "position of the cell in the run's tables (stable export order)"),
+    ("test", "TEXT NOT NULL", "wsat, iops, tp or lat"),
+    ("part", "TEXT NOT NULL", "part id (as parts.part_id)"),
+    ("metric", "TEXT NOT NULL", "iops, read_mb_per_s, write_mb_per_s, lat_mean_us, lat_p99999_us, lat_max_us, "
+                                "lat_max_in_window_us, final_window_iops"),
+    ("block_size_bytes", "INTEGER", "block size, bytes"),
+    ("mix", "TEXT", "R/W mix 'read/write' percent, e.g. 65/35; NULL for TP"),
+    ("value", "REAL", "average over the measurement window (NULL: no value)"),
+    ("unit", "TEXT NOT NULL", "IOPS, MB/s (10^6 B/s) or µs"),
+    ("steady_state_reached", "INTEGER", "of the part: 1, 0 (NOT reached), NULL (WSAT)"),
+)
+
+# What an export row holds: the measurement and the run fields needed to use it alone.
+EXPORT_RUN_FIELDS = ("run_uid", "run_name", "created", "device_vendor", "device_model", "device_serial",
+                     "device_firmware", "device_transport", "capacity_bytes", "logical_block_size_bytes", "target_kind",
+                     "target_path", "host_name", "host_kernel", "host_cpu_model", "ssdpts_version", "fio_version",
+                     "executor", "pts_compliant", "profile", "threads", "iodepth", "active_range_pct", "step_seconds",
+                     "pts_version", "ioengine", "data_pattern", "seed")
+EXPORT_MEAS_FIELDS = ("test", "part", "metric", "block_size_bytes", "mix", "value", "unit", "steady_state_reached")
+EXPORT_FIELDS = EXPORT_RUN_FIELDS + EXPORT_MEAS_FIELDS
+
+
+def _ddl() -> list[str]:
+    def table(name, cols, extra=""):
+        body = ",\n  ".join(f"{n} {t}" for n, t, _ in cols)
+        return f"CREATE TABLE {name} (\n  {body}{extra}\n)"
+
+    return [
+        table("runs", RUN_COLUMNS),
+        table("parts", PART_COLUMNS, ",\n  PRIMARY KEY (run_uid, part_id)"),
+        table("measurements", MEASUREMENT_COLUMNS, ",\n  PRIMARY KEY (run_uid, ord)"),
+        "CREATE INDEX measurements_cell ON measurements (test, metric, block_size_bytes, mix)",
+        "CREATE INDEX runs_model ON runs (device_model, device_firmware)",
+        "CREATE INDEX runs_created ON runs (created)",
+    ]
+
+
+def default_path() -> Path:
+    """$SSDPTS_DB, else $XDG_DATA_HOME/ssdpts/results.db, else ~/.local/share/ssdpts/results.db."""
+    env = os.environ.get(ENV_DB)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "ssdpts" / "results.db"
+
+
+# ---- values from a run --------------------------------------------------------------------------
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def _float(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def _str(v: Any) -> str | None:
+    if v is None or v == "":
+        return None
+    return str(v)
+
+
+def _bool(v: Any) -> int | None:
+    return None if v is None else int(bool(v))
+
+
+def run_row(run: Run, path: Path) -> dict[str, Any]:
+    m, s, t, h = run.manifest, run.spec, run.target, run.host
+    res = s.get("resolved") or {}
+    parts = m.get("parts") or {}
+    purges = sorted({str((p.get("purge") or {}).get("method")) for p in parts.values()
+                     if isinstance(p, dict) and p.get("purge")})
+    return {
+        "run_uid": run.uid, "run_name": run.name, "path": str(path.resolve()), "status": run.status,
+        "created": _str(m.get("created")), "ended": _str(m.get("ended")),
+        "ssdpts_version": _str(m.get("ssdpts_version")), "fio_version": _str(m.get("fio_version")),
+        "executor": _str(m.get("executor")),
+        "pts_compliant": _bool(run.summary.get("pts_compliant", m.get("pts_compliant"))),
+        "deviations": json.dumps(run.summary.get("deviations", m.get("deviations")) or []),
+        "tests": ",".join(s.get("tests") or []),
+        "profile": _str(s.get("profile")),
+        "threads": _int(res.get("threads", s.get("threads"))),
+        "iodepth": _int(res.get("iodepth", s.get("iodepth"))),
+        "active_range_pct": _float(res.get("active_range_pct", s.get("active_range_pct"))),
+        "step_seconds": _float(s.get("step_seconds")),
+        "max_rounds": _int(s.get("max_rounds")),
+        "pts_version": _str(s.get("pts_version")),
+        "ioengine": _str(s.get("ioengine")),
+        "data_pattern": data_pattern(s),
+        "seed": _int(s.get("seed")),
+        "purge": ",".join(purges) or _str(s.get("purge")),
+        "wipc_capacity_multiple": _float(s.get("wipc_capacity_multiple")),
+        "wsat_hours": _float(s.get("wsat_hours")),
+        "wsat_capacity_multiple": _float(s.get("wsat_capacity_multiple")),
+        "target_kind": _str(t.get("kind")), "target_path": _str(t.get("path")),
+        "device_vendor": _str(t.get("vendor")), "device_model": _str(t.get("model")),
+        "device_serial": _str(t.get("serial")), "device_firmware": _str(t.get("firmware")),
+        "device_transport": _str(t.get("transport")), "device_wwid": _str(t.get("wwid")),
+        "capacity_bytes": _int(t.get("size_bytes")),
+        "logical_block_size_bytes": _int(t.get("logical_block_size_bytes")),
+        "host_name": _str(h.get("hostname")), "host_kernel": _str(h.get("kernel")),
+        "host_distribution": _str(h.get("distribution")), "host_cpu_model": _str(h.get("cpu_model")),
+        "host_cpu_count": _int(h.get("cpu_count")), "host_memory_bytes": _int(h.get("memory_bytes")),
+        "run_spec_json": json.dumps(s, sort_keys=True, default=str),
+        "target_json": json.dumps(t, sort_keys=True, default=str),
+        "host_json": json.dumps(h, sort_keys=True, default=str),
+    }
+
+
+def part_rows(run: Run) -> list[dict[str, Any]]:
+    out = []
+    mparts = run.manifest.get("parts") or {}
+    for pid in run.part_ids():
+        p = run.part(pid)
+        ss = p.get("steady_state")
+        rounds = p.get("rounds_run", p.get("samples"))
+        purge = (mparts.get(pid) or {}).get("purge") or {}
+        out.append({
+            "run_uid": run.uid, "part_id": pid, "test": p.get("test") or pid, "part": p.get("part", ""),
+            "title": _str(p.get("title")), "stop_reason": _str(p.get("stop_reason")),
+            "steady_state_reached": None if ss is None else int(bool(ss.get("reached"))),
+            "rounds_run": _int(rounds),
+            "window_rounds": json.dumps((ss or {}).get("window_rounds") or
+                                        ((p.get("table") or {}).get("final_window_minutes") or [])),
+            "purge_method": _str(purge.get("method")),
+        })
+    return out
+
+
+def measurement_rows(run: Run) -> list[dict[str, Any]]:
+    return [{"run_uid": run.uid, "ord": i, "test": c.test, "part": c.part, "metric": c.metric,
+             "block_size_bytes": c.block_size_bytes, "mix": c.mix, "value": c.value, "unit": c.unit,
+             "steady_state_reached": _bool(c.steady_state_reached)}
+            for i, c in enumerate(table_cells(run.summary))]
+
+
+def load_complete(path: str | Path) -> Run:
+    """A run that may go into the library, or a UserError saying why not and what to do."""
+    path = Path(path)
+    run = load_run(path)
+    if run.status != "complete":
+        raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
+                        f"(finish it with 'ssdpts resume {path}', then add it)")
+    return run
+
+
+# ---- the database -------------------------------------------------------------------------------
+
+class ResultsDB:
+    """An open results database. Use as a context manager, or call close()."""
+
+    def __init__(self, path: str | Path | None = None, *, create: bool = True):
+        self.path = Path(path) if path is not None else default_path()
+        if not self.path.exists():
+            if not create:
+                raise UserError(f"no results database at {self.path}: add runs with 'ssdpts db add RUN_DIR' "
+                                f"or recreate it with 'ssdpts db rebuild DIR'")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"cannot create {self.path.parent} ({exc.strerror}): pass another --db PATH") from None
+        try:
+            self.con = sqlite3.connect(self.path)
+            self.con.row_factory = sqlite3.Row
+            self.con.execute("PRAGMA foreign_keys = ON")
+            version = self.con.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path} is not an ssdpts results database ({exc}): pass another --db PATH, or "
+                            f"recreate it with 'ssdpts db rebuild --db {self.path} DIR'") from None
+        if version == 0:
+            tables = self.con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+            if tables:
+                self.con.close()
+                raise UserError(f"{self.path} is an SQLite database of something else (no ssdpts schema version): "
+                                f"pass another --db PATH")
+            with self.con:
+                for stmt in _ddl():
+                    self.con.execute(stmt)
+                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version > SCHEMA_VERSION:
+            self.con.close()
+            raise UserError(f"{self.path} has schema version {version}, newer than this ssdpts reads "
+                            f"({SCHEMA_VERSION}): use a newer ssdpts, or rebuild it from the run directories "
+                            f"with 'ssdpts db rebuild --db NEW_PATH DIR'")
+        elif version < SCHEMA_VERSION:  # pragma: no cover - no older version exists yet
+            self.con.close()
+            raise UserError(f"{self.path} has schema version {version}: recreate it from the run directories "
+                            f"with 'ssdpts db rebuild --db {self.path} DIR'")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "ResultsDB":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- writing -------------------------------------------------------------------------------
+    def _insert(self, table: str, rows: list[dict[str, Any]], cols: tuple) -> None:
+        if not rows:
+            return
+        names = [c[0] for c in cols]
+        sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+        self.con.executemany(sql, [tuple(r[n] for n in names) for r in rows])
+
+    def _put(self, run: Run, path: Path) -> bool:
+        """Insert or replace one run (no commit). True when it replaced an existing entry."""
+        uid = run.uid
+        existed = self.con.execute("SELECT 1 FROM runs WHERE run_uid = ?", (uid,)).fetchone() is not None
+        if existed:
+            self.con.execute("DELETE FROM runs WHERE run_uid = ?", (uid,))  # cascades to parts, measurements
+        self._insert("runs", [run_row(run, path)], RUN_COLUMNS)
+        self._insert("parts", part_rows(run), PART_COLUMNS)
+        self._insert("measurements", measurement_rows(run), MEASUREMENT_COLUMNS)
+        return existed
+
+    def add(self, run_dirs: Iterable[str | Path]) -> list[tuple[Run, bool]]:
+        """Add runs (all or nothing): every directory is checked first, so one incomplete run
+        refuses the whole command with nothing written. Returns (run, replaced) per directory."""
+        dirs = [Path(d) for d in run_dirs]
+        runs = [load_complete(d) for d in dirs]
+        out = []
+        with self.con:
+            for run, d in zip(runs, dirs):
+                out.append((run, self._put(run, d)))
+        return out
+
+    # ---- reading -------------------------------------------------------------------------------
+    @staticmethod
+    def _where(model=None, firmware=None, serial=None, test=None, profile=None, since=None, until=None,
+               alias: str = "runs") -> tuple[str, list]:
+        cond, args = [], []
+        for col, val in (("device_model", model), ("device_firmware", firmware), ("device_serial", serial)):
+            if val:
+                cond.append(f"{alias}.{col} LIKE ? ESCAPE '\\'")
+                args.append("%" + val.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        if profile:
+            cond.append(f"{alias}.profile = ?")
+            args.append(profile)
+        if test:
+            cond.append(f"EXISTS (SELECT 1 FROM parts p WHERE p.run_uid = {alias}.run_uid AND p.test = ?)")
+            args.append(test)
+        if since:
+            cond.append(f"{alias}.created >= ?")
+            args.append(parse_date(since, "--since"))
+        if until:
+            cond.append(f"{alias}.created < ?")
+            args.append(parse_date(until, "--until", end=True))
+        return (" WHERE " + " AND ".join(cond)) if cond else "", args
+
+    def list_runs(self, **filters) -> list[dict[str, Any]]:
+        where, args = self._where(**filters)
+        sql = f"SELECT * FROM runs{where} ORDER BY created, run_uid"
+        return [dict(r) for r in self.con.execute(sql, args)]
+
+    def parts(self, run_uid: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.con.execute("SELECT * FROM parts WHERE run_uid = ? ORDER BY rowid", (run_uid,))]
+
+    def measurements(self, run_uid: str | None = None) -> list[dict[str, Any]]:
+        if run_uid is None:
+            cur = self.con.execute("SELECT * FROM measurements ORDER BY run_uid, ord")
+        else:
+            cur = self.con.execute("SELECT * FROM measurements WHERE run_uid = ? ORDER BY ord", (run_uid,))
+        return [dict(r) for r in cur]
+
+    def export_rows(self, *, metric: str | None = None, **filters) -> list[dict[str, Any]]:
+        """One row per measurement with the run fields needed to use it alone (EXPORT_FIELDS)."""
+        where, args = self._where(alias="r", **filters)
+        if metric:
+            where += (" AND " if where else " WHERE ") + "m.metric = ?"
+            args.append(metric)
+        cols = ", ".join([f"r.{c}" for c in EXPORT_RUN_FIELDS] + [f"m.{c}" for c in EXPORT_MEAS_FIELDS])
+        sql = (f"SELECT {cols} FROM measurements m JOIN runs r ON r.run_uid = m.run_uid{where} "
+               f"ORDER BY r.created, r.run_uid, m.ord")
+        return [dict(r) for r in self.con.execute(sql, args)]
+
+
+def parse_date(text: str, option: str, *, end: bool = False) -> str:
+    """'2026-01-31' or '2026-01-31T12:00[:00][Z]' -> the run-time format 'YYYY-MM-DDTHH:MM:SSZ'.
+    A date alone with ``end`` means the end of that day (so --until includes it)."""
+    t = text.strip().rstrip("Z").replace(" ", "T")
+    for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            d = datetime.strptime(t, fmt)
+        except ValueError:
+            continue
+        if fmt == "%Y-%m-%d" and end:
+            d += timedelta(days=1)
+        elif end:
+            d += timedelta(seconds=1)
+        return d.strftime("%Y-%m-%dT%H:%M:%SZ")
+    raise UserError(f"{option} {text!r} is not a date: write it as YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)")
+
+
+def record_run(run_dir: str | Path, db_path: str | Path | None = None) -> str:
+    """Add a run that just finished to the library, for 'ssdpts run' / 'resume' to call at the end.
+    Never raises: a results library problem must not fail a measured run. Returns one line to print."""
+    try:
+        with ResultsDB(db_path) as db:
+            ((run, replaced),) = db.add([run_dir])
+            return f"added to the results library {db.path} as {run.uid}"
+    except UserError as exc:
+        return f"not added to the results library: {exc}"
+    except (OSError, sqlite3.Error) as exc:
+        return f"not added to the results library ({exc}): add it later with 'ssdpts db add {run_dir}'"
+
+
+# ---- rebuild ---------------------------------------------------------------------------------------
+
+def find_run_dirs(dirs: Iterable[str | Path]) -> list[Path]:
+    """Every run directory in or under the given directories (a run directory may be given itself).
+    The search does not descend into a run directory."""
+    out: list[Path] = []
+    for d in dirs:
+        d = Path(d)
+        if not d.is_dir():
+            raise UserError(f"{d} is not a directory: give directories that hold run directories")
+        for root, subdirs, files in os.walk(d):
+            if MANIFEST in files:
+                out.append(Path(root))
+                subdirs[:] = []
+            else:
+                subdirs.sort()
+    return list(dict.fromkeys(out))
+
+
+def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
+    """Recreate the database from run directories: built in a new file, then renamed over the old
+    one, so a failure leaves the old database untouched. Complete runs are added; everything else is
+    skipped with the reason. Returns (runs added, skip messages)."""
+    path = Path(db_path) if db_path is not None else default_path()
+    found = find_run_dirs(dirs)
+    tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {path.parent} ({exc.strerror}): pass another --db PATH") from None
+    tmp.unlink(missing_ok=True)
+    added: list[Run] = []
+    skipped: list[str] = []
+    db = ResultsDB(tmp)
+    try:
+        seen: dict[str, Path] = {}
+        with db.con:
+            for d in found:
+                try:
+                    run = load_complete(d)
+                except UserError as exc:
+                    skipped.append(str(exc))
+                    continue
+                if run.uid in seen:
+                    skipped.append(f"{d} is a copy of {seen[run.uid]} (same run): kept the first")
+                    continue
+                seen[run.uid] = d
+                db._put(run, d)
+                added.append(run)
+        db.close()
+        os.replace(tmp, path)
+    except BaseException:
+        db.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    return added, skipped
+
+
+# ---- export ------------------------------------------------------------------------------------------
+
+_ARROW_TYPES = {"INTEGER": "int64", "REAL": "float64", "TEXT": "string"}
+
+
+def _col_type(name: str) -> str:
+    for cols in (RUN_COLUMNS, MEASUREMENT_COLUMNS):
+        for n, t, _ in cols:
+            if n == name:
+                return _ARROW_TYPES[t.split()[0]]
+    return "string"
+
+
+def export(rows: list[dict[str, Any]], fmt: str, out: str | Path | None = None) -> Path | None:
+    """Write export rows as csv, json (an array of objects) or parquet (needs pyarrow). ``out``
+    None writes csv/json to standard output; parquet needs a file."""
+    fmt = fmt.lower()
+    if fmt not in EXPORT_FORMATS:
+        raise UserError(f"unknown export format {fmt!r}: choose csv, json or parquet")
+    if fmt == "parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise UserError("parquet export needs pyarrow, which is not installed: pip install pyarrow "
+                            "(or export --format csv or json)") from None
+        if out is None:
+            raise UserError("parquet is binary: give a file with --out FILE.parquet")
+        schema = pa.schema([(n, getattr(pa, _col_type(n))()) for n in EXPORT_FIELDS])
+        table = pa.Table.from_pylist([{n: r.get(n) for n in EXPORT_FIELDS} for r in rows], schema=schema)
+        out = Path(out)
+        _write(out, None, lambda p: pq.write_table(table, p))
+        return out
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(EXPORT_FIELDS), lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else (repr(r[k]) if isinstance(r[k], float) else r[k]))
+                        for k in EXPORT_FIELDS})
+        text = buf.getvalue()
+    else:
+        text = json.dumps([{k: r.get(k) for k in EXPORT_FIELDS} for r in rows], indent=1, ensure_ascii=False) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return None
+    out = Path(out)
+    _write(out, text.encode("utf-8"), None)
+    return out
+
+
+def _write(path: Path, data: bytes | None, writer) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if writer is not None:
+            writer(str(tmp))
+        else:
+            tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path} ({exc.strerror}): pick another --out") from None
+
+
+def schema_sql() -> str:
+    """The DDL of the current schema version (for docs and 'ssdpts db schema')."""
+    return f"PRAGMA user_version = {SCHEMA_VERSION};\n" + ";\n".join(_ddl()) + ";\n"
