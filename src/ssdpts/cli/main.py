@@ -12,7 +12,7 @@ import sys
 from .. import __version__
 from ..errors import EXIT_INTERRUPTED, Interrupted, UserError
 
-COMMANDS = ("run", "plan", "resume", "devices", "info", "doctor", "demo")
+COMMANDS = ("run", "plan", "resume", "report", "compare", "db", "devices", "info", "doctor", "demo")
 
 
 class _Parser(argparse.ArgumentParser):
