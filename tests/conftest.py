@@ -59,3 +59,12 @@ def patch_store_os(monkeypatch):
         monkeypatch.setattr(store_mod, "os", _OsProxy(os, overrides))
 
     return install
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_results_library(tmp_path_factory):
+    """Runs made by the tests go to a throw-away results library, not the user's."""
+    import os
+
+    os.environ["SSDPTS_DB"] = str(tmp_path_factory.mktemp("resultsdb") / "results.db")
+    yield

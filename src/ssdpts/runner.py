@@ -109,11 +109,14 @@ def execute(ctx: RunContext) -> dict:
         except (KeyboardInterrupt, Interrupted):
             ctx.progress.close()
             _finish(ctx, "interrupted")
-            raise Interrupted(f"interrupted: every finished round is saved in {store.path}; "
-                              f"continue with 'ssdpts resume {store.path}'") from None
+            stop = Interrupted(f"interrupted: every finished round is saved in {store.path}; "
+                               f"continue with 'ssdpts resume {store.path}'")
+            stop.run_dir = store.path  # type: ignore[attr-defined]  (the CLI renders a partial report)
+            raise stop from None
         except RunFailed as exc:
             ctx.progress.close()
             _finish(ctx, "failed", error=str(exc))
+            exc.run_dir = store.path  # type: ignore[attr-defined]
             raise
         ctx.progress.close()
         return _finish(ctx, "complete")

@@ -12,7 +12,7 @@ import sys
 
 from . import __version__
 from .device import audit, host, identify, safety, telemetry, writecache
-from .device.purge import select_purge
+from .device.purge import is_pts_purge, select_purge
 from .device.target import Target, open_target
 from .engine.base import Area, Executor
 from .errors import UserError
@@ -38,6 +38,7 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
              telemetry_source) -> RunContext:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge, info=info)
+    deviations = _deviations(spec, target, method)
 
     def purge(log):
         return method.run(target, log=log).to_dict()
@@ -46,9 +47,16 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
         store=store, parts=parts, executor=executor, filename=target.real_path,
         area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
-        deviations=deviations_for(spec, target.logical_block_size_bytes), progress=progress,
+        deviations=deviations, progress=progress,
         telemetry=telemetry_source,
     )
+
+
+def _deviations(spec: RunSpec, target: Target, method) -> list[str]:
+    out = deviations_for(spec, target.logical_block_size_bytes)
+    if spec.purge != "none" and not is_pts_purge(method):
+        out.append(f"purge by {method.disclosure}")
+    return out
 
 
 def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None) -> dict:
@@ -81,9 +89,9 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     tool_version = executor.version()
     target = _prepare_file(target)
     info, raw = identify.gather(target)
-    select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
+    method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
     checks = audit.audit()
-    deviations = deviations_for(spec, target.logical_block_size_bytes)
+    deviations = _deviations(spec, target, method)
     manifest = {
         "ssdpts_version": __version__,
         "fio_version": tool_version,

@@ -64,7 +64,8 @@ def cmd(args) -> int:
     from ..session import start_run
     from ..spec.runspec import RunSpec, expand_tests
     from ..spec.units import parse_size
-    from .output import print_summary
+    from ..errors import Interrupted, RunFailed
+    from .output import finish, print_summary
 
     try:
         size = parse_size(args.size)
@@ -81,10 +82,15 @@ def cmd(args) -> int:
         target = open_target(path, size_bytes=None if loop else size)
         print(f"demo: scratch target {path} ({'loop device over a sparse file' if loop else 'plain file'}, "
               f"{size / 1e9:.2f} GB); steps of {spec.step_seconds:g} s: time-compressed, not PTS compliant", flush=True)
-        store, summary = start_run(spec, target, executor=executor, out_dir=Path(args.out),
-                                   confirm=path, progress=make_progress(args.quiet),
-                                   argv=["ssdpts", *sys.argv[1:]])
+        try:
+            store, summary = start_run(spec, target, executor=executor, out_dir=Path(args.out),
+                                       confirm=path, progress=make_progress(args.quiet),
+                                       argv=["ssdpts", *sys.argv[1:]])
+        except (Interrupted, RunFailed) as exc:
+            finish(getattr(exc, "run_dir", None), complete=False)
+            raise
         print_summary(store, summary)
+        finish(store.path, complete=True)
     finally:
         if loop:
             remove_loop(loop)

@@ -48,3 +48,26 @@ def print_summary(store, summary: dict) -> None:
             c.print(f"[bold]{part['title']}[/]: {len(table['series'])} samples, {table['tgbw_gb']:.2f} GB written "
                     f"({_fmt(table['drive_fills'], 2)} drive fills), last 5 samples {_fmt(table['final_window_iops'])} IOPS "
                     f"({part['stop_reason']})")
+
+
+def finish(run_dir, *, complete: bool) -> None:
+    """After a run: the report (partial when the run did not complete) and, for a complete run,
+    its entry in the results library. Neither may hide the run's own outcome or error."""
+    if run_dir is None:
+        return
+    from rich.console import Console
+
+    c = Console(highlight=False)
+    try:
+        from ..report import render
+
+        for path in render(run_dir):
+            c.print(f"[bold]report:[/] {path}" + ("" if complete else " (partial)"))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the measurements are safe; say how to retry
+        c.print(f"[yellow]report not rendered ({exc.__class__.__name__}: {exc}); retry with 'ssdpts report {run_dir}'[/]")
+    if complete:
+        from ..resultsdb import record_run
+
+        c.print(record_run(run_dir))

@@ -17,9 +17,15 @@ def cmd(args) -> int:
     from ..engine.fio import FioExecutor
     from ..progress import make_progress
     from ..session import resume_run
-    from .output import print_summary
+    from ..errors import Interrupted, RunFailed
+    from .output import finish, print_summary
 
-    store, summary = resume_run(Path(args.run_dir), executor=FioExecutor(), progress=make_progress(args.quiet),
-                                interactive=sys.stdin.isatty())
+    try:
+        store, summary = resume_run(Path(args.run_dir), executor=FioExecutor(), progress=make_progress(args.quiet),
+                                    interactive=sys.stdin.isatty())
+    except (Interrupted, RunFailed) as exc:
+        finish(getattr(exc, "run_dir", None), complete=False)
+        raise
     print_summary(store, summary)
+    finish(store.path, complete=True)
     return 0

@@ -20,13 +20,19 @@ def cmd(args) -> int:
     from ..engine.fio import FioExecutor
     from ..progress import make_progress
     from ..session import start_run
-    from .output import print_summary
+    from ..errors import Interrupted, RunFailed
+    from .output import finish, print_summary
 
     prep = prepare(args)
     executor = FioExecutor()
-    store, summary = start_run(prep.spec, prep.target, executor=executor, out_dir=Path(args.out),
-                               confirm=args.destroy_data_on, interactive=sys.stdin.isatty(),
-                               progress=make_progress(args.quiet), argv=["ssdpts", *sys.argv[1:]],
-                               describe=args.describe)
+    try:
+        store, summary = start_run(prep.spec, prep.target, executor=executor, out_dir=Path(args.out),
+                                   confirm=args.destroy_data_on, interactive=sys.stdin.isatty(),
+                                   progress=make_progress(args.quiet), argv=["ssdpts", *sys.argv[1:]],
+                                   describe=args.describe)
+    except (Interrupted, RunFailed) as exc:
+        finish(getattr(exc, "run_dir", None), complete=False)
+        raise
     print_summary(store, summary)
+    finish(store.path, complete=True)
     return 0

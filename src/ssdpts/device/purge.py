@@ -738,3 +738,9 @@ def select_purge(target: Target, requested: str, info: dict | None = None) -> Pu
                             "use --purge=auto to pick the strongest method it supports")
         return _configured(requested, info, target)
     return method
+
+
+def is_pts_purge(method: PurgeMethod) -> bool:
+    """True for the device-level purges the PTS names (sanitize, secure erase, format); the
+    fallbacks (discard, zero-fill, file-recreate) and 'none' are deviations to disclose."""
+    return isinstance(method, _DevicePurge)

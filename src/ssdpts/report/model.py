@@ -319,7 +319,8 @@ class Builder:
         purges = {p.get("purge", {}).get("disclosure") for p in (self.man.get("parts") or {}).values()
                   if isinstance(p.get("purge"), dict) and p["purge"].get("is_pts_purge") is False}
         for d in sorted(x for x in purges if x):
-            extra.append(f"purge: {d}")
+            if not any(d in dev for dev in devs):  # runs from before purges were listed as deviations
+                extra.append(f"purge: {d}")
         if not devs and not extra:
             return None
         title = ("time-compressed — not PTS compliant" if any(d.startswith("time-compressed") for d in devs)
