@@ -661,10 +661,11 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
 
 # ---- formatting (one place, shared by the terminal, HTML and PDF output) ----------------------------
 
-def fmt_value(v: float | None, unit: str = "") -> str:
-    """IOPS whole numbers (one decimal below 100); MB/s and µs one decimal (two below 10)."""
+def fmt_value(v: float | None, unit: str = "", missing: str = "n/a") -> str:
+    """IOPS whole numbers (one decimal below 100); MB/s and µs one decimal (two below 10); thousands
+    separated by commas. ``missing``: the text for no value (None)."""
     if v is None:
-        return "n/a"
+        return missing
     a = abs(v)
     if unit == "IOPS":
         return f"{v:,.0f}" if a >= 100 else f"{v:,.1f}"

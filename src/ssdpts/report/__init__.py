@@ -35,22 +35,26 @@ def parse_formats(text: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def output_paths(run_dir: Path, formats: tuple[str, ...], out: Path | str | None) -> dict[str, Path]:
-    """Where each format goes. Default: report.<fmt> in the run directory. ``out`` may be a
-    directory (an existing one, or a string ending in '/'), or a file name: with one format it is
-    used as given, with several its suffix is replaced by each format's."""
+def output_paths(directory: Path | str, formats: tuple[str, ...], out: Path | str | None,
+                 stem: str = "report") -> dict[str, Path]:
+    """Where each format goes. Default: <stem>.<fmt> in ``directory`` (a report: report.<fmt> in the
+    run directory; a comparison: ssdpts-compare.<fmt> in "."). ``out`` may be a directory (an
+    existing one, or a string ending in '/'), or a file name: with one format it is used as given,
+    with several its suffix is replaced by each format's."""
     if out is None:
-        return {f: Path(run_dir) / f"report.{f}" for f in formats}
+        return {f: Path(directory) / f"{stem}.{f}" for f in formats}
     is_dir = isinstance(out, str) and out.endswith(("/", os.sep))
     out = Path(out)
     if is_dir or out.is_dir():
-        return {f: out / f"report.{f}" for f in formats}
+        return {f: out / f"{stem}.{f}" for f in formats}
     if len(formats) == 1:
         return {formats[0]: out}
     return {f: out.with_suffix(f".{f}") for f in formats}
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(path: Path, data: bytes, what: str = "the report") -> None:
+    """Write ``data`` through a temporary file in the same directory (fsync, then rename): a reader
+    never sees half a file. ``what`` names the file in the error message ("": the path alone)."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +68,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
             tmp.unlink()
         except OSError:
             pass
-        raise UserError(f"cannot write the report {path} ({exc.strerror}): pick another --out") from None
+        named = f"{what} {path}" if what else str(path)
+        raise UserError(f"cannot write {named} ({exc.strerror}): pick another --out") from None
 
 
 def _imports():

@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import io
 import json
-import os
 from pathlib import Path
 import textwrap
 import time
-from typing import Any, Callable
+from typing import Any
 
 import matplotlib
 
@@ -39,22 +38,15 @@ from ..compare import (  # noqa: E402
 )
 from ..errors import UserError  # noqa: E402
 from ..spec.units import fmt_block_size  # noqa: E402
+from . import _write_atomic, model, output_paths, plots  # noqa: E402
+from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc  # noqa: E402
+from .pdf import (  # noqa: E402  (the run reports' page geometry and PDF style, so comparisons look the same)
+    BODY_W, MX, PAGE_H, PAGE_W, PDF_STYLE, _rect, _text, fit_columns, COLORS as ALERT_PDF,
+)
+from .plots import BAD, INK, OK, WARN  # noqa: E402  (the run reports' palette)
 
 TEMPLATES = Path(__file__).parent / "templates"
 FORMATS = ("html", "pdf", "json")
-
-try:  # the run reports' palette and plot style, so comparisons look the same
-    from .plots import BAD, GRID, INK, OK, STYLE, WARN
-except Exception:  # noqa: BLE001 - the report package is optional for comparisons; keep a copy
-    OK, BAD, WARN, INK, GRID = "#1a7f37", "#cf222e", "#9a6700", "#24292f", "#d0d7de"
-    STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8,
-             "ytick.labelsize": 8, "axes.grid": True, "grid.color": GRID, "grid.linewidth": 0.6,
-             "axes.edgecolor": "#57606a", "axes.spines.top": False, "axes.spines.right": False,
-             "lines.linewidth": 1.6, "lines.markersize": 4, "svg.fonttype": "none", "figure.dpi": 100}
-
-PDF_STYLE = {**STYLE, "font.size": 7.5, "axes.titlesize": 8, "axes.labelsize": 7.5, "legend.fontsize": 6.8,
-             "xtick.labelsize": 6.8, "ytick.labelsize": 6.8, "lines.markersize": 3.2, "lines.linewidth": 1.3,
-             "pdf.fonttype": 3}
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
 DELTA_NOTE = ("Δ = performance of the run against the baseline, positive = better: speed-type metrics (IOPS, MB/s) "
               "Δ = A/B − 1, time-type metrics (response times) Δ = time_B/time_A − 1, A the run, B the baseline "
@@ -62,24 +54,12 @@ DELTA_NOTE = ("Δ = performance of the run against the baseline, positive = bett
               "(e.g. block sizes below a device's logical block size).")
 
 
-# ---- the document ------------------------------------------------------------------------------
+# ---- the document: the run reports' blocks (ssdpts.report.model) ---------------------------------
+# Cell.css here: pos / neg / pos2 / neg2 / zero (deltas), bad / warn / ok, na, nss, median, base.
 
 @dataclass
-class Cell:
-    text: str
-    css: str = ""  # pos / neg / pos2 / neg2 / zero (deltas), bad / warn / ok, na, nss, median, base
-    value: float | None = None
-
-
-@dataclass
-class Table:
-    id: str
-    title: str
-    columns: list[str]
-    rows: list[list[Cell]]
-    note: str = ""
-    numeric: bool = True
-    kind: str = "table"
+class Table(model.Table):
+    """A report table that may sit beside another one (HTML grid, PDF pair)."""
     avail: float | None = None  # PDF: the width it may take (None: the page body)
 
     @property
@@ -88,41 +68,6 @@ class Table:
         chars = sum(max([len(str(self.columns[c]))] + [len(r[c].text) for r in self.rows if c < len(r)]) + 3
                     for c in range(len(self.columns)))
         return self.numeric and chars <= 64 and len(self.rows) <= 14
-
-    def csv(self) -> str:
-        import csv
-
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(self.columns)
-        for r in self.rows:
-            w.writerow([c.text if c.value is None else repr(float(c.value)) for c in r])
-        return buf.getvalue()
-
-
-@dataclass
-class Plot:
-    id: str
-    title: str
-    caption: str
-    draw: Callable[[Any], None]
-    size: tuple[float, float] = (10.0, 4.4)
-    pdf_height: float = 3.4
-    kind: str = "plot"
-
-
-@dataclass
-class Alert:
-    level: str  # bad / warn / ok / info
-    title: str
-    items: list[str] = field(default_factory=list)
-    kind: str = "alert"
-
-
-@dataclass
-class Para:
-    text: str
-    kind: str = "para"
 
 
 @dataclass
@@ -149,13 +94,7 @@ class Doc:
 
     @property
     def toc(self) -> list[tuple[Section, list[Section]]]:
-        out: list[tuple[Section, list[Section]]] = []
-        for s in self.sections:
-            if s.level <= 2 or not out:
-                out.append((s, []))
-            else:
-                out[-1][1].append(s)
-        return out
+        return sections_toc(self.sections)
 
 
 def _esc(label: str) -> str:
@@ -183,10 +122,6 @@ def _now() -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 
 
-def _fmt_time(iso: str | None) -> str:
-    return iso.replace("T", " ").replace("Z", " UTC") if iso else "not available"
-
-
 def _cap(n: Any) -> str:
     try:
         return f"{int(n) / 1e9:,.2f} GB"
@@ -199,12 +134,12 @@ def _runs_table(runs, baseline: bool, ss_parts: list[tuple[str, list[bool | None
 
     def row(name, vals, css=None):
         return [Cell(name)] + [Cell(str(v) if v not in (None, "") else "not available",
-                                    (css[i] if css else "") or ("na" if v in (None, "") else ""))
+                                    css=(css[i] if css else "") or ("na" if v in (None, "") else ""))
                                for i, v in enumerate(vals)]
 
     rows = [
         row("Run directory", [r.name for r in runs]),
-        row("Test run date", [_fmt_time(r.created) for r in runs]),
+        row("Test run date", [fmt_time(r.created) for r in runs]),
         row("Status", [r.status for r in runs], ["ok" if r.status == "complete" else "bad" for r in runs]),
         row("Device", [" ".join(x for x in (r.target.get("vendor"), r.target.get("model")) if x) or None
                        for r in runs]),
@@ -235,7 +170,7 @@ def _settings_table(runs, baseline: bool) -> Table:
         vs = [v[s.name] for v in vals]
         differs = len(set(vs)) > 1
         css = ("bad" if s.invalidates else "warn") if differs else ""
-        rows.append([Cell(s.label + (" ≠" if differs else ""), css)] + [Cell(v, css) for v in vs])
+        rows.append([Cell(s.label + (" ≠" if differs else ""), css=css)] + [Cell(v, css=css) for v in vs])
     return Table("settings", "Settings", cols, rows, numeric=False,
                  note="Red: a setting that makes a comparison invalid differs (refused unless --allow-different). "
                       "Amber: differs, shown for the record. The seed is not a setting difference: a different "
@@ -327,10 +262,10 @@ def _headline_table(cmp: Comparison) -> Table:
         name = f"{p.title}: {row.label}" + (f" {SHORT[row.metric]}" if row.metric in SHORT else "")
         cells = [Cell(name), Cell(row.unit)]
         for i, v in enumerate(row.values):
-            cells.append(Cell(_mark(fmt_value(v, row.unit), p.ss_reached[i]),
-                              "na" if v is None else ("nss" if p.ss_reached[i] is False else ""), v))
+            cells.append(Cell(_mark(fmt_value(v, row.unit), p.ss_reached[i]), v,
+                              css="na" if v is None else ("nss" if p.ss_reached[i] is False else "")))
             if i:
-                cells.append(Cell(fmt_delta(row.deltas[i]), _delta_css(row.deltas[i]), row.deltas[i]))
+                cells.append(Cell(fmt_delta(row.deltas[i]), row.deltas[i], css=_delta_css(row.deltas[i])))
         rows.append(cells)
     return Table("headline", "Headline values (the PTS tracking cells and throughput)", cols, rows,
                  note="† steady state NOT reached in that run's test. Every cell of every test follows in the test "
@@ -346,10 +281,10 @@ def _long_table(cmp: Comparison, p, rows, tid: str, title: str) -> Table:
     for row in rows:
         cells = [Cell(row.label)]
         for i, v in enumerate(row.values):
-            cells.append(Cell(fmt_value(v, row.unit), "na" if v is None else ("nss" if p.ss_reached[i] is False else ""),
-                              v))
+            cells.append(Cell(fmt_value(v, row.unit), v,
+                              css="na" if v is None else ("nss" if p.ss_reached[i] is False else "")))
             if i:
-                cells.append(Cell(fmt_delta(row.deltas[i]), _delta_css(row.deltas[i]), row.deltas[i]))
+                cells.append(Cell(fmt_delta(row.deltas[i]), row.deltas[i], css=_delta_css(row.deltas[i])))
         out.append(cells)
     return Table(tid, title, cols, out)
 
@@ -368,10 +303,10 @@ def _matrix(p, run_i: int | None, what: str, cmp: Comparison) -> Table:
             r = cells.get((bs, m))
             if what == "values":
                 v = r.values[run_i] if r else None
-                line.append(Cell(fmt_value(v, "IOPS"), "na" if v is None else ("nss" if ss is False else ""), v))
+                line.append(Cell(fmt_value(v, "IOPS"), v, css="na" if v is None else ("nss" if ss is False else "")))
             else:
                 d = r.deltas[run_i] if r else None
-                line.append(Cell(fmt_delta(d), _delta_css(d), d))
+                line.append(Cell(fmt_delta(d), d, css=_delta_css(d)))
         rows.append(line)
     suffix = " — steady state NOT reached" if ss is False else ""
     if what == "values":
@@ -511,8 +446,9 @@ def _rse_summary_table(rep: Repeats) -> Table:
         worst_row = next((r for r in p.rows if r.stats is worst), None) if worst else None
         n_flag = sum(1 for r in p.rows if r.flagged)
         rows.append([
-            Cell(p.title), Cell(str(len(p.rows))), Cell(str(n_flag), "bad" if n_flag else "ok"),
-            Cell(fmt_pct(worst.rse) if worst else "n/a", "bad" if worst and worst.flagged else "", worst.rse if worst else None),
+            Cell(p.title), Cell(str(len(p.rows))), Cell(str(n_flag), css="bad" if n_flag else "ok"),
+            Cell(fmt_pct(worst.rse) if worst else "n/a", worst.rse if worst else None,
+                 css="bad" if worst and worst.flagged else ""),
             Cell((worst_row.label + (" " + SHORT[worst_row.metric] if worst_row.metric in SHORT else "")) if worst_row else "—"),
         ])
     return Table("rse-summary", "Relative standard error per test", ["test", "metrics", f"RSE > {RSE_LIMIT:.0%}",
@@ -529,13 +465,13 @@ def _repeat_long(rep: Repeats, p, rows, tid: str, title: str) -> Table:
         cells = [Cell(row.label + (f" {SHORT[row.metric]}" if row.metric in SHORT and tid.endswith("all") else ""))]
         for i, v in enumerate(row.values):
             css = "na" if v is None else ("median" if st and st.median_index == i else "")
-            cells.append(Cell(fmt_value(v, row.unit), css, v))
+            cells.append(Cell(fmt_value(v, row.unit), v, css=css))
         if st is None:
-            cells += [Cell("n/a", "na")] * 5
+            cells += [Cell("n/a", css="na")] * 5
         else:
-            cells += [Cell(fmt_value(st.median, row.unit), "median", st.median), Cell(labels[st.median_index]),
-                      Cell(fmt_value(st.mean, row.unit), "", st.mean), Cell(fmt_value(st.stdev, row.unit), "", st.stdev),
-                      Cell(fmt_pct(st.rse), "bad" if st.flagged else "", st.rse)]
+            cells += [Cell(fmt_value(st.median, row.unit), st.median, css="median"), Cell(labels[st.median_index]),
+                      Cell(fmt_value(st.mean, row.unit), st.mean), Cell(fmt_value(st.stdev, row.unit), st.stdev),
+                      Cell(fmt_pct(st.rse), st.rse, css="bad" if st.flagged else "")]
         out.append(cells)
     return Table(tid, title, cols, out, note="Bold: the median run's value. RSE red: above 5% (too variable).")
 
@@ -551,12 +487,12 @@ def _repeat_matrix(rep: Repeats, p, what: str) -> Table:
             r = cells.get((bs, m))
             st = r.stats if r else None
             if st is None:
-                line.append(Cell("n/a", "na"))
+                line.append(Cell("n/a", css="na"))
             elif what == "median":
                 line.append(Cell(f"{fmt_value(st.median, 'IOPS')} ({rep.labels[st.median_index].replace('run ', '#')})",
-                                 "", st.median))
+                                 st.median))
             else:
-                line.append(Cell(fmt_pct(st.rse), "bad" if st.flagged else "", st.rse))
+                line.append(Cell(fmt_pct(st.rse), st.rse, css="bad" if st.flagged else ""))
         rows.append(line)
     title = "Median run's IOPS (which run)" if what == "median" else f"RSE of IOPS (red: above {RSE_LIMIT:.0%})"
     return Table(f"{p.part}-{what}", title, ["block size"] + [f"R/W {m}" for m in mixes], rows)
@@ -758,13 +694,12 @@ def spread_rse(fig, labels: list[str], names: list[str], dev: list[list[float | 
 # ---- HTML ----------------------------------------------------------------------------------------
 
 def to_svg(draw, size: tuple[float, float], salt: str) -> str:
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
-        fig = Figure(figsize=size, layout="constrained")
+    """plots.to_svg in matplotlib's constrained layout (the legends here are placed "outside")."""
+    def constrained(fig) -> None:
+        fig.set_layout_engine("constrained")
         draw(fig)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+
+    return plots.to_svg(constrained, size, salt)
 
 
 def render_html(doc: Doc) -> str:
@@ -787,9 +722,6 @@ def render_html(doc: Doc) -> str:
 
 # ---- PDF -----------------------------------------------------------------------------------------
 
-PAGE_W, PAGE_H = 8.27, 11.69  # A4
-MX = 0.45
-BODY_W = PAGE_W - 2 * MX
 FOOT = 0.5
 CSS_PDF = {  # css class -> (text colour, background, bold)
     "pos": (OK, None, True), "pos2": (OK, "#dafbe1", True), "neg": (BAD, None, True), "neg2": (BAD, "#ffebe9", True),
@@ -797,7 +729,6 @@ CSS_PDF = {  # css class -> (text colour, background, bold)
     "bad": (BAD, "#ffebe9", True), "warn": (WARN, "#fff8c5", True), "ok": (OK, None, True),
     "median": (INK, "#ddf4ff", True), "base": (INK, None, False),
 }
-ALERT_PDF = {"bad": (BAD, "#ffebe9"), "warn": (WARN, "#fff8c5"), "ok": (OK, "#dafbe1"), "info": ("#0969da", "#ddf4ff")}
 
 
 @dataclass
@@ -827,17 +758,6 @@ def _wrap(text: str, width_in: float, size_pt: float) -> list[str]:
     return textwrap.wrap(str(text), _chars(width_in, size_pt), break_long_words=True, break_on_hyphens=False) or [""]
 
 
-def _text(fig, x: float, y: float, s: str, **kw):
-    kw.setdefault("va", "top")
-    kw.setdefault("ha", "left")
-    return fig.text(x, PAGE_H - y, s, transform=fig.dpi_scale_trans, parse_math=False, **kw)
-
-
-def _rect(fig, x: float, y: float, w: float, h: float, **kw):
-    kw.setdefault("lw", 0)
-    fig.add_artist(Rectangle((x, PAGE_H - y - h), w, h, transform=fig.dpi_scale_trans, **kw))
-
-
 def _clip(text: str, width_in: float, size_pt: float) -> str:
     n = max(4, int(width_in * 72 / (size_pt * 0.55)))
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -856,17 +776,7 @@ def _table_layout(t: Table) -> tuple[float, list[float], list[str], int]:
     chars = [max(b, h, 3) + 2.5 for b, h in zip(body, head)]
     if not t.numeric and ncol > 1:  # text tables: long values wrap-clip rather than shrink everything
         chars = [min(c, 46) for c in chars]
-    avail = t.avail or BODY_W
-    size = 7.2
-    total = sum(chars) * size * 0.58 / 72
-    if total > avail:
-        size = max(5.0, size * avail / total)
-    widths = [c * size * 0.58 / 72 for c in chars]
-    if sum(widths) > avail:
-        widths = [w * avail / sum(widths) for w in widths]
-    heads = ["\n".join(textwrap.wrap(str(n), max(3, int(w * 72 / (size * 0.6)) - 1)) or [""])
-             for n, w in zip(t.columns, widths)]
-    return size, widths, heads, max(h.count("\n") + 1 for h in heads)
+    return fit_columns(t.columns, chars, t.avail or BODY_W, glyph=0.58, head_glyph=0.6)
 
 
 def _fit_size(t: Table, avail: float) -> float:
@@ -1108,34 +1018,6 @@ def parse_formats(text: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def output_paths(formats: tuple[str, ...], out: str | Path | None, stem: str) -> dict[str, Path]:
-    """Default: <stem>.<fmt> in the current directory. ``out``: a directory (existing, or ending in
-    '/'), or a file name; with several formats its suffix is replaced by each format's."""
-    if out is None:
-        return {f: Path(f"{stem}.{f}") for f in formats}
-    is_dir = isinstance(out, str) and out.endswith(("/", os.sep))
-    out = Path(out)
-    if is_dir or out.is_dir():
-        return {f: out / f"{stem}.{f}" for f in formats}
-    if len(formats) == 1:
-        return {formats[0]: out}
-    return {f: out.with_suffix(f".{f}") for f in formats}
-
-
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise UserError(f"cannot write {path} ({exc.strerror}): pick another --out") from None
-
-
 def build(obj: Comparison | Repeats) -> Doc:
     return build_comparison(obj) if isinstance(obj, Comparison) else build_repeats(obj)
 
@@ -1146,16 +1028,17 @@ def render(obj: Comparison | Repeats, formats=("html", "pdf"), out: str | Path |
         formats = parse_formats(formats)
     doc = build(obj)
     stem = "ssdpts-compare" if doc.kind == "comparison" else "ssdpts-repeats"
-    paths = output_paths(tuple(formats), out, stem)
+    paths = output_paths(".", tuple(formats), out, stem)  # default: <stem>.<fmt> in the current directory
     for fmt in formats:
         if fmt == "html":
-            _write(paths[fmt], render_html(doc).encode("utf-8"))
+            _write_atomic(paths[fmt], render_html(doc).encode("utf-8"), what="")  # errors name the path alone
         elif fmt == "pdf":
-            _write(paths[fmt], render_pdf(build(obj)))  # a fresh document: the PDF may shrink plots
+            _write_atomic(paths[fmt], render_pdf(build(obj)), what="")  # a fresh document: the PDF may shrink plots
         elif fmt == "json":
-            _write(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode())
+            _write_atomic(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode(),
+                          what="")
     return [paths[f] for f in formats]
 
 
 __all__ = ["render", "build", "build_comparison", "build_repeats", "render_html", "render_pdf", "parse_formats",
-           "output_paths", "Doc", "FORMATS"]
+           "Doc", "FORMATS"]

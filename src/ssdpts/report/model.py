@@ -17,6 +17,7 @@ from pathlib import Path
 import time
 from typing import Any, Callable
 
+from ..compare import fmt_value as _fmt_value
 from ..errors import UserError
 from ..spec.units import fmt_block_size
 from ..store import SUMMARY, RunStore
@@ -31,16 +32,9 @@ PARTIAL_STATUSES = ("interrupted", "failed", "running")
 # ---- formatting: one place ---------------------------------------------------------------------
 
 def fmt_value(v: float | None, unit: str = "") -> str:
-    """A measured value for a table cell: IOPS whole numbers (one decimal below 100), MB/s and µs
-    with one decimal (two below 10). Thousands separated by commas."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    a = abs(v)
-    if unit == "IOPS":
-        return f"{v:,.0f}" if a >= 100 else f"{v:,.1f}"
-    if a >= 10:
-        return f"{v:,.1f}"
-    return f"{v:,.2f}" if a >= 0.01 or a == 0 else f"{v:.2g}"
+    """A measured value for a table cell, formatted as in comparisons (ssdpts.compare.fmt_value);
+    no value (None or NaN): "—"."""
+    return _fmt_value(None if isinstance(v, float) and math.isnan(v) else v, unit, missing="—")
 
 
 def fmt_bytes10(n: float | None) -> str:
@@ -150,6 +144,17 @@ class Section:
     new_page: bool = False  # PDF (and HTML print): start on a new page
 
 
+def sections_toc(sections: list) -> list[tuple[Any, list]]:
+    """The table of contents: each top-level (level 2) section with the subsections that follow it."""
+    out: list[tuple[Any, list]] = []
+    for s in sections:
+        if s.level <= 2 or not out:
+            out.append((s, []))
+        else:
+            out[-1][1].append(s)
+    return out
+
+
 @dataclass
 class TestHeader:
     test: str
@@ -178,13 +183,7 @@ class Report:
 
     @property
     def toc(self) -> list[tuple[Section, list[Section]]]:
-        out: list[tuple[Section, list[Section]]] = []
-        for s in self.sections:
-            if s.level <= 2 or not out:
-                out.append((s, []))
-            else:
-                out[-1][1].append(s)
-        return out
+        return sections_toc(self.sections)
 
     @property
     def steady_state_missed(self) -> list[str]:

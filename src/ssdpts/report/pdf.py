@@ -246,15 +246,23 @@ def _table_layout(t: Table) -> tuple[float, list[float], list[str], int]:
     body = [max([len(r[c].text) for r in t.rows if c < len(r)] or [0]) for c in range(cols)]
     head = [max([len(w) for w in str(t.columns[c]).split()] + [min(len(str(t.columns[c])), 14)]) for c in range(cols)]
     chars = [max(b, h, 3) + 2 for b, h in zip(body, head)]
+    return fit_columns(t.columns, chars, BODY_W)
+
+
+def fit_columns(columns: list[str], chars: list[float], avail: float, glyph: float = 0.6,
+                head_glyph: float = 0.62) -> tuple[float, list[float], list[str], int]:
+    """(font size, column widths in inches, wrapped header texts, header lines) of columns ``chars``
+    characters wide: 7.2 pt, smaller (down to 5 pt) and then narrower when they do not fit in
+    ``avail`` inches. ``glyph`` / ``head_glyph``: a character's width in ems, body / header."""
     size = 7.2
-    total = sum(chars) * size * 0.6 / 72
-    if total > BODY_W:
-        size = max(5.0, size * BODY_W / total)
-    widths = [c * size * 0.6 / 72 for c in chars]
-    if sum(widths) > BODY_W:
-        widths = [w * BODY_W / sum(widths) for w in widths]
-    heads = ["\n".join(textwrap.wrap(str(name), max(3, int(w * 72 / (size * 0.62)) - 1)) or [""])
-             for name, w in zip(t.columns, widths)]
+    total = sum(chars) * size * glyph / 72
+    if total > avail:
+        size = max(5.0, size * avail / total)
+    widths = [c * size * glyph / 72 for c in chars]
+    if sum(widths) > avail:
+        widths = [w * avail / sum(widths) for w in widths]
+    heads = ["\n".join(textwrap.wrap(str(name), max(3, int(w * 72 / (size * head_glyph)) - 1)) or [""])
+             for name, w in zip(columns, widths)]
     return size, widths, heads, max(h.count("\n") + 1 for h in heads)
 
 
