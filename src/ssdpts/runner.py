@@ -196,12 +196,12 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict
     job, out = ctx.store.fio_paths(part.id, name)
     snaps: dict[int, dict] = {}
     src = ctx.telemetry
-    on_boundary = None
-    if src is not None and src.available:
-        def on_boundary(i: int) -> None:
-            snaps[i] = src.snapshot()
+
+    def on_boundary(i: int) -> None:
+        snaps[i] = src.snapshot()
     batch = Batch(steps=steps, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
-                  job_path=job, output_path=out, on_progress=ctx.progress.sample, on_boundary=on_boundary)
+                  job_path=job, output_path=out, on_progress=ctx.progress.sample,
+                  on_boundary=on_boundary if src is not None and src.available else None)
     t0 = time.monotonic()
     try:
         res = ctx.executor.run(batch)

@@ -120,6 +120,15 @@ def test_corrupted_run_files_give_a_clear_message(tmp_path):
             refused(ssdpts("resume", str(run), "--quiet"))
         finally:
             (run / fname).write_text(original)
+    # report and compare read only the run directory: corrupt files there are one clear line too
+    good_summary = (run / "summary.json").read_text()
+    for text in ("{not json", json.dumps({"format": 42}), "[]"):
+        (run / "summary.json").write_text(text)
+        refused(ssdpts("report", str(run)))
+        refused(ssdpts("compare", str(run), str(run)))
+    (run / "summary.json").write_text(good_summary)
     # binary junk
     (run / "manifest.json").write_bytes(os.urandom(512))
     refused(ssdpts("resume", str(run), "--quiet"))
+    refused(ssdpts("report", str(run)))
+    refused(ssdpts("compare", str(run), str(run)))

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from .conftest import run as sh, ssdpts
-from .test_run_devices import _fio_children_gone, _wait_for_lines, run_dir_of, steps_of
+from .test_run_devices import _fio_children_gone, _wait_for_lines, run_dir_of, start_background_run, steps_of
 
 pytestmark = pytest.mark.root
 
@@ -61,14 +61,7 @@ def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path
 
 def test_fio_killed_mid_round_fails_cleanly_then_resumes(make_loop, tmp_path):
     dev = make_loop("256M")
-    out = tmp_path / "runs"
-    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
-                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    t0 = time.monotonic()
-    while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
-        time.sleep(0.05)
-    run = run_dir_of(out)
+    proc, run = start_background_run(dev, tmp_path / "runs")
     _wait_for_lines(run / "steps.jsonl", 1 + 56, proc)
     time.sleep(1.0)
     subprocess.run(["pkill", "-KILL", "-f", f"fio --output-format=json\\+ --output={run}"], check=False)

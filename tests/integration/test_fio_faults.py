@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+
 import shutil
 import stat
 import subprocess

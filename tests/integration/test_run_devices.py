@@ -1,12 +1,11 @@
-"""Real fio on real block devices: all four tests, values recomputed from fio's raw json+,
-SIGKILL + resume, Ctrl-C. Time-compressed (steps of a fraction of a second) to fit CI."""
+"""Real fio on real block devices: all four tests on loop and zram, values recomputed from fio's
+raw json+. Time-compressed (steps of a fraction of a second) to fit CI. Signals and resume:
+test_signals.py; other faults: test_faults_run.py, test_fio_faults.py."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-import signal
 import subprocess
 import time
 
@@ -142,6 +141,19 @@ def test_zram_device_runs_all_four_tests(make_zram, tmp_path):
     assert summary["parts"]["iops"]["table"]["rows"][6]["values"]["100/0"] > 0
 
 
+def start_background_run(dev: str, out: Path, *extra: str) -> tuple[subprocess.Popen, Path]:
+    """Start 'ssdpts run iops' on dev (0.1 s steps, at most 6 rounds) and wait for its run directory."""
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+                             "--destroy-data-on", dev, "--out", str(out), "--quiet", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
+        if proc.poll() is not None:
+            pytest.fail(f"ssdpts ended early ({proc.returncode}): {proc.stderr.read()}")
+        time.sleep(0.02)
+    return proc, run_dir_of(out)
+
+
 def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> None:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -175,64 +187,3 @@ def _assert_unique_complete(run: Path) -> list[dict]:
         assert sorted(idx) == list(range(1, 57)), f"round {rno} incomplete"
     assert sorted(rounds) == list(range(1, len(rounds) + 1))
     return steps
-
-
-def test_sigkill_mid_round_then_resume_loses_and_duplicates_nothing(make_loop, tmp_path):
-    dev = make_loop("256M")
-    out = tmp_path / "runs"
-    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
-                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-
-
-        t0 = time.monotonic()
-        while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
-            time.sleep(0.05)
-        run = run_dir_of(out)
-        _wait_for_lines(run / "steps.jsonl", 1 + 2 * 56, proc)  # WIPC + two rounds saved
-        time.sleep(1.5)  # well inside round 3
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert _fio_children_gone(), "fio outlived a SIGKILLed ssdpts"
-    before = steps_of(run)
-    assert json.loads((run / "manifest.json").read_text())["status"] == "running"
-    r = ssdpts("resume", str(run), "--quiet")
-    assert r.returncode == 0, r.stderr
-    after = _assert_unique_complete(run)
-    # every step finished before the kill is still there, unchanged
-    assert after[: len(before)] == before
-    man = json.loads((run / "manifest.json").read_text())
-    assert man["status"] == "complete"
-    assert len(man["resumptions"]) == 1 and man["resumptions"][0]["previous_status"] == "running"
-    assert len([s for s in after if s["phase"] == "round"]) >= 5 * 56
-
-
-def test_sigint_marks_interrupted_and_keeps_finished_rounds(make_loop, tmp_path):
-    dev = make_loop("256M")
-    out = tmp_path / "runs"
-    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
-                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    t0 = time.monotonic()
-    while not (out.exists() and any(out.iterdir())) and time.monotonic() - t0 < 60:
-        time.sleep(0.05)
-    run = run_dir_of(out)
-    _wait_for_lines(run / "steps.jsonl", 1 + 56, proc)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "resume" in err and len(err.strip().splitlines()) == 1
-    man = json.loads((run / "manifest.json").read_text())
-    assert man["status"] == "interrupted"
-    assert _fio_children_gone()
-    kept = steps_of(run)
-    assert len(kept) >= 1 + 56
-    assert (run / "summary.json").exists()
-    r = ssdpts("resume", str(run), "--quiet")
-    assert r.returncode == 0, r.stderr
-    _assert_unique_complete(run)

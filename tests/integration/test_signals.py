@@ -13,17 +13,11 @@ import time
 import pytest
 
 from .conftest import ssdpts
-from .test_run_devices import _assert_unique_complete, _fio_children_gone, run_dir_of, steps_of
+from .test_run_devices import _assert_unique_complete, _fio_children_gone, start_background_run, steps_of
 
 pytestmark = pytest.mark.root
 
 STATUS_AFTER = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted", signal.SIGKILL: "running"}
-
-
-def _start(dev: str, out: Path) -> subprocess.Popen:
-    return subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
-                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait(cond, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -62,7 +56,7 @@ DELAY = {"wipc": 0.0, "mid-round": 2.0, "between-rounds": 0.0}
 def test_signal_then_resume(make_loop, tmp_path, sig, point):
     dev = make_loop("256M")
     out = tmp_path / "runs"
-    proc = _start(dev, out)
+    proc, run = start_background_run(dev, out)
     try:
         _wait(lambda: POINTS[point](out), proc)
         time.sleep(DELAY[point])
@@ -72,7 +66,6 @@ def test_signal_then_resume(make_loop, tmp_path, sig, point):
         if proc.poll() is None:
             proc.kill()
     assert _fio_children_gone(), "fio outlived ssdpts"
-    run = run_dir_of(out)
     if sig != signal.SIGKILL:
         assert proc.returncode == 130, err
         lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -84,4 +77,7 @@ def test_signal_then_resume(make_loop, tmp_path, sig, point):
     assert r.returncode == 0, r.stderr
     after = _assert_unique_complete(run)
     assert after[: len(before)] == before, "a finished step changed or was lost"
-    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "complete"
+    assert [r["previous_status"] for r in man["resumptions"]] == [STATUS_AFTER[sig]]
+    assert len([s for s in after if s["phase"] == "round"]) >= 5 * 56

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 import numpy as np

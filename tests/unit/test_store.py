@@ -11,7 +11,6 @@ import sys
 
 import pytest
 
-from ssdpts import store as store_mod
 from ssdpts.errors import RunFailed, UserError
 from ssdpts.store import FORMAT, RunStore, read_json, write_json_atomic
 
