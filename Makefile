@@ -1,12 +1,13 @@
 # make demo: install what is needed, then a time-compressed PTS run of all four tests on a
 #            scratch loop device, ending in a report.
-# make test: install what is needed, then the whole test suite (unit, FakeExecutor runner,
-#            real fio on loop and zram devices as root, report rendering).
+# make test: install what is needed, then the test suite CI runs (unit, FakeExecutor runner, real
+#            fio on loop and zram devices as root, faults, report rendering), without the tests
+#            marked slow; make test-full runs every test (signals at every point of a run).
 SHELL := /bin/bash
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_PACKAGES := fio util-linux e2fsprogs procps chromium poppler-utils
-.PHONY: install deps demo test test-fast bench
+.PHONY: install deps demo test test-full test-fast bench
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -22,6 +23,9 @@ demo: install
 	ssdpts demo
 
 test: install
+	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow"
+
+test-full: install
 	$(PYTHON) -m pytest -q -p no:cacheprovider
 
 # Unit tests only (no devices, no fio runs): seconds.

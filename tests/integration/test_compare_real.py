@@ -18,7 +18,7 @@ from .conftest import ssdpts
 
 pytestmark = pytest.mark.root
 
-FAST = ["--step-seconds", "0.2", "--max-rounds", "5", "--quiet"]
+FAST = ["--step-seconds", "0.1", "--max-rounds", "5", "--quiet"]
 
 
 def _run(dev: str, out: Path) -> Path:

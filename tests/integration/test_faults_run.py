@@ -33,13 +33,13 @@ def valid_run_dir(run: Path, status: str) -> list[dict]:
 
 def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path):
     target = make_loop("256M")
-    small = make_loop("24M")
+    small = make_loop("16M")
     sh("mkfs.ext4", "-q", "-F", "-m", "0", small)
     mnt = tmp_path / "results"
     mnt.mkdir()
     sh("mount", small, mnt)
     try:
-        r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "25",
+        r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "6",
                    "--destroy-data-on", target, "--out", str(mnt), "--quiet")
         assert r.returncode == 1, r.stderr
         line = one_line_error(r.stderr)
