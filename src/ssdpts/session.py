@@ -6,6 +6,7 @@ tests call directly (with a FakeExecutor where no real I/O is wanted).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 import sys
@@ -114,6 +115,8 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     store = RunStore.create(out_dir, label, manifest)
     for name, text in raw.items():
         store.write_device_file(name, text)
+    store.write_device_file("host.json", json.dumps(manifest["host"], indent=1, default=str))
+    store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
     progress = progress or NullProgress()
     for c in checks:
         if c.ok is False:

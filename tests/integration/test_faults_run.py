@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+import shutil
 import subprocess
 import time
 
@@ -33,12 +34,16 @@ def valid_run_dir(run: Path, status: str) -> list[dict]:
 
 def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path):
     target = make_loop("256M")
-    small = make_loop("16M")
+    small = make_loop("32M")
     sh("mkfs.ext4", "-q", "-F", "-m", "0", small)
     mnt = tmp_path / "results"
     mnt.mkdir()
     sh("mount", small, mnt)
     try:
+        # Leave 11 MB free: the run stops cleanly once a round no longer fits (it needs 8 MB at
+        # least), after one or two saved rounds, whatever the size of fio's output per round.
+        free = shutil.disk_usage(mnt).free
+        sh("fallocate", "-l", str(free - 11 * 2**20), mnt / "ballast")
         r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "6",
                    "--destroy-data-on", target, "--out", str(mnt), "--quiet")
         assert r.returncode == 1, r.stderr

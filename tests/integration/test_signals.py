@@ -88,3 +88,29 @@ def test_signal_then_resume(make_loop, tmp_path, sig, point):
     assert man["status"] == "complete"
     assert [r["previous_status"] for r in man["resumptions"]] == [STATUS_AFTER[sig]]
     assert len([s for s in after if s["phase"] == "round"]) >= 5 * 56
+
+
+def test_sigint_during_the_report_keeps_the_complete_run(make_loop, tmp_path):
+    """The measurements are complete before the report starts: an interrupt while it renders
+    leaves a complete run whose report 'ssdpts report' regenerates."""
+    dev = make_loop("256M")
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(["ssdpts", "run", "lat", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "5",
+                             "--destroy-data-on", dev, "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def rendering() -> bool:
+        dirs = [d for d in out.iterdir() if d.is_dir()] if out.exists() else []
+        if not dirs or not (dirs[0] / "summary.json").exists():
+            return False
+        return json.loads((dirs[0] / "manifest.json").read_text()).get("status") == "complete"
+
+    _wait(rendering, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130), err  # 0 if the report was already written
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+    r = ssdpts("report", str(run))
+    assert r.returncode == 0, r.stderr
+    assert (run / "report.html").stat().st_size > 10_000 and (run / "report.pdf").stat().st_size > 10_000
