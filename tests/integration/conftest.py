@@ -23,6 +23,19 @@ def require_root_and_losetup() -> None:
         pytest.skip("losetup (util-linux) is missing: install util-linux to run device tests")
 
 
+def system_disk() -> str:
+    """The disk behind / (/dev/vda on the CI machine). Only ever inspected, never opened for writing."""
+    from ssdpts.device import safety
+
+    disks = safety._system_disks()
+    if os.path.exists("/dev/vda") and "vda" in disks:
+        return "/dev/vda"
+    for name, mps in disks.items():
+        if "/" in mps and os.path.exists(f"/dev/{name}"):
+            return f"/dev/{name}"
+    pytest.skip("the root filesystem is not on a block device here (container overlay?)")
+
+
 def run(*argv: str | os.PathLike[str]) -> str:
     """Run a command, fail the test with its stderr when it fails."""
     proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)

@@ -21,6 +21,8 @@ import pytest
 from ssdpts.device import host, identify, purge, safety, telemetry, writecache
 from ssdpts.device.target import open_target
 
+from .conftest import system_disk
+
 MiB = 1 << 20
 
 
@@ -150,16 +152,6 @@ sys.exit(main.main(sys.argv[1:]))
 def ssdpts(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", _RUNNER, *args], capture_output=True, text=True, timeout=300,
                           cwd=cwd)
-
-
-def system_disk() -> str:
-    disks = safety._system_disks()
-    if os.path.exists("/dev/vda") and "vda" in disks:
-        return "/dev/vda"
-    for name, mps in disks.items():
-        if "/" in mps and os.path.exists(f"/dev/{name}"):
-            return f"/dev/{name}"
-    pytest.skip("the root filesystem is not on a block device here (container overlay?)")
 
 
 def test_info_on_the_system_disk_writes_nothing(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ from ssdpts.device import purge, safety
 from ssdpts.device.target import list_block_devices, open_target
 from ssdpts.errors import UserError
 
+from .conftest import require_root_and_losetup, run, system_disk
+
 pytestmark = pytest.mark.root
 
 MiB = 1 << 20
@@ -27,18 +29,7 @@ MiB = 1 << 20
 
 @pytest.fixture(autouse=True)
 def _root_only() -> None:
-    # Same reasons as conftest.make_loop (no import from conftest: tests/ has no packages).
-    if os.geteuid() != 0:
-        pytest.skip("needs root to create loop devices (run the integration tests as root)")
-    if shutil.which("losetup") is None:
-        pytest.skip("losetup (util-linux) is missing: install util-linux to run device tests")
-
-
-def run(*argv: str | os.PathLike[str]) -> str:
-    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, argv))} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout
+    require_root_and_losetup()
 
 
 def sha256_of(dev: str) -> str:
@@ -62,17 +53,6 @@ def refused(exc: pytest.ExceptionInfo[UserError]) -> str:
     assert "\n" not in message, f"refusal must be one line: {message!r}"
     assert ": " in message, f"refusal must say what to do next: {message!r}"
     return message
-
-
-def system_disk() -> str:
-    """The disk behind / (the brief's /dev/vda on the CI VM)."""
-    disks = safety._system_disks()
-    if os.path.exists("/dev/vda") and "vda" in disks:
-        return "/dev/vda"
-    for name, mps in disks.items():
-        if "/" in mps and os.path.exists(f"/dev/{name}"):
-            return f"/dev/{name}"
-    pytest.skip("the root filesystem is not on a block device here (container overlay?)")
 
 
 def write_mbr(image: Path, partitions: list[tuple[int, int]]) -> None:
