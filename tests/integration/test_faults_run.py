@@ -74,7 +74,7 @@ def test_fio_killed_mid_round_fails_cleanly_then_resumes(make_loop, tmp_path):
     assert proc.returncode == 1, err
     assert "fio" in one_line_error(err)
     valid_run_dir(run, "failed")
-    assert _fio_children_gone()
+    assert _fio_children_gone(run)
     r = ssdpts("resume", str(run), "--quiet")
     assert r.returncode == 0, r.stderr
     valid_run_dir(run, "complete")

@@ -165,10 +165,11 @@ def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float =
     pytest.fail(f"{path} did not reach {n} lines")
 
 
-def _fio_children_gone(timeout: float = 10) -> bool:
+def _fio_children_gone(run: Path, timeout: float = 10) -> bool:
+    """No fio process of this run is left (other fio processes on the machine are not ours)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        r = subprocess.run(["pgrep", "-f", "round-0"], capture_output=True, text=True)
+        r = subprocess.run(["pgrep", "-f", f"fio .*{run}/fio/"], capture_output=True, text=True)
         if not r.stdout.strip():
             return True
         time.sleep(0.2)

@@ -72,7 +72,7 @@ def test_signal_then_resume(make_loop, tmp_path, sig, point):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert _fio_children_gone(), "fio outlived ssdpts"
+    assert _fio_children_gone(run), "fio outlived ssdpts"
     if sig != signal.SIGKILL:
         assert proc.returncode == 130, err
         lines = [ln for ln in err.splitlines() if ln.strip()]
