@@ -32,7 +32,20 @@ def zram_device(size_bytes: int = 1024**3):
         Path(f"/sys/block/zram{n}/disksize").write_text(str(size_bytes))
         yield f"/dev/zram{n}"
     finally:
-        with contextlib.suppress(OSError):
+        remove_zram(n)
+
+
+def remove_zram(n: str, tries: int = 50) -> None:
+    """Reset and remove zram<n>. Right after fio exits the device can still be busy for a moment
+    (EBUSY), so retry for a few seconds instead of leaving it behind."""
+    import time
+
+    for _ in range(tries):
+        try:
             Path(f"/sys/block/zram{n}/reset").write_text("1")
-        with contextlib.suppress(OSError):
             Path("/sys/class/zram-control/hot_remove").write_text(n)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)

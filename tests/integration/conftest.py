@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -114,14 +115,16 @@ def make_zram() -> Iterator[Callable[..., str]]:
 
     yield make
     for n in made:
-        try:
-            Path(f"/sys/block/zram{n}/reset").write_text("1")
-        except OSError:
-            pass
-        try:
-            Path("/sys/class/zram-control/hot_remove").write_text(n)
-        except OSError:
-            pass
+        # Right after fio exits the device can still be busy for a moment (EBUSY): retry.
+        for _ in range(50):
+            try:
+                Path(f"/sys/block/zram{n}/reset").write_text("1")
+                Path("/sys/class/zram-control/hot_remove").write_text(n)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 def ssdpts(*args: str, timeout: float = 900, **kw) -> subprocess.CompletedProcess:
