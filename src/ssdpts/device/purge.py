@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ssdpts.device import identify, safety
+from ssdpts.device import claim, fingerprint, identify, safety
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target
 from ssdpts.errors import RunFailed, UserError
@@ -98,11 +98,20 @@ def _run_tool(argv: list[str], what: str, hint: str, *, timeout: float | None = 
     if shutil.which(argv[0]) is None:
         pkg = identify.PACKAGES.get(argv[0], "util-linux")
         raise RunFailed(f"{argv[0]} is not installed: install {pkg}, or {hint}")
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise RunFailed(f"{what} did not finish in {timeout:.0f} s: {hint}") from None
+    def once() -> subprocess.CompletedProcess:
+        try:  # LC_ALL=C: the messages are read (EBUSY below)
+            return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout,
+                                  stdin=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+        except subprocess.TimeoutExpired:
+            raise RunFailed(f"{what} did not finish in {timeout:.0f} s: {hint}") from None
+
+    proc = once()
+    held = claim.blocked_by_own_claim(argv, proc.stderr + proc.stdout) if proc.returncode != 0 else None
+    if held is not None:
+        # The tool opens the device exclusively itself and met the run's own claim: lend it the claim
+        # (the ssdpts lock stays held) and run it again (device/claim.py).
+        with held.lent(argv[0]):
+            proc = once()
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines()
                 or [f"exit status {proc.returncode}"])[-1]
@@ -252,19 +261,24 @@ class FileRecreatePurge:
             raise UserError(f"{target.path} was not created by ssdpts: delete it yourself or give a new file path")
         started, t0 = _now_iso(), time.monotonic()
         log(f"purge: recreating {target.path} ({target.size_bytes} bytes, sparse)")
-        # Marker first: a crash between the two steps leaves a marked missing file (harmless),
-        # never an unmarked file that ssdpts would then refuse to touch.
-        safety.mark_created(path)
+        # The new file is made beside the old one, the marker then vouches for it (and, until the
+        # rename, for the old one), then it replaces the old file: a crash at any point leaves a
+        # file at the path that the marker vouches for, never one ssdpts would then refuse.
+        new = path + ".ssdpts-new"
         try:
-            os.unlink(path)
+            os.unlink(new)  # left by a crash in this very step
         except FileNotFoundError:
             pass
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             os.ftruncate(fd, target.size_bytes)
             os.fsync(fd)
         finally:
             os.close(fd)
+        identity = fingerprint.file_identity(new)
+        safety.mark_created(path, identity=identity, previous=fingerprint.file_identity(path))
+        os.replace(new, path)
+        safety.mark_created(path, identity=identity)  # the old file is gone: vouch for the new one only
         return PurgeRecord(self.name, self.disclosure, started, time.monotonic() - t0, False,
                            f"{target.path} recreated sparse at {target.size_bytes} bytes", self.notes)
 

@@ -48,7 +48,7 @@ SYSTEM_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
 _PSEUDO_ROOTS = ("/dev", "/proc", "/sys")
 
 MARKER_SUFFIX = ".ssdpts-target"
-MARKER_FORMAT = 1
+MARKER_FORMAT = 2  # 2: the marker carries the file's identity (device, inode, size, birth time)
 
 _BLKROGET = 0x125E  # _IO(0x12, 94): read-only flag of a block device
 
@@ -84,11 +84,14 @@ class Verdict:
 # --- public API -----------------------------------------------------------------------------------
 
 
-def assess(target: Target, *, needed_bytes: int = 0) -> Verdict:
-    """Inspect ``target`` read-only and say whether a test may write to it."""
+def assess(target: Target, *, needed_bytes: int = 0, probe: bool = True) -> Verdict:
+    """Inspect ``target`` read-only and say whether a test may write to it.
+
+    ``probe=False``: without reading the device (no blkid signatures, no exclusive-open probe) — the
+    cheap re-check between rounds, while the run's own exclusive claim keeps other claimants out."""
     if target.kind == "file":
         return _assess_file(target, needed_bytes)
-    return _assess_block(target, needed_bytes)
+    return _assess_block(target, needed_bytes, probe=probe)
 
 
 def check_writable(
@@ -185,15 +188,26 @@ def marker_path(path: str) -> str:
     return os.path.realpath(path) + MARKER_SUFFIX
 
 
-def mark_created(path: str) -> None:
-    """Record that ssdpts created ``path`` (written atomically: tmp file + rename)."""
+def mark_created(path: str, *, identity: dict[str, Any] | None = None, previous: dict[str, Any] | None = None) -> None:
+    """Record that ssdpts created the file at ``path`` (written atomically: tmp file + rename).
+
+    The marker vouches for one file only: its device, inode, size, birth time and generation
+    (``identity``, default: the file now at ``path``), so a file someone else puts at that path later
+    is not taken for ssdpts's, even when the filesystem gives it the same inode number.
+    ``previous``: the identity of the file being replaced (accepted until the replacement is in place,
+    so that a crash between writing the marker and the rename leaves a file ssdpts still knows)."""
+    from ssdpts.device import fingerprint
+
     marker = marker_path(path)
     record = {
         "created_by": "ssdpts",
         "format": MARKER_FORMAT,
         "path": os.path.realpath(path),
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "identity": identity if identity is not None else fingerprint.file_identity(os.path.realpath(path)),
     }
+    if previous is not None:
+        record["previous"] = previous
     tmp = f"{marker}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(record, f)
@@ -203,14 +217,30 @@ def mark_created(path: str) -> None:
     os.replace(tmp, marker)
 
 
-def is_ssdpts_file(path: str) -> bool:
-    """True when ``path`` has a valid ssdpts marker next to it."""
+def marker_status(path: str) -> str:
+    """"ours": the marker vouches for the file now at ``path``; "none": no valid marker; "other": a
+    marker for another file (the one ssdpts made was deleted or replaced); "old": a marker without a
+    file identity (made by an older ssdpts), which cannot tell its file from another."""
+    from ssdpts.device import fingerprint
+
     try:
         with open(marker_path(path), encoding="utf-8") as f:
             record = json.load(f)
     except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and record.get("created_by") == "ssdpts"
+        return "none"
+    if not isinstance(record, dict) or record.get("created_by") != "ssdpts":
+        return "none"
+    if record.get("format") != MARKER_FORMAT or not isinstance(record.get("identity"), dict):
+        return "old"
+    now = fingerprint.file_identity(os.path.realpath(path))
+    if any(fingerprint.same_file(record.get(k), now) for k in ("identity", "previous")):
+        return "ours"
+    return "other"
+
+
+def is_ssdpts_file(path: str) -> bool:
+    """True when the marker next to ``path`` vouches for the file now there."""
+    return marker_status(path) == "ours"
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -235,10 +265,21 @@ def _assess_file(target: Target, needed_bytes: int) -> Verdict:
             allocated = os.stat(real).st_blocks * 512
         except OSError:
             pass
-        if not is_ssdpts_file(real):
+        status = marker_status(real)
+        if status == "none":
             reasons.append(
                 f"{target.path} exists and was not created by ssdpts (no {marker_path(real)}): "
                 "delete it yourself or give a new file path with --size"
+            )
+        elif status == "other":
+            reasons.append(
+                f"{target.path} is not the file ssdpts created there (its inode, size or birth time differ from "
+                f"{marker_path(real)}): it is someone else's file now; delete it yourself or give a new file path"
+            )
+        elif status == "old":
+            reasons.append(
+                f"{marker_path(real)} was written by an older ssdpts and cannot tell its file from another: "
+                f"delete {target.path} and its marker, then let ssdpts create the file again with --size"
             )
         if real in _swap_files():
             reasons.append(f"{target.path} is an active swap file: run swapoff {real} or pick another file")
@@ -298,7 +339,7 @@ def _loop_backed_by(real_path: str) -> str | None:
 # --- block devices --------------------------------------------------------------------------------
 
 
-def _assess_block(target: Target, needed_bytes: int) -> Verdict:
+def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> Verdict:
     name = target.name
     disk = target.parent or tgt.disk_of(name)
     parts = [] if target.is_partition else tgt.partitions_of(name)
@@ -355,8 +396,9 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
         )
 
     # 6. Signatures and the exclusive-open probe. Skipped for the system disk: it is refused
-    #    already and we do not even open it read-only.
-    if disk not in system:
+    #    already and we do not even open it read-only. Skipped between rounds (probe=False): the
+    #    run's exclusive claim keeps every other claimant out, and blkid would read the device.
+    if disk not in system and probe:
         signatures: dict[str, dict[str, str]] = {}
         errors: list[str] = []
         for n in members:
@@ -376,7 +418,11 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
         if not reasons:
             busy, ro, probe_errors = _exclusive_probe({n: (target.real_path if n == name else f"/dev/{n}") for n in members})
             errors.extend(probe_errors)
+            holder = _ssdpts_holder(target) if busy else None
             for node in busy:
+                if holder is not None:
+                    reasons.append(f"{node} is in use by {holder.describe()}: wait for it to finish or stop it")
+                    continue
                 reasons.append(
                     f"{node} is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
                     "RAID/LVM/ZFS or another program): stop that user or pick another target"
@@ -684,8 +730,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
     """Open each node O_RDONLY|O_EXCL: EBUSY means the kernel knows a user we may not see
     (a mount in another namespace, an imported ZFS pool, md, a program holding it exclusively).
     Also reads BLKROGET on the way. Returns (busy nodes, any read-only, errors)."""
+    from ssdpts.device import claim
+
     busy, errors, read_only = [], [], False
     for node in nodes.values():
+        if claim.holds(node):
+            continue  # our own run holds it exclusively: nobody else can, and the probe would find us
         try:
             fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
@@ -702,6 +752,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
         finally:
             os.close(fd)
     return busy, read_only, errors
+
+
+def _ssdpts_holder(target: Target):
+    from ssdpts.device import claim
+
+    return claim.holder_of(target)
 
 
 # --- messages -------------------------------------------------------------------------------------
