@@ -153,6 +153,7 @@ class Run:
     manifest: dict
     summary: dict
     label: str = ""
+    damage: list = field(default_factory=list)  # verify.Problem lines: a complete run that fails 'ssdpts verify'
 
     @property
     def name(self) -> str:
@@ -172,6 +173,8 @@ class Run:
 
     @property
     def status(self) -> str:
+        if self.damage:
+            return "damaged"
         ms, ss = self.manifest.get("status"), self.summary.get("status")
         if ms == "complete" and ss in ("complete", None):
             return "complete"

@@ -40,7 +40,7 @@ RUN_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_uid", "TEXT PRIMARY KEY", "stable id: sha256 of created time, host name, target path, directory name, seed (16 hex)"),
     ("run_name", "TEXT NOT NULL", "run directory name"),
     ("path", "TEXT NOT NULL", "absolute path of the run directory when it was added"),
-    ("status", "TEXT NOT NULL", "run status (always 'complete': other runs are refused)"),
+    ("status", "TEXT NOT NULL", "complete, or damaged: complete but failing 'ssdpts verify' (left out of export)"),
     ("created", "TEXT", "run start, UTC, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ)"),
     ("ended", "TEXT", "run end, UTC, ISO 8601"),
     ("ssdpts_version", "TEXT", "ssdpts version that made the run"),
@@ -248,6 +248,9 @@ def load_complete(path: str | Path) -> Run:
     if run.status != "complete":
         raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
                         f"(finish it with 'ssdpts resume {path}', then add it)")
+    from .verify import check
+
+    run.damage = [p.line() for p in check(path).problems]  # added, but marked damaged, not valid
     return run
 
 
@@ -378,6 +381,7 @@ class ResultsDB:
             where += (" AND " if where else " WHERE ") + "m.metric = ?"
             args.append(metric)
         cols = ", ".join([f"r.{c}" for c in EXPORT_RUN_FIELDS] + [f"m.{c}" for c in EXPORT_MEAS_FIELDS])
+        where += (" AND " if where else " WHERE ") + "r.status = 'complete'"  # not damaged runs
         sql = (f"SELECT {cols} FROM measurements m JOIN runs r ON r.run_uid = m.run_uid{where} "
                f"ORDER BY r.created, r.run_uid, m.ord")
         return [dict(r) for r in self.con.execute(sql, args)]
@@ -406,6 +410,9 @@ def record_run(run_dir: str | Path, db_path: str | Path | None = None) -> str:
     try:
         with ResultsDB(db_path) as db:
             ((run, replaced),) = db.add([run_dir])
+            if run.damage:
+                return (f"added to the results library {db.path} as {run.uid}, marked DAMAGED: {run.damage[0]} "
+                        f"(see 'ssdpts verify {run_dir}')")
             return f"added to the results library {db.path} as {run.uid}"
     except UserError as exc:
         return f"not added to the results library: {exc}"

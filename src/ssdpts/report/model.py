@@ -212,7 +212,10 @@ def load(run_dir: Path) -> Report:
         summary = _recompute_summary(manifest, steps)
         notes.append("summary.json is missing (the run stopped before writing it): the results were recomputed "
                      "from steps.jsonl")
-    return Builder(run_dir, manifest, summary, steps, notes).build()
+    from ..verify import check
+
+    damage = [p.line() for p in check(run_dir).problems]
+    return Builder(run_dir, manifest, summary, steps, notes, damage).build()
 
 
 def _recompute_summary(manifest: dict, steps: list[dict]) -> dict:
@@ -232,11 +235,13 @@ def _recompute_summary(manifest: dict, steps: list[dict]) -> dict:
 
 
 class Builder:
-    def __init__(self, run_dir: Path, manifest: dict, summary: dict, steps: list[dict], notes: list[str]):
+    def __init__(self, run_dir: Path, manifest: dict, summary: dict, steps: list[dict], notes: list[str],
+                 damage: list[str] | None = None):
         self.run_dir = run_dir
         self.man = manifest
         self.summary = summary
         self.notes = notes
+        self.damage = damage or []  # 'ssdpts verify' problems
         self.spec = manifest.get("run_spec") or {}
         self.resolved = self.spec.get("resolved") or {}
         self.profile = self.resolved.get("profile") or {}
@@ -328,6 +333,9 @@ class Builder:
 
     def notices(self) -> list[Alert]:
         out = []
+        if self.damage:
+            out.append(Alert("bad", "DAMAGED run directory: files differ from what the run recorded "
+                                    "(ssdpts verify)", list(self.damage)))
         if self.man.get("executor") == "fake":
             out.append(Alert("info", "synthetic data", [
                 "the measurements come from ssdpts' FakeExecutor (a model of a drive), not from fio on a device"]))
