@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import shutil
 import subprocess
 import time
 
 import pytest
 
-from .conftest import run as sh, ssdpts
+from .conftest import nearly_full_disk, run as sh, ssdpts
 from .test_run_devices import _fio_children_gone, _wait_for_lines, run_dir_of, start_background_run, steps_of
 
 pytestmark = pytest.mark.root
@@ -34,16 +33,9 @@ def valid_run_dir(run: Path, status: str) -> list[dict]:
 
 def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path):
     target = make_loop("256M")
-    small = make_loop("32M")
-    sh("mkfs.ext4", "-q", "-F", "-m", "0", small)
-    mnt = tmp_path / "results"
-    mnt.mkdir()
-    sh("mount", small, mnt)
-    try:
-        # Leave 11 MB free: the run stops cleanly once a round no longer fits (it needs 8 MB at
-        # least), after one or two saved rounds, whatever the size of fio's output per round.
-        free = shutil.disk_usage(mnt).free
-        sh("fallocate", "-l", str(free - 11 * 2**20), mnt / "ballast")
+    # Leave 11 MB free: the run stops cleanly once a round no longer fits (it needs 8 MB at
+    # least), after one or two saved rounds, whatever the size of fio's output per round.
+    with nearly_full_disk(make_loop, tmp_path, 11 * 2**20) as mnt:
         r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "6",
                    "--destroy-data-on", target, "--out", str(mnt), "--quiet")
         assert r.returncode == 1, r.stderr
@@ -56,8 +48,6 @@ def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path
         # move the run to a roomy disk and finish it there
         roomy = tmp_path / "roomy"
         sh("cp", "-a", str(run), str(roomy))
-    finally:
-        sh("umount", mnt)
     r = ssdpts("resume", str(roomy), "--quiet")
     assert r.returncode == 0, r.stderr
     steps = valid_run_dir(roomy, "complete")
