@@ -108,3 +108,13 @@ def test_file_identity_tells_a_new_file_from_the_old_one(tmp_path):
 def test_zram_algorithm_in_brackets():
     assert fingerprint._selected("lzo [lz4] zstd") == "lz4"
     assert fingerprint._selected("zstd") == "zstd" and fingerprint._selected(None) is None
+
+
+def test_a_partition_of_a_loop_device_carries_the_disks_backing_file():
+    p = loop(**{"class": "partition", "path": "/dev/loop3p1", "real_path": "/dev/loop3p1",
+                "partition": {"disk": "loop3", "number": 1, "start_sector": 2048, "sectors": 100}})
+    assert fingerprint.proven_same(p, p).startswith("same loop device instance")
+    other = {**p, "loop": {**p["loop"], "backing_file": "/img/B.img"}, "diskseq": 99}
+    assert [d[0] for d in fingerprint.differences(p, other)] == ["backing file"]
+    moved = {**p, "partition": {**p["partition"], "start_sector": 4096}}
+    assert [d[0] for d in fingerprint.differences(p, moved)] == ["partition start"]

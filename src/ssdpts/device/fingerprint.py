@@ -114,6 +114,8 @@ def take(target: Target, fd: int | None = None) -> dict[str, Any]:
                            "start_sector": _int(os.path.join(base, "start")), "sectors": sectors}
     if fp["class"] == "loop":
         fp["loop"] = loop_info(target.real_path, name, fd)
+    elif target.is_partition and os.path.isdir(os.path.join(diskdir, "loop")):
+        fp["loop"] = loop_info(f"/dev/{disk}", disk)  # a partition of a loop device: the disk's backing file
     elif fp["class"] == "zram":
         fp["zram"] = {"disksize_bytes": _int(os.path.join(base, "disksize")),
                       "comp_algorithm": _selected(tgt.read_sysfs(os.path.join(base, "comp_algorithm")))}
@@ -220,7 +222,7 @@ def proven_same(before: dict[str, Any], now: dict[str, Any]) -> str | None:
     have = [k for k in serial_like(before) if before.get(k) == now.get(k)]
     if have:
         return f"same {have[0]} {before[have[0]]}"
-    if (before.get("class") == "loop" and before.get("diskseq") is not None
+    if (before.get("loop") and before.get("diskseq") is not None
             and before.get("diskseq") == now.get("diskseq") and before.get("boot_id")
             and before.get("boot_id") == now.get("boot_id")):
         return f"same loop device instance (diskseq {before['diskseq']}, not detached or re-attached since)"
@@ -233,7 +235,7 @@ def why_unproven(before: dict[str, Any], now: dict[str, Any]) -> str:
     cls = before.get("class")
     if cls == "zram":
         return f"{path} is a zram device: it has no serial, and a reset and re-created zram device looks the same"
-    if cls == "loop":
+    if before.get("loop"):
         if before.get("boot_id") != now.get("boot_id"):
             return f"{path} is a loop device and the machine was restarted since the run started"
         return (f"{path} is a loop device that was detached and attached again since the run started "
