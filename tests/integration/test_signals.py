@@ -127,17 +127,33 @@ def _mid_round(out: Path) -> bool:
     return POINTS["mid-round"](out)
 
 
-def _drain(fd: int) -> None:
-    """Read the terminal's output (rich's live display) so that ssdpts never blocks writing it."""
-    while True:
-        try:
-            if not os.read(fd, 65536):
-                return
-        except OSError:
-            return
+class _Terminal(threading.Thread):
+    """The master side of a pseudo-terminal: reads what ssdpts shows (rich's live display) so that
+    it never blocks writing, and closes it on request — in this thread, so that no read is in
+    flight on the descriptor when it goes (the kernel hangs the terminal up at that close)."""
+
+    def __init__(self, master: int):
+        super().__init__(daemon=True)
+        self.master = master
+        self.hang_up = threading.Event()
+
+    def run(self) -> None:
+        import select
+
+        while not self.hang_up.is_set():
+            if select.select([self.master], [], [], 0.05)[0]:
+                try:
+                    os.read(self.master, 65536)
+                except OSError:
+                    pass
+        os.close(self.master)
+
+    def close(self) -> None:
+        self.hang_up.set()
+        self.join(timeout=10)
 
 
-def _start_on_a_terminal(dev: str, out: Path) -> tuple[subprocess.Popen, int]:
+def _start_on_a_terminal(dev: str, out: Path) -> tuple[subprocess.Popen, _Terminal]:
     """ssdpts as a session leader with a pseudo-terminal as its controlling terminal, progress display
     on: closing the terminal's master side is a terminal window being closed (SIGHUP, then EIO)."""
     master, slave = pty.openpty()
@@ -149,8 +165,9 @@ def _start_on_a_terminal(dev: str, out: Path) -> tuple[subprocess.Popen, int]:
                              "--destroy-data-on", dev, "--out", str(out)], stdin=slave, stdout=slave, stderr=slave,
                             start_new_session=True, preexec_fn=controlling_tty)
     os.close(slave)
-    threading.Thread(target=_drain, args=(master,), daemon=True).start()
-    return proc, master
+    terminal = _Terminal(master)
+    terminal.start()
+    return proc, terminal
 
 
 # SIGQUIT takes the same path as SIGTERM (in CI above): full suite only.
@@ -164,9 +181,9 @@ def test_every_terminating_signal_is_an_interruption(make_loop, tmp_path, how):
     dev = make_loop("256M")
     out = tmp_path / "runs"
     if how == "SIGHUP":
-        proc, master = _start_on_a_terminal(dev, out)
+        proc, terminal = _start_on_a_terminal(dev, out)
         _wait(lambda: _mid_round(out), proc)
-        os.close(master)  # the terminal goes away: the kernel sends SIGHUP, writes now fail with EIO
+        terminal.close()  # the terminal goes away: the kernel sends SIGHUP, writes now fail with EIO
         err = ""
         proc.wait(timeout=180)
         sig = signal.SIGHUP
