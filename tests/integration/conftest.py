@@ -175,17 +175,22 @@ def checksum(dev: str) -> str:
 
 
 @contextlib.contextmanager
-def nearly_full_disk(make_loop, tmp_path: Path, free_bytes: int) -> Iterator[Path]:
-    """A small ext4 filesystem on a loop device, mounted in tmp_path, filled up to ``free_bytes``."""
+def small_ext4(make_loop, tmp_path: Path, name: str, size: str = "32M", free_bytes: int | None = None) -> Iterator[Path]:
+    """A small ext4 filesystem on a loop device, mounted at tmp_path/name; filled up to
+    ``free_bytes`` when given. Loop devices left over a file on it are detached before the unmount."""
     import shutil
 
-    small = make_loop("32M")
+    small = make_loop(size)
     run("mkfs.ext4", "-q", "-F", "-m", "0", small)
-    mnt = tmp_path / "results"
+    mnt = tmp_path / name
     mnt.mkdir()
     run("mount", small, mnt)
     try:
-        run("fallocate", "-l", str(shutil.disk_usage(mnt).free - free_bytes), mnt / "ballast")
+        if free_bytes is not None:
+            run("fallocate", "-l", str(shutil.disk_usage(mnt).free - free_bytes), mnt / "ballast")
         yield mnt
     finally:
+        for f in mnt.iterdir():
+            for ln in subprocess.run(["losetup", "-j", str(f)], capture_output=True, text=True).stdout.splitlines():
+                subprocess.run(["losetup", "-d", ln.split(":")[0]], check=False)
         run("umount", mnt)

@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from .conftest import checksum, loop_reattach, nearly_full_disk, run as sh, ssdpts
+from .conftest import checksum, loop_reattach, run as sh, small_ext4, ssdpts
 from .test_run_devices import _fio_children_gone, run_dir_of
 
 pytestmark = pytest.mark.root
@@ -326,7 +326,7 @@ def test_replaced_file_target_is_refused(tmp_path):
 def test_full_results_disk_is_refused_before_the_purge(make_loop, tmp_path):
     target = make_loop("128M")
     random_fill(target)
-    with nearly_full_disk(make_loop, tmp_path, 4 * 2**20) as mnt:
+    with small_ext4(make_loop, tmp_path, "results", free_bytes=4 * 2**20) as mnt:
         before = checksum(target)
         refused(ssdpts("run", "lat", "--target", target, *LAT, "--destroy-data-on", target, "--out", str(mnt / "runs"),
                        "--quiet"), "results disk", "first round", "nothing was written to the target")
