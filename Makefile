@@ -35,4 +35,5 @@ test-fast: install
 bench: install
 	$(SUDO) $(PYTHON) benchmarks/round_overhead.py --alternatives
 	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
+	$(SUDO) $(PYTHON) benchmarks/guard_cost.py
 	$(PYTHON) benchmarks/report_render.py

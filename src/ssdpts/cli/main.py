@@ -55,21 +55,31 @@ def main(argv: list[str] | None = None) -> int:
     global _first_signal
     argv = list(sys.argv[1:] if argv is None else argv)
     _first_signal = None
-    for sig in TERMINATING:
-        signal.signal(sig, _on_signal)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in TERMINATING}
+    try:
+        try:
+            code = _run(argv)
+        except KeyboardInterrupt:  # the first signal came while the outcome was being reported
+            code = EXIT_INTERRUPTED
+        if _first_signal is not None:
+            code = 128 + _first_signal
+        _settle_streams()
+        return code
+    finally:
+        for sig, handler in previous.items():  # main() may be called in-process (tests)
+            signal.signal(sig, handler)
+
+
+def _run(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
-        code = int(args.func(args) or 0)
+        return int(args.func(args) or 0)
     except UserError as exc:
         _red(f"ssdpts: {exc}")
-        code = exc.exit_code
+        return exc.exit_code
     except (Interrupted, KeyboardInterrupt) as exc:
         _red(f"ssdpts: {exc}" if str(exc) else "ssdpts: interrupted")
-        code = getattr(exc, "exit_code", EXIT_INTERRUPTED)
-    if _first_signal is not None:
-        code = 128 + _first_signal  # also when the signal came while an error was being reported
-    _settle_streams()
-    return code
+        return getattr(exc, "exit_code", EXIT_INTERRUPTED)
 
 
 def _red(text: str) -> None:
