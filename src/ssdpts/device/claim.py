@@ -151,6 +151,19 @@ def holder_of(target: Target) -> Holder | None:
     return None
 
 
+def _flock_briefly(fd: int, tries: int = 5) -> None:
+    """LOCK_EX, retried for a moment: holder_of's shared peek holds the file for microseconds and
+    must not make a starting run look refused."""
+    for i in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if i == tries - 1:
+                raise
+            time.sleep(0.02)
+
+
 def holds(node: str) -> bool:
     """True when this process holds the kernel claim on ``node``, its disk, or (for a disk) the disk
     ``node`` is a partition of."""
@@ -196,7 +209,7 @@ class Claim:
             while True:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    _flock_briefly(fd)
                 except BlockingIOError:
                     holder = _read_holder(fd)
                     os.close(fd)
