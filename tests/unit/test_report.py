@@ -311,6 +311,36 @@ def test_missing_summary_is_recomputed(tmp_path):
     assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in expected["mixes"]]
 
 
+@pytest.mark.xfail(strict=True, reason="the summary is rebuilt without the logical block size: every round "
+                                        "looks incomplete (no 0.5KiB step) and the report comes out empty")
+def test_missing_summary_is_recomputed_on_a_4kn_target(tmp_path, monkeypatch):
+    """A 4Kn target (logical block 4096) never runs the 0.5KiB steps. Rebuilding the results without
+    summary.json must plan the parts for the recorded logical block size: otherwise no round has all
+    its planned steps, and the report has no window and no table."""
+    from ssdpts.device import target as target_mod
+
+    # a file target takes the logical block size of the disk under it: make that disk 4Kn
+    monkeypatch.setattr(target_mod, "_fs_block_sizes", lambda directory: (4096, 4096))
+    target = open_target(str(tmp_path / "t.bin"), size_bytes=256 * 2**20)
+    assert target.logical_block_size_bytes == 4096
+    spec = RunSpec(tests=("iops", "lat"), step_seconds=1, max_rounds=5)
+    start_run(spec, target, executor=FakeExecutor(noise=0.02), out_dir=tmp_path / "runs", confirm=None)
+    (run,) = (tmp_path / "runs").iterdir()
+    saved = read(run, "summary.json")["parts"]
+    assert all(r["block_size_bytes"] >= 4096 for r in saved["iops"]["table"]["rows"])
+    (run / "summary.json").unlink()
+    (out,) = render(run, formats=("html",))
+    doc = out.read_text(encoding="utf-8")
+    assert "summary.json is missing" in text(doc)
+    iops = saved["iops"]["table"]
+    rows = sorted(iops["rows"], key=lambda r: r["block_size_bytes"])
+    assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in iops["mixes"]]
+    lat = {(r["block_size_bytes"], r["mix"]): r for r in saved["lat"]["table"]["rows"]}
+    mixes = list(dict.fromkeys(m for _, m in lat))
+    assert values(doc, "lat-lat-mean-us") == [lat[(bs, m)]["lat_mean_us"] for bs in sorted({b for b, _ in lat})
+                                              for m in mixes]
+
+
 def test_temperature_section_only_with_telemetry(tmp_path):
     run = make_run(tmp_path, ("lat",), max_rounds=5)
     assert load(run).sections[-1].id != "temperature"
