@@ -14,9 +14,9 @@ import numpy as np
 
 from .device.telemetry import throttle_warnings
 from .measurement import Measurement
-from .spec.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
-from .spec.tests import Part
-from .spec.workload import Step
+from .pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
+from .pts.parts import Part
+from .pts.workload import Step
 
 
 def part_records(steps: Iterable[dict], part: Part) -> list[dict]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import UserError
-from .spec.units import fmt_block_size
+from .pts.units import fmt_block_size
 from .store import MANIFEST, SUMMARY, RunStore
 
 SPEED = "speed"

@@ -21,7 +21,7 @@ from ssdpts.errors import Interrupted, UserError  # noqa: E402
 from ssdpts.report import output_paths, parse_formats, render  # noqa: E402
 from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
-from ssdpts.spec.runspec import RunSpec  # noqa: E402
+from ssdpts.pts.runspec import RunSpec  # noqa: E402
 
 EVIL = "<script>alert(1)</script>"
 

@@ -19,7 +19,7 @@ from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, UserError
 from ssdpts.session import start_run
-from ssdpts.spec.runspec import RunSpec
+from ssdpts.pts.runspec import RunSpec
 
 MiB = 2**20
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..spec.units import fmt_block_size
+from ..pts.units import fmt_block_size
 
 
 def _fmt(v, digits=0) -> str:

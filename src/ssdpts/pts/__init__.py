@@ -1,0 +1,12 @@
+"""The PTS as code (SNIA SSS PTS 2.0.2; PTS.md): pure definitions, no files, no subprocesses.
+
+    units.py         KiB/MiB, block-size names, MB/s base 10
+    workload.py      Workload (pattern, mix, block size, TC x QD) and Step
+    profiles.py      the Enterprise and Client parameter sets
+    runspec.py       RunSpec: the validated options of a run
+    steady_state.py  the steady-state rule (PTS 2.0.2 §2.1.24)
+    parts.py         Part and Tracking: purge -> WIPC -> rounds until the stop rule; build_parts
+    iops.py tp.py lat.py wsat.py   one module per test: its steps, tracking variables and table
+
+A new test is a new module here, registered in parts.build_parts (see docs/architecture.md).
+"""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..runspec import RunSpec
-from ..units import KiB
-from ..workload import Workload
-from . import Part, Tracking, cell_steps, wipc_step
+from .parts import Part, Tracking, cell_steps, wipc_step
+from .runspec import RunSpec
+from .units import KiB
+from .workload import Workload
 
 MIXES = (100, 95, 65, 50, 35, 5, 0)  # read percent, outer loop
 BLOCK_SIZES = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512)  # inner loop

@@ -3,10 +3,10 @@ Tracking: mean response time of RND 4KiB 0/100."""
 
 from __future__ import annotations
 
-from ..runspec import RunSpec
-from ..units import KiB
-from ..workload import Workload
-from . import Part, Tracking, cell_steps, wipc_step
+from .parts import Part, Tracking, cell_steps, wipc_step
+from .runspec import RunSpec
+from .units import KiB
+from .workload import Workload
 
 MIXES = (100, 65, 0)
 BLOCK_SIZES = (8 * KiB, 4 * KiB, 512)

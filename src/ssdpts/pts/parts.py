@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ...errors import UserError
-from ..runspec import RunSpec
-from ..units import MiB, fmt_block_size
-from ..workload import Step, Workload
+from ..errors import UserError
+from .runspec import RunSpec
+from .units import MiB, fmt_block_size
+from .workload import Step, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ def active_range_bytes(capacity_bytes: int, pct: float) -> int:
 def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 512) -> list[Part]:
     """Every part of the requested tests. Steps whose block size is below the target's logical
     block size (0.5KiB on a 4Kn device) cannot be issued and are left out (see deviations_for)."""
-    from . import iops, lat, tp, wsat  # noqa: PLC0415  (modules import this package)
+    from . import iops, lat, tp, wsat  # noqa: PLC0415  (the test modules import this one)
 
     builders = {"iops": iops.parts, "tp": tp.parts, "lat": lat.parts, "wsat": wsat.parts}
     ar = active_range_bytes(capacity_bytes, spec.ar_pct)

@@ -3,10 +3,10 @@ size), then rounds of {SEQ 100% read, SEQ 100% write}, tracking write MB/s."""
 
 from __future__ import annotations
 
-from ..runspec import RunSpec
-from ..units import fmt_block_size
-from ..workload import Workload
-from . import Part, Tracking, cell_steps, wipc_step
+from .parts import Part, Tracking, cell_steps, wipc_step
+from .runspec import RunSpec
+from .units import fmt_block_size
+from .workload import Workload
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-from ..runspec import RunSpec
-from ..units import KiB
-from ..workload import Step, Workload
-from . import Part, Tracking
+from .parts import Part, Tracking
+from .runspec import RunSpec
+from .units import KiB
+from .workload import Step, Workload
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:

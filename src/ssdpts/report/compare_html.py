@@ -37,7 +37,7 @@ from ..compare import (  # noqa: E402
     fmt_value, headline_rows, repeats_dict, settings_of,
 )
 from ..errors import UserError  # noqa: E402
-from ..spec.units import fmt_block_size  # noqa: E402
+from ..pts.units import fmt_block_size  # noqa: E402
 from . import _write_atomic, model, output_paths, plots  # noqa: E402
 from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc  # noqa: E402
 from .pdf import (  # noqa: E402  (the run reports' page geometry and PDF style, so comparisons look the same)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ..compare import fmt_value as _fmt_value
 from ..errors import UserError
-from ..spec.units import fmt_block_size
+from ..pts.units import fmt_block_size
 from ..store import SUMMARY, RunStore
 from . import plots
 
@@ -217,8 +217,8 @@ def load(run_dir: Path) -> Report:
 
 def _recompute_summary(manifest: dict, steps: list[dict]) -> dict:
     from ..analysis import summarize
-    from ..spec.runspec import RunSpec
-    from ..spec.tests import build_parts
+    from ..pts.runspec import RunSpec
+    from ..pts.parts import build_parts
 
     try:
         spec = RunSpec.from_dict(manifest["run_spec"])
