@@ -58,13 +58,12 @@ def active_range_bytes(capacity_bytes: int, pct: float) -> int:
 def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 512) -> list[Part]:
     """Every part of the requested tests. Steps whose block size is below the target's logical
     block size (0.5KiB on a 4Kn device) cannot be issued and are left out (see deviations_for)."""
-    from . import iops, lat, tp, wsat  # noqa: PLC0415  (the test modules import this one)
+    from .registry import TESTS  # noqa: PLC0415  (the test modules import this one)
 
-    builders = {"iops": iops.parts, "tp": tp.parts, "lat": lat.parts, "wsat": wsat.parts}
     ar = active_range_bytes(capacity_bytes, spec.ar_pct)
     parts: list[Part] = []
     for t in spec.tests:
-        parts.extend(builders[t](spec, capacity_bytes, ar, logical_block_size))
+        parts.extend(TESTS[t].parts(spec, capacity_bytes, ar, logical_block_size))
     needed = required_bytes(parts)
     if ar < needed:
         raise UserError(
