@@ -311,8 +311,6 @@ def test_missing_summary_is_recomputed(tmp_path):
     assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in expected["mixes"]]
 
 
-@pytest.mark.xfail(strict=True, reason="the summary is rebuilt without the logical block size: every round "
-                                        "looks incomplete (no 0.5KiB step) and the report comes out empty")
 def test_missing_summary_is_recomputed_on_a_4kn_target(tmp_path, monkeypatch):
     """A 4Kn target (logical block 4096) never runs the 0.5KiB steps. Rebuilding the results without
     summary.json must plan the parts for the recorded logical block size: otherwise no round has all

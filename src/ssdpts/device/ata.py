@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from ssdpts.device.fields import not_available
-from ssdpts.device.purge_base import CommandPollPurge, DevicePurge, Log, PurgeRecord, State, quiet
+from ssdpts.device.purge_base import CommandPollPurge, DevicePurge, Log, Operation, PurgeRecord, State, quiet
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Tools, as_int, as_str, bit, parse_json
 from ssdpts.errors import RunFailed
@@ -284,8 +284,8 @@ class SecurityErasePurge(DevicePurge):
     device_cls, tool = "ata", "hdparm"
 
     def __init__(self, enhanced: bool = True, notes: tuple[str, ...] | list[str] = (), *,
-                 estimate_min: int | None = None, tools: Tools | None = None):
-        super().__init__(notes, tools=tools)
+                 estimate_min: int | None = None, **seams: Any):
+        super().__init__(notes, **seams)
         self.enhanced = enhanced
         self.estimate_min = estimate_min
         self.name = "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
@@ -333,28 +333,17 @@ class SanitizePurge(CommandPollPurge):
     hint = "check hdparm -I (SANITIZE feature set), or pass --purge=discard"
 
     def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *, timeout_s: float | None = None,
-                 tools: Tools | None = None):
-        super().__init__(notes, tools=tools)
+                 **seams: Any):
+        super().__init__(notes, **seams)
         self.action = action
         self.name = f"ata-sanitize-{action}"
         self.disclosure = f"ATA SANITIZE, {'block erase' if action == 'block' else 'crypto scramble'} (PTS purge)"
         self.timeout_s = timeout_s
         self.op = "--sanitize-block-erase" if action == "block" else "--sanitize-crypto-scramble"
 
-    def command(self, dev: str) -> list[str]:
-        return ["hdparm", "--yes-i-know-what-i-am-doing", self.op, dev]
-
-    def command_what(self, dev: str, argv: list[str]) -> str:
-        return f"hdparm {self.op} {dev}"
-
-    def poll_what(self, dev: str) -> str:
-        return f"ATA sanitize ({self.action}) of {dev}"
+    def operation(self, dev: str) -> Operation:
+        return Operation(["hdparm", "--yes-i-know-what-i-am-doing", self.op, dev], f"hdparm {self.op} {dev}",
+                         f"ATA sanitize ({self.action}) of {dev}", f"hdparm {self.op} on {dev}", 12 * 3600)
 
     def state(self, dev: str) -> State:
         return sanitize_state(dev, self.tools)
-
-    def limit_s(self) -> float:
-        return 12 * 3600
-
-    def detail(self, dev: str, argv: list[str], waited_s: float) -> str:
-        return f"hdparm {self.op} on {dev}, completed after {waited_s:.0f} s"

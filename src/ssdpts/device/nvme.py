@@ -15,8 +15,8 @@ from typing import Any
 
 from ssdpts.device import target as tgt
 from ssdpts.device.fields import not_available
-from ssdpts.device.purge_base import (CommandPollPurge, DevicePurge, Log, PurgeRecord, State, estimate_timeout,
-                                      quiet)
+from ssdpts.device.purge_base import (CommandPollPurge, DevicePurge, Log, Operation, PurgeRecord, State,
+                                      estimate_timeout, quiet)
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Sysfs, Tools, as_int, as_str, bit, fill_missing, install_hint, parse_json
 from ssdpts.errors import RunFailed
@@ -453,8 +453,8 @@ class SanitizePurge(CommandPollPurge):
     interval_s = 5
 
     def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *,
-                 estimate_s: float | None = None, timeout_s: float | None = None, tools: Tools | None = None):
-        super().__init__(notes, tools=tools)
+                 estimate_s: float | None = None, timeout_s: float | None = None, **seams: Any):
+        super().__init__(notes, **seams)
         self.action = action
         self.name = f"nvme-sanitize-{action}"
         self.disclosure = f"NVMe Sanitize, {action} erase (PTS purge)"
@@ -464,24 +464,14 @@ class SanitizePurge(CommandPollPurge):
     def device(self, target: Target) -> str:
         return controller_dev(target)
 
-    def command(self, dev: str) -> list[str]:
-        return ["nvme", "sanitize", dev, f"--sanact={self.sanact}"]
-
-    def command_what(self, dev: str, argv: list[str]) -> str:
-        return f"nvme sanitize {dev}"
-
-    def poll_what(self, dev: str) -> str:
-        return f"sanitize ({self.action} erase) of {dev}"
+    def operation(self, dev: str) -> Operation:
+        return Operation(["nvme", "sanitize", dev, f"--sanact={self.sanact}"], f"nvme sanitize {dev}",
+                         f"sanitize ({self.action} erase) of {dev}",
+                         f"nvme sanitize --sanact={self.sanact} on {dev} (all namespaces of the controller)",
+                         estimate_timeout(self.estimate_s, 4 * 3600))
 
     def state(self, dev: str) -> State:
         return sanitize_state(dev, self.tools)
-
-    def limit_s(self) -> float:
-        return estimate_timeout(self.estimate_s, 4 * 3600)
-
-    def detail(self, dev: str, argv: list[str], waited_s: float) -> str:
-        return (f"nvme sanitize --sanact={self.sanact} on {dev} (all namespaces of the controller), "
-                f"completed after {waited_s:.0f} s")
 
 
 class FormatPurge(DevicePurge):
@@ -490,9 +480,8 @@ class FormatPurge(DevicePurge):
 
     device_cls, tool = "nvme", "nvme"
 
-    def __init__(self, ses: int = 1, lbaf: int | None = None, notes: tuple[str, ...] | list[str] = (), *,
-                 tools: Tools | None = None):
-        super().__init__(notes, tools=tools)
+    def __init__(self, ses: int = 1, lbaf: int | None = None, notes: tuple[str, ...] | list[str] = (), **seams: Any):
+        super().__init__(notes, **seams)
         self.ses, self.lbaf = ses, lbaf
         self.name = "nvme-format" if ses == 1 else "nvme-format-crypto"
         kind = "user data erase" if ses == 1 else "cryptographic erase"

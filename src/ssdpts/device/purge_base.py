@@ -107,16 +107,18 @@ class DevicePurge:
     name = ""
     disclosure = ""
 
-    def __init__(self, notes: tuple[str, ...] | list[str] = (), *, tools: Tools | None = None):
+    def __init__(self, notes: tuple[str, ...] | list[str] = (), *, tools: Tools | None = None,
+                 guard: Callable[[Target], None] = recheck):
         self.notes = tuple(notes)
         self.tools = tools or Tools(destructive=True)
+        self.guard = guard  # the safety re-check before anything is sent to the device
 
     def applies(self, target: Target) -> bool:
         return (target.kind == "block" and not target.is_partition
                 and device_class(target) in (self.device_cls, "usb" if self.device_cls == "scsi" else ""))
 
     def _start(self, target: Target, log: Log) -> tuple[str, float]:
-        recheck(target)
+        self.guard(target)
         if self.tools.which(self.tool) is None:
             raise RunFailed(f"{self.tool} is not installed: install {PACKAGES.get(self.tool, self.tool)}, "
                             "or pass --purge=discard (a disclosed fallback, not a PTS purge)")
@@ -127,10 +129,22 @@ class DevicePurge:
         return PurgeRecord(self.name, self.disclosure, started, time.monotonic() - t0, True, detail, self.notes)
 
 
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One command-then-poll operation on one device node, and how messages name it."""
+
+    argv: list[str]
+    what: str  # the command, as error messages name it ("nvme sanitize /dev/nvme0")
+    progress: str  # the operation, as progress lines name it ("sanitize (block erase) of /dev/nvme0")
+    done: str  # what was done, for the record ("..., completed after N s" is added)
+    limit_s: float  # give up after this long (unless the method was given its own timeout)
+
+
 class CommandPollPurge(DevicePurge):
     """The one shape of NVMe Sanitize, ATA SANITIZE and SCSI SANITIZE / FORMAT UNIT: a command that
     returns as soon as the device has accepted the operation, then the device's progress polled
-    until it reports done (or failed, or the time limit passes)."""
+    until it reports done (or failed, or the time limit passes). A method says what to run
+    (``operation``) and how to read the device's progress (``state``)."""
 
     hint = ""  # what to do when the command fails
     interval_s = 10.0
@@ -140,34 +154,20 @@ class CommandPollPurge(DevicePurge):
         """The node the command addresses (the controller for NVMe, the disk otherwise)."""
         return f"/dev/{target.name}"
 
-    def command(self, dev: str) -> list[str]:
-        raise NotImplementedError
-
-    def command_what(self, dev: str, argv: list[str]) -> str:
-        """The command as error messages name it."""
-        raise NotImplementedError
-
-    def poll_what(self, dev: str) -> str:
-        """The operation as progress lines name it."""
+    def operation(self, dev: str) -> Operation:
         raise NotImplementedError
 
     def state(self, dev: str) -> State:
         raise NotImplementedError
 
-    def limit_s(self) -> float:
-        raise NotImplementedError
-
-    def detail(self, dev: str, argv: list[str], waited_s: float) -> str:
-        raise NotImplementedError
-
     def run(self, target: Target, log: Log = quiet) -> PurgeRecord:
         started, t0 = self._start(target, log)
         dev = self.device(target)
-        argv = self.command(dev)
-        self.tools.must(argv, self.command_what(dev, argv), self.hint)
-        waited = poll_until_done(lambda: self.state(dev), what=self.poll_what(dev),
-                                 timeout_s=self.timeout_s or self.limit_s(), log=log, interval_s=self.interval_s)
-        return self._record(started, t0, self.detail(dev, argv, waited))
+        op = self.operation(dev)
+        self.tools.must(op.argv, op.what, self.hint)
+        waited = poll_until_done(lambda: self.state(dev), what=op.progress, timeout_s=self.timeout_s or op.limit_s,
+                                 log=log, interval_s=self.interval_s)
+        return self._record(started, t0, f"{op.done}, completed after {waited:.0f} s")
 
 
 def estimate_timeout(estimate_s: float | None, default_s: float) -> float:

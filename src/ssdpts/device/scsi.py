@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ssdpts.device.purge_base import CommandPollPurge, State
+from ssdpts.device.purge_base import CommandPollPurge, Operation, State
 from ssdpts.device.tools import Gather, Tools
 
 
@@ -89,28 +89,17 @@ class SanitizePurge(_PolledByRequestSense):
     hint = "check sg_opcodes for SANITIZE support, or pass --purge=scsi-format"
 
     def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *, timeout_s: float | None = None,
-                 tools: Tools | None = None):
-        super().__init__(notes, tools=tools)
+                 **seams: Any):
+        super().__init__(notes, **seams)
         self.action = action
         self.name = f"scsi-sanitize-{action}"
         self.disclosure = f"SCSI SANITIZE, {'block erase' if action == 'block' else 'cryptographic erase'} (PTS purge)"
         self.timeout_s = timeout_s
         self.flag = "--block" if action == "block" else "--crypto"
 
-    def command(self, dev: str) -> list[str]:
-        return ["sg_sanitize", self.flag, "--quick", "--early", dev]
-
-    def command_what(self, dev: str, argv: list[str]) -> str:
-        return f"sg_sanitize {self.flag} {dev}"
-
-    def poll_what(self, dev: str) -> str:
-        return f"SCSI sanitize ({self.action}) of {dev}"
-
-    def limit_s(self) -> float:
-        return 24 * 3600
-
-    def detail(self, dev: str, argv: list[str], waited_s: float) -> str:
-        return f"sg_sanitize {self.flag} on {dev}, completed after {waited_s:.0f} s"
+    def operation(self, dev: str) -> Operation:
+        return Operation(["sg_sanitize", self.flag, "--quick", "--early", dev], f"sg_sanitize {self.flag} {dev}",
+                         f"SCSI sanitize ({self.action}) of {dev}", f"sg_sanitize {self.flag} on {dev}", 24 * 3600)
 
 
 def fmtpinfo(protection_type: int | None) -> list[str]:
@@ -128,21 +117,10 @@ class FormatPurge(_PolledByRequestSense):
     interval_s = 30
 
     def __init__(self, notes: tuple[str, ...] | list[str] = (), *, protection_type: int | None = None,
-                 timeout_s: float | None = None, tools: Tools | None = None):
-        super().__init__(notes, tools=tools)
+                 timeout_s: float | None = None, **seams: Any):
+        super().__init__(notes, **seams)
         self.protection_type, self.timeout_s = protection_type, timeout_s
 
-    def command(self, dev: str) -> list[str]:
-        return ["sg_format", "--format", "--quick", "--early", *fmtpinfo(self.protection_type), dev]
-
-    def command_what(self, dev: str, argv: list[str]) -> str:
-        return f"sg_format {dev}"
-
-    def poll_what(self, dev: str) -> str:
-        return f"FORMAT UNIT of {dev}"
-
-    def limit_s(self) -> float:
-        return 48 * 3600
-
-    def detail(self, dev: str, argv: list[str], waited_s: float) -> str:
-        return f"{' '.join(argv)}, completed after {waited_s:.0f} s"
+    def operation(self, dev: str) -> Operation:
+        argv = ["sg_format", "--format", "--quick", "--early", *fmtpinfo(self.protection_type), dev]
+        return Operation(argv, f"sg_format {dev}", f"FORMAT UNIT of {dev}", " ".join(argv), 48 * 3600)

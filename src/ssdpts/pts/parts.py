@@ -73,11 +73,6 @@ def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 51
     return parts
 
 
-def parts_for_target(spec: RunSpec, target: dict) -> list[Part]:
-    """The parts of a recorded run, from its manifest's target record (used by resume and reports)."""
-    return build_parts(spec, int(target["size_bytes"]), int(target.get("logical_block_size_bytes") or 512))
-
-
 MIN_ACTIVE_RANGE_BYTES = 64 * MiB
 
 
@@ -117,4 +112,4 @@ def cell_steps(test: str, part: str, round_no: int, workloads: list[Workload], s
     ]
 
 
-__all__ = ["Part", "Tracking", "build_parts", "deviations_for", "parts_for_target", "active_range_bytes", "fmt_block_size", "wipc_step", "cell_steps"]
+__all__ = ["Part", "Tracking", "build_parts", "deviations_for", "active_range_bytes", "fmt_block_size", "wipc_step", "cell_steps"]

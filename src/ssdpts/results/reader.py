@@ -153,11 +153,12 @@ def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
 def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
     """The results of a run from its step records, planned for the target it ran on."""
     from ..analysis import summarize_typed
-    from ..pts.parts import parts_for_target
+    from ..pts.parts import build_parts
 
     try:
         spec, target = manifest.run_spec_and_target()
-        parts = parts_for_target(spec, target)
+        # The steps a target cannot take (0.5KiB on a 4Kn drive) were never planned: plan the same.
+        parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
     except UserError as exc:
         raise UserError(f"cannot rebuild the results: summary.json is missing and {exc}; re-run or restore "
                         "summary.json") from None
