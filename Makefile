@@ -1,13 +1,13 @@
 # make demo: install what is needed, then a time-compressed PTS run of all four tests on a
 #            scratch loop device, ending in a report.
-# make test: install what is needed, then the test suite CI runs (unit, FakeExecutor runner, real
-#            fio on loop and zram devices as root, faults, report rendering), without the tests
-#            marked slow; make test-full runs every test (signals at every point of a run).
+# make test: install what is needed, the duplicate-code check (make lint), then the test suite CI runs (unit,
+#            FakeExecutor runner, real fio on loop and zram devices as root, faults, report rendering),
+#            without the tests marked slow; make test-full runs every test (signals at every point of a run).
 SHELL := /bin/bash
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_PACKAGES := fio util-linux e2fsprogs procps chromium poppler-utils
-.PHONY: install deps demo test test-full test-fast bench
+.PHONY: install deps demo lint test test-full test-fast bench
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -22,7 +22,12 @@ install: deps
 demo: install
 	ssdpts demo
 
-test: install
+# No block of six or more lines written twice in src/ssdpts (pylint's duplicate-code check,
+# configured in pyproject.toml); seconds. Module sizes and layering are tests (tests/unit/test_layout.py).
+lint: install
+	$(PYTHON) -m pylint src/ssdpts
+
+test: install lint
 	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow"
 
 test-full: install

@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 from ssdpts.device.fields import not_available
-from ssdpts.device.purge_base import CommandPollPurge, DevicePurge, Log, Operation, PurgeRecord, State, quiet
+from ssdpts.device import purge_base
+from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, quiet
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Tools, as_int, as_str, bit, parse_json
 from ssdpts.errors import RunFailed
@@ -326,20 +327,16 @@ def sanitize_state(dev: str, tools: Tools) -> State:
     return "running", None, "unknown state"
 
 
-class SanitizePurge(CommandPollPurge):
+class SanitizePurge(purge_base.SanitizePurge):
     """hdparm --sanitize-block-erase / --sanitize-crypto-scramble, polled with --sanitize-status."""
 
-    device_cls, tool = "ata", "hdparm"
+    device_cls, tool, interface, label = "ata", "hdparm", "ata", "ATA SANITIZE"
+    kinds = {"block": "block erase", "crypto": "crypto scramble"}
     hint = "check hdparm -I (SANITIZE feature set), or pass --purge=discard"
 
-    def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *, timeout_s: float | None = None,
-                 **seams: Any):
-        super().__init__(notes, **seams)
-        self.action = action
-        self.name = f"ata-sanitize-{action}"
-        self.disclosure = f"ATA SANITIZE, {'block erase' if action == 'block' else 'crypto scramble'} (PTS purge)"
-        self.timeout_s = timeout_s
-        self.op = "--sanitize-block-erase" if action == "block" else "--sanitize-crypto-scramble"
+    @property
+    def op(self) -> str:
+        return "--sanitize-block-erase" if self.action == "block" else "--sanitize-crypto-scramble"
 
     def operation(self, dev: str) -> Operation:
         return Operation(["hdparm", "--yes-i-know-what-i-am-doing", self.op, dev], f"hdparm {self.op} {dev}",

@@ -13,10 +13,10 @@ import os
 import re
 from typing import Any
 
+from ssdpts.device import purge_base
 from ssdpts.device import target as tgt
 from ssdpts.device.fields import not_available
-from ssdpts.device.purge_base import (CommandPollPurge, DevicePurge, Log, Operation, PurgeRecord, State,
-                                      estimate_timeout, quiet)
+from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, estimate_timeout, quiet
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Sysfs, Tools, as_int, as_str, bit, fill_missing, install_hint, parse_json
 from ssdpts.errors import RunFailed
@@ -444,21 +444,19 @@ def sanitize_state(ctrl_dev: str, tools: Tools) -> State:
     return "running", s["sanitize_progress_pct"], s["sanitize_status"] or "starting"
 
 
-class SanitizePurge(CommandPollPurge):
+class SanitizePurge(purge_base.SanitizePurge):
     """nvme sanitize --sanact=2 (block erase) or 4 (crypto erase), polled with sanitize-log. It
     erases every namespace of the controller (purge.choose_purge uses it only for a lone namespace)."""
 
-    device_cls, tool = "nvme", "nvme"
+    device_cls, tool, interface, label = "nvme", "nvme", "nvme", "NVMe Sanitize"
+    kinds = {"block": "block erase", "crypto": "crypto erase", "overwrite": "overwrite erase"}
     hint = "check the drive's sanitize-log, or pass --purge=nvme-format"
     interval_s = 5
 
     def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *,
-                 estimate_s: float | None = None, timeout_s: float | None = None, **seams: Any):
-        super().__init__(notes, **seams)
-        self.action = action
-        self.name = f"nvme-sanitize-{action}"
-        self.disclosure = f"NVMe Sanitize, {action} erase (PTS purge)"
-        self.estimate_s, self.timeout_s = estimate_s, timeout_s
+                 estimate_s: float | None = None, **kw: Any):
+        super().__init__(action, notes, **kw)
+        self.estimate_s = estimate_s
         self.sanact = {"block": "2", "crypto": "4", "overwrite": "3"}[action]
 
     def device(self, target: Target) -> str:

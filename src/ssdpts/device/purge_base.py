@@ -170,6 +170,22 @@ class CommandPollPurge(DevicePurge):
         return self._record(started, t0, f"{op.done}, completed after {waited:.0f} s")
 
 
+class SanitizePurge(CommandPollPurge):
+    """A SANITIZE of one kind (``action``: block erase, crypto erase, ...). The NVMe, ATA and SCSI
+    forms are named alike: ``--purge=<interface>-sanitize-<action>``."""
+
+    interface = ""  # nvme | ata | scsi
+    label = ""  # how the disclosure names the command ("NVMe Sanitize")
+    kinds: dict[str, str] = {}  # action -> how the disclosure names it
+
+    def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *,
+                 timeout_s: float | None = None, **seams: Any):
+        super().__init__(notes, **seams)
+        self.action, self.timeout_s = action, timeout_s
+        self.name = f"{self.interface}-sanitize-{action}"
+        self.disclosure = f"{self.label}, {self.kinds[action]} (PTS purge)"
+
+
 def estimate_timeout(estimate_s: float | None, default_s: float) -> float:
     """A generous limit: three times the device's estimate plus 10 minutes, else the default."""
     return 3 * estimate_s + 600 if estimate_s else default_s

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ssdpts.device.purge_base import CommandPollPurge, Operation, State
+from ssdpts.device import purge_base
+from ssdpts.device.purge_base import Operation, State
 from ssdpts.device.tools import Gather, Tools
 
 
@@ -75,27 +76,19 @@ def progress_state(dev: str, tools: Tools) -> State:
     return "running", None, "not ready"
 
 
-class _PolledByRequestSense(CommandPollPurge):
-    device_cls = "scsi"
+class SanitizePurge(purge_base.SanitizePurge):
+    """sg_sanitize --block|--crypto --quick --early, polled with sg_requests --progress."""
+
+    device_cls, tool, interface, label = "scsi", "sg_sanitize", "scsi", "SCSI SANITIZE"
+    kinds = {"block": "block erase", "crypto": "cryptographic erase"}
+    hint = "check sg_opcodes for SANITIZE support, or pass --purge=scsi-format"
+
+    @property
+    def flag(self) -> str:
+        return "--block" if self.action == "block" else "--crypto"
 
     def state(self, dev: str) -> State:
         return progress_state(dev, self.tools)
-
-
-class SanitizePurge(_PolledByRequestSense):
-    """sg_sanitize --block|--crypto --quick --early, polled with sg_requests --progress."""
-
-    tool = "sg_sanitize"
-    hint = "check sg_opcodes for SANITIZE support, or pass --purge=scsi-format"
-
-    def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *, timeout_s: float | None = None,
-                 **seams: Any):
-        super().__init__(notes, **seams)
-        self.action = action
-        self.name = f"scsi-sanitize-{action}"
-        self.disclosure = f"SCSI SANITIZE, {'block erase' if action == 'block' else 'cryptographic erase'} (PTS purge)"
-        self.timeout_s = timeout_s
-        self.flag = "--block" if action == "block" else "--crypto"
 
     def operation(self, dev: str) -> Operation:
         return Operation(["sg_sanitize", self.flag, "--quick", "--early", dev], f"sg_sanitize {self.flag} {dev}",
@@ -107,10 +100,10 @@ def fmtpinfo(protection_type: int | None) -> list[str]:
     return {1: ["--fmtpinfo=2"], 2: ["--fmtpinfo=3"], 3: ["--fmtpinfo=3", "--pfu=1"]}.get(protection_type or 0, [])
 
 
-class FormatPurge(_PolledByRequestSense):
+class FormatPurge(purge_base.CommandPollPurge):
     """sg_format --format (keeps the block size and protection type), polled with sg_requests."""
 
-    tool = "sg_format"
+    device_cls, tool = "scsi", "sg_format"
     name = "scsi-format"
     disclosure = "SCSI FORMAT UNIT (PTS purge)"
     hint = "check the drive, or pass --purge=discard (a disclosed fallback)"
@@ -120,6 +113,9 @@ class FormatPurge(_PolledByRequestSense):
                  timeout_s: float | None = None, **seams: Any):
         super().__init__(notes, **seams)
         self.protection_type, self.timeout_s = protection_type, timeout_s
+
+    def state(self, dev: str) -> State:
+        return progress_state(dev, self.tools)
 
     def operation(self, dev: str) -> Operation:
         argv = ["sg_format", "--format", "--quick", "--early", *fmtpinfo(self.protection_type), dev]
