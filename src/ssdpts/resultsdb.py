@@ -29,9 +29,8 @@ from typing import Any, Iterable
 
 from .errors import UserError
 from .results.cells import table_cells
-from .results.reader import RunResults, read_run
+from .results.reader import RunResults, find_run_dirs, read_run
 from .results.registry import RUN_FIELDS
-from .store import MANIFEST
 
 SCHEMA_VERSION = 1
 ENV_DB = "SSDPTS_DB"
@@ -307,23 +306,6 @@ def record_run(run_dir: str | Path, db_path: str | Path | None = None) -> str:
 
 
 # ---- rebuild ---------------------------------------------------------------------------------------
-
-def find_run_dirs(dirs: Iterable[str | Path]) -> list[Path]:
-    """Every run directory in or under the given directories (a run directory may be given itself).
-    The search does not descend into a run directory."""
-    out: list[Path] = []
-    for d in dirs:
-        d = Path(d)
-        if not d.is_dir():
-            raise UserError(f"{d} is not a directory: give directories that hold run directories")
-        for root, subdirs, files in os.walk(d):
-            if MANIFEST in files:
-                out.append(Path(root))
-                subdirs[:] = []
-            else:
-                subdirs.sort()
-    return list(dict.fromkeys(out))
-
 
 def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[list[RunResults], list[str]]:
     """Recreate the database from run directories: built in a new file, then renamed over the old

@@ -19,7 +19,7 @@ from .engine.base import Area, Executor
 from .errors import UserError
 from .runner import RunContext, execute
 from .pts.runspec import RunSpec
-from .pts.parts import active_range_bytes, build_parts, deviations_for, required_bytes
+from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes
 from .store import RunStore, utc_now
 
 

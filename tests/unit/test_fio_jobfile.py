@@ -11,7 +11,7 @@ from ssdpts.engine.base import Area, Batch
 from ssdpts.engine.fio import FioExecutor, render_job_file
 from ssdpts.errors import RunFailed
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.pts.parts import build_parts
+from ssdpts.pts.plan import build_parts
 from ssdpts.pts.workload import Step, Workload
 
 KiB = 1024

@@ -62,7 +62,9 @@ NEVER = [
     ("ssdpts.results", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.resultsdb", "ssdpts.runner",
                         "ssdpts.session", "ssdpts.engine")),
     ("ssdpts.compare", ("ssdpts.report", "ssdpts.cli", "ssdpts.store", "ssdpts.runner", "ssdpts.session")),
-    ("ssdpts.resultsdb", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.runner", "ssdpts.session")),
+    ("ssdpts.resultsdb", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.store", "ssdpts.runner",
+                          "ssdpts.session")),
+    ("ssdpts.report", ("ssdpts.store", "ssdpts.runner", "ssdpts.session", "ssdpts.engine", "ssdpts.device")),
 ]
 
 

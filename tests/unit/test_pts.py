@@ -7,7 +7,7 @@ import pytest
 
 from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec, expand_tests
-from ssdpts.pts.parts import active_range_bytes, build_parts, required_bytes
+from ssdpts.pts.plan import active_range_bytes, build_parts, required_bytes
 
 KiB = 1024
 MiB = 1024 * KiB

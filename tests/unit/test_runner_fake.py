@@ -18,7 +18,7 @@ from ssdpts.engine.fake import FakeExecutor, default_model
 from ssdpts.errors import Interrupted, RunFailed, UserError
 from ssdpts.session import resume_run, start_run
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.pts.parts import build_parts
+from ssdpts.pts.plan import build_parts
 from ssdpts.pts.workload import Step, Workload
 from ssdpts.store import RunStore
 

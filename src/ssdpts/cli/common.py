@@ -67,7 +67,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
 def prepare(args: argparse.Namespace) -> Prepared:
     """Validate everything that can be validated without touching a device."""
     from ..device.target import open_target
-    from ..pts.parts import build_parts
+    from ..pts.plan import build_parts
 
     tests = expand_tests(args.tests)
     spec = build_spec(args, tests)

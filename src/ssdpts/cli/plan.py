@@ -25,7 +25,7 @@ def cmd(args) -> int:
     from ..engine.base import Area, Batch
     from ..engine.fio import render_job_file
     from ..pts.steady_state import WINDOW_ROUNDS
-    from ..pts.parts import active_range_bytes
+    from ..pts.plan import active_range_bytes
 
     prep = prepare(args)
     spec, target = prep.spec, prep.target

@@ -5,8 +5,11 @@
     profiles.py      the Enterprise and Client parameter sets
     runspec.py       RunSpec: the validated options of a run
     steady_state.py  the steady-state rule (PTS 2.0.2 §2.1.24)
-    parts.py         Part and Tracking: purge -> WIPC -> rounds until the stop rule; build_parts
-    iops.py tp.py lat.py wsat.py   one module per test: its steps, tracking variables and table
+    parts.py         Part and Tracking: purge -> WIPC -> rounds until the stop rule
+    tables.py        what every test's measurement-window table shares
+    iops.py tp.py lat.py wsat.py   one module per test: its parts, tracking variables and table
+    registry.py      the tests, in run order
+    plan.py          a run's parts for its target (build_parts), active range, forced deviations
 
-A new test is a new module here, registered in parts.build_parts (see docs/architecture.md).
+A new test is a new module here, listed in registry.py (see docs/architecture.md).
 """

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from ..errors import UserError
@@ -153,7 +154,7 @@ def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
 def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
     """The results of a run from its step records, planned for the target it ran on."""
     from ..analysis import summarize_typed
-    from ..pts.parts import build_parts
+    from ..pts.plan import build_parts
 
     try:
         spec, target = manifest.run_spec_and_target()
@@ -165,6 +166,23 @@ def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
     deviations = list(manifest.deviations) if manifest.deviations is not None else spec.deviations()
     return summarize_typed(parts, records, target.size_bytes, status=manifest.status or "running",
                            deviations=deviations)
+
+
+def find_run_dirs(dirs: Iterable[str | Path]) -> list[Path]:
+    """Every run directory in or under the given directories (a run directory may be given itself).
+    The search does not descend into a run directory."""
+    out: list[Path] = []
+    for d in dirs:
+        d = Path(d)
+        if not d.is_dir():
+            raise UserError(f"{d} is not a directory: give directories that hold run directories")
+        for root, subdirs, files in os.walk(d):
+            if MANIFEST in files:
+                out.append(Path(root))
+                subdirs[:] = []
+            else:
+                subdirs.sort()
+    return list(dict.fromkeys(out))
 
 
 def read_runs(paths: Iterable[str | Path], *, need_summary: str) -> list[RunResults]:
