@@ -287,15 +287,42 @@ class ReferenceSSD:
     def describe_file(self, path: Path) -> Path:
         """A description for ssdpts --describe: says the target is the simulated reference SSD and
         lists its parameters (ssdpts cannot read them from a loop device)."""
-        p = self.params()
-        doc = {
-            "simulated": True,
-            "vendor": "ssdpts project",
-            "model": "refssd reference SSD (simulated)",
-            "nand_type": "simulated (page-mapped FTL model, no cell physics)",
-            "notes": ("Target is the refssd reference SSD: a simulated drive served in real time through FUSE "
-                      "and a loop device, not a physical SSD. Its parameters are listed under 'refssd'."),
-            "refssd": p,
-        }
-        Path(path).write_text(json.dumps(doc, indent=1))
+        Path(path).write_text(json.dumps(description(self.params()), indent=1))
         return Path(path)
+
+
+def description(p: dict) -> dict:
+    """What ssdpts stores with a run on the reference SSD (--describe): the drive's parameters,
+    with units, and the closed-form figures they imply."""
+    cache = (f"volatile, {p['write_cache_pages']} pages" if p["write_cache_pages"] else
+             "none (writes complete when programmed)")
+    return {
+        "simulated": True,
+        "vendor": "ssdpts project",
+        "model": "refssd reference SSD (simulated)",
+        "nand_type": "simulated (page-mapped FTL model, no cell physics)",
+        "notes": ("the target is the refssd reference SSD: a drive simulated in real time and served "
+                  "through FUSE and a loop device with direct I/O, not a physical SSD"),
+        "refssd": {
+            "user_capacity_bytes": p["capacity_bytes"],
+            "over_provisioning_pct": round(100 * p["op"], 3),
+            "spare_factor": round(p["spare_factor"], 4),
+            "page_kib": p["page_bytes"] / 1024,
+            "pages_per_block": p["pages_per_block"],
+            "channels_x_dies": f"{p['channels']} x {p['dies_per_channel']}",
+            "t_read_us": p["t_read_ns"] / 1e3,
+            "t_prog_us": p["t_prog_ns"] / 1e3,
+            "t_erase_us": p["t_erase_ns"] / 1e3,
+            "channel_mb_per_s": p["channel_mb_s"],
+            "host_link_mb_per_s": p["host_mb_s"],
+            "command_overhead_us": p["t_cmd_ns"] / 1e3,
+            "write_cache": cache,
+            "gc": f"greedy, paced; starts at {p['gc_free_blocks']} free block(s) per die",
+            "idle_gc": (f"after {p['bg_gc_idle_ns'] / 1e6:g} ms idle, up to {100 * p['bg_gc_free_fraction']:g}% "
+                        "of the spare blocks"),
+            "fob_4k_write_iops_model": round(fob_write_iops(p)),
+            "steady_wa_closed_form": round(wa_greedy_uniform(p["spare_factor"]), 3),
+            "steady_4k_write_iops_closed_form": round(steady_write_iops(p)),
+            "documentation": "docs/reference-ssd.md",
+        },
+    }
