@@ -43,7 +43,7 @@ impl Default for Config {
             t_trim_page_ns: 2,
             write_cache_pages: 0,
             gc_free_blocks: 1,
-            bg_gc_idle_ns: 50_000_000,
+            bg_gc_idle_ns: 200_000_000,
             bg_gc_free_fraction: 0.5,
             store_data: true,
         }

@@ -7,7 +7,7 @@
 //! DRIVE OPTIONS (defaults in config.rs): --capacity 256M --op 0.25 --page-bytes 4096
 //! --pages-per-block 64 --channels 4 --dies-per-channel 2 --t-read-us 60 --t-prog-us 1000
 //! --t-erase-us 3000 --channel-mb-s 800 --host-mb-s 1500 --t-cmd-us 5 --write-cache-pages 0
-//! --gc-free-blocks 1 --bg-gc-idle-ms 50 --bg-gc-free-fraction 0.5 --store-data yes
+//! --gc-free-blocks 1 --bg-gc-idle-ms 200 --bg-gc-free-fraction 0.5 --store-data yes
 //! --time-scale K (multiply every timing by K; 0 = a drive with no latency, to measure the
 //! serving overhead alone)
 
