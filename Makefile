@@ -9,6 +9,8 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# rustup puts cargo in ~/.cargo/bin, which a non-login shell may not have on its PATH
+CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 DEB_PACKAGES := fio util-linux e2fsprogs procps chromium poppler-utils fuse3
 .PHONY: install deps refssd demo demo-ssd test test-full test-fast bench
 
@@ -24,7 +26,7 @@ install: deps
 
 # The reference SSD is a Rust program (cargo from rustup; crates from crates.io, pinned by Cargo.lock).
 refssd:
-	cargo build --release --locked -q --manifest-path refssd/Cargo.toml
+	$(CARGO) build --release --locked -q --manifest-path refssd/Cargo.toml
 
 demo: install
 	ssdpts demo
@@ -33,7 +35,7 @@ demo-ssd: install refssd
 	$(PYTHON) refssd/demo.py
 
 test: install refssd
-	cargo test --release --locked -q --manifest-path refssd/Cargo.toml
+	$(CARGO) test --release --locked -q --manifest-path refssd/Cargo.toml
 	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow"
 
 test-full: install refssd

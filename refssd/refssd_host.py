@@ -38,9 +38,10 @@ def build(quiet: bool = True) -> Path:
     sources = [HERE / "Cargo.toml", HERE / "Cargo.lock", *sorted((HERE / "src").glob("*.rs"))]
     if BINARY.exists() and BINARY.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return BINARY
-    if shutil.which("cargo") is None:
+    cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+    if not os.access(cargo, os.X_OK):
         raise RefSSDError("cargo is not installed: the reference SSD is a Rust program (install Rust with rustup)")
-    cmd = ["cargo", "build", "--release", "--locked", "--manifest-path", str(HERE / "Cargo.toml")]
+    cmd = [cargo, "build", "--release", "--locked", "--manifest-path", str(HERE / "Cargo.toml")]
     if quiet:
         cmd.append("-q")
     proc = subprocess.run(cmd, capture_output=quiet, text=True)
