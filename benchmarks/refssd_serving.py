@@ -126,9 +126,7 @@ def main() -> int:
                         time.sleep(0.3)
                         tr = refssd_host.Truth.load(tmp / "truth.jsonl")
                         row["qd32_model_iops"] = tr.rate("host_write_ios", r32["t0"] + 0.5, r32["t1"] - 0.5)
-                        row["qd1_model_lat_us"] = (tr.sum("write_lat_mean_us", r1["t0"] + 0.2, r1["t1"] - 0.2) /
-                                                   max(1e-9, sum(f for iv, f in tr._overlap(r1["t0"] + 0.2, r1["t1"] - 0.2)
-                                                                 if iv["host_write_ios"])))
+                        row["qd1_model_lat_us"] = tr.lat_mean_us("write", r1["t0"] + 0.2, r1["t1"] - 0.2)
                     res[s.name].append(row)
                 finally:
                     s.stop()
@@ -137,7 +135,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"4 KiB random write through loop (direct I/O) over a FUSE file, fio io_uring, {args.repeat} runs each "
-          f"(median [min-max]); load average before: {os.getloadavg()[0]:.1f}")
+          f"(median [min-max]); load average at the end: {os.getloadavg()[0]:.1f}")
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     for name, rows in res.items():
         def f(k, fmt="{:.0f}"):
@@ -145,7 +143,7 @@ def main() -> int:
             return f"{fmt.format(med(xs))} [{fmt.format(min(xs))}-{fmt.format(max(xs))}]" if xs else "-"
         line = f"  {name:16s} QD32 {f('qd32_iops')} IOPS, mean {f('qd32_lat_us')} us; QD1 mean {f('qd1_lat_us')} us"
         if name == "refssd":
-            line += f"; modeled: QD32 {f('qd32_model_iops')} IOPS, QD1 {f('qd1_model_lat_us')} us"
+            line += f"; simulator: QD32 {f('qd32_model_iops')} IOPS served, QD1 {f('qd1_model_lat_us')} us modeled"
         print(line)
     for s in skipped:
         print(f"  skipped: {s}")

@@ -155,6 +155,16 @@ class Truth:
         """Per-second rate of ``key`` over [t0, t1], intervals at the edges counted pro rata."""
         return self.sum(key, t0, t1) / (t1 - t0)
 
+    def lat_mean_us(self, op: str, t0: float, t1: float) -> float:
+        """Mean modeled service time of reads ("read") or writes ("write") completed in [t0, t1]."""
+        n = s = 0.0
+        for iv, f in self._overlap(t0, t1):
+            k = iv[f"host_{op}_ios"] * f
+            if k:
+                n += k
+                s += k * iv[f"{op}_lat_mean_us"]
+        return s / n if n else float("nan")
+
     def wa(self, t0: float, t1: float) -> float:
         return self.sum("flash_prog_pages", t0, t1) / max(1.0, self.sum("host_write_pages", t0, t1))
 
