@@ -300,6 +300,28 @@ def test_device_strings_are_escaped(tmp_path):
 
 # ---- other inputs -----------------------------------------------------------------------------------
 
+
+def test_description_is_shown_and_a_simulated_device_is_disclosed(tmp_path):
+    """--describe FILE is what no tool can read from the device: every field reaches the report
+    header (nested tables as dotted names), and a description that says the device is simulated
+    puts a banner on the first page of both formats."""
+    run = make_run(tmp_path, ("lat",), max_rounds=5)
+    man = read(run, "manifest.json")
+    man["description"] = {"simulated": True, "model": "Ref drive", "notes": "a simulation, not a physical SSD",
+                          "refssd": {"t_prog_us": 1000.0, "channels_x_dies": "4 x 2"}}
+    (run / "manifest.json").write_text(json.dumps(man))
+    html_path, pdf_path = render(run)
+    doc = re.sub(r"\s+", " ", text(html_path.read_text(encoding="utf-8")))
+    assert "simulated device under test" in doc and "a simulation, not a physical SSD" in doc
+    assert "refssd.t_prog_us 1000.0" in doc and "refssd.channels_x_dies 4 x 2" in doc
+    assert "Ref drive (described)" in doc  # the file target reports no model of its own
+    pdf = subprocess.run(["pdftotext", "-layout", str(pdf_path), "-"], capture_output=True, text=True).stdout
+    assert "simulated device under test" in pdf and "refssd.t_prog_us" in pdf
+    man["description"] = {"nand_type": "TLC"}
+    (run / "manifest.json").write_text(json.dumps(man))
+    doc = re.sub(r"\s+", " ", text(render(run)[0].read_text(encoding="utf-8")))
+    assert "simulated device under test" not in doc and "nand_type TLC" in doc
+
 def test_missing_summary_is_recomputed(tmp_path):
     run = make_run(tmp_path, ("iops",), max_rounds=5)
     expected = read(run, "summary.json")["parts"]["iops"]["table"]

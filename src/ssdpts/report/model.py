@@ -186,6 +186,7 @@ class Report:
     sections: list[Section]
     generated: str
     short_header: dict[str, str]  # a few fields for every PDF page: pts, device, run date...
+    description: list[tuple[str, str]] = field(default_factory=list)  # --describe FILE, flattened
 
     @property
     def toc(self) -> list[tuple[Section, list[Section]]]:
@@ -270,6 +271,7 @@ class Builder:
                 "software": f"ssdpts {self.man.ssdpts_version or '?'}, {self.man.fio_version or '?'}",
                 "sponsor": self.sponsor(),
             },
+            description=self.description_fields(),
         )
 
     def partial_alert(self) -> Alert | None:
@@ -300,8 +302,33 @@ class Builder:
                  else "not PTS compliant")
         return Alert("warn", title, devs + extra)
 
+    def _description(self) -> dict:
+        desc = self.man.description
+        return desc if isinstance(desc, dict) else {}
+
+    def description_fields(self) -> list[tuple[str, str]]:
+        """Every field of the --describe file, nested tables as dotted names: what no tool could
+        read from the device, as the operator supplied it."""
+        out: list[tuple[str, str]] = []
+
+        def walk(prefix: str, v: Any) -> None:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    walk(f"{prefix}.{k}" if prefix else str(k), x)
+            elif v is not None:
+                out.append((prefix, ", ".join(map(str, v)) if isinstance(v, list) else str(v)))
+
+        walk("", self._description())
+        return out
+
     def notices(self) -> list[Alert]:
         out = []
+        desc = self._description()
+        if desc.get("simulated"):
+            # A simulated drive cannot say so through the block device: the description file does.
+            out.append(Alert("warn", "simulated device under test", [
+                str(desc.get("notes") or "the description file says the device under test is simulated"),
+                "its parameters, from the description file, are under 'Device description' in the report header"]))
         if self.man.executor == "fake":
             out.append(Alert("info", "synthetic data", [
                 "the measurements come from ssdpts' FakeExecutor (a model of a drive), not from fio on a device"]))
@@ -378,9 +405,10 @@ class Builder:
         wc = (f"{wc_state}" if wc_state else NA) + (f" (profile asks: {wc_req})" if wc_req else "")
         iface = self._t("transport") or self._t("kind") or None
         lbs = self._t("logical_block_size_bytes")
+        described = lambda k: f"{desc[k]} (described)" if desc.get(k) else None  # noqa: E731
         return [
-            ("Vendor", _na(self._t("vendor"))),
-            ("Model", _na(self._t("model"))),
+            ("Vendor", _na(self._t("vendor") or described("vendor"))),
+            ("Model", _na(self._t("model") or described("model"))),
             ("Serial number", _na(self._t("serial"))),
             ("Firmware", _na(self._t("firmware"))),
             ("Capacity", fmt_bytes10(self._t("size_bytes"))),
