@@ -11,10 +11,10 @@ import errno
 import time
 from typing import Callable, Protocol
 
-from . import analysis, verify
+from . import analysis
 from .engine.base import Area, Batch, Executor
 from .errors import DeviceUnsafe, Interrupted, RunFailed, Signalled
-from .spec.tests import Part
+from .pts.parts import Part
 from .store import RunStore, disk_error, utc_now
 
 
@@ -256,9 +256,9 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict
         rec["batch_wall_s"] = round(wall, 4)
         rec["telemetry"] = _telemetry(src, snaps, i)
         recs.append(rec)
-    # Checksums first, steps second: steps.jsonl stays the commit point of a round (verify.py).
+    # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
     try:
-        verify.record_round(ctx.store, part.id, name, [job, out, out.with_suffix(".log")], len(recs))
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], len(recs))
     except OSError as exc:
         raise disk_error(out, exc, ctx.store.path) from None
     ctx.store.append_steps(recs)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 import sys
 
-from . import __version__, preflight, verify
+from . import __version__, preflight
 from .device import audit, fingerprint, host, identify, safety, telemetry, writecache
 from .device.claim import Claim
 from .device.purge import is_pts_purge, select_purge
@@ -19,8 +19,9 @@ from .device.target import Target, open_target
 from .engine.base import Area, Executor
 from .errors import UserError
 from .runner import RunContext, execute
-from .spec.runspec import RunSpec
-from .spec.tests import active_range_bytes, build_parts, deviations_for, required_bytes
+from .pts.runspec import RunSpec
+from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes
+from .results import integrity
 from .store import RunStore, utc_now
 
 
@@ -175,10 +176,10 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         path = recorded["path"]
     except (KeyError, TypeError) as exc:
         raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
-    damage = verify.check(run_dir)
+    damage = integrity.check(run_dir)
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "
-                        f"{verify.describe(damage.problems, run_dir)}; restore the files or start a new run")
+                        f"{integrity.describe(damage.problems, run_dir)}; restore the files or start a new run")
     target = open_target(path)
     before = man.get("fingerprint")
     now = fingerprint.take(target)
@@ -218,7 +219,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
             safety.check_writable(target, needed_bytes=target.size_bytes, confirm=None)  # still ssdpts's file?
         claim.claim_device()
         claim.set_run_dir(store.path)
-        forgotten = verify.forget_unbacked_rounds(store)
+        forgotten = store.forget_unbacked_rounds()
         resumptions = man.get("resumptions", [])
         resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
                             "steps_kept": sum(1 for _ in store.iter_steps()),

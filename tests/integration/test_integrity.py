@@ -24,7 +24,7 @@ def complete_run(tmp_path_factory) -> Path:
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor
     from ssdpts.session import start_run
-    from ssdpts.spec.runspec import RunSpec
+    from ssdpts.pts.runspec import RunSpec
 
     if os.geteuid() != 0:
         pytest.skip("needs root like the other device tests")

@@ -297,7 +297,7 @@ def test_replaced_file_target_is_refused(tmp_path):
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor
     from ssdpts.session import start_run
-    from ssdpts.spec.runspec import RunSpec
+    from ssdpts.pts.runspec import RunSpec
 
     path = tmp_path / "target.img"
     spec = RunSpec(tests=("lat",), step_seconds=0.1, max_rounds=5)
@@ -346,7 +346,7 @@ def test_zram_reset_and_recreated_needs_the_confirmation_again(make_zram, tmp_pa
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.errors import Interrupted
     from ssdpts.session import resume_run, start_run
-    from ssdpts.spec.runspec import RunSpec
+    from ssdpts.pts.runspec import RunSpec
 
     size = 256 << 20
     dev = make_zram(size)
@@ -402,7 +402,7 @@ def test_purge_beside_the_claim(make_loop, monkeypatch, method, lend):
     dev = make_loop("64M")
     random_fill(dev)
     if lend:
-        monkeypatch.setattr(purge, "_blkdiscard_force", lambda: [])
+        monkeypatch.setattr(purge, "_blkdiscard_force", lambda tools: [])
         r = subprocess.run(["blkdiscard", dev], capture_output=True, text=True)
         assert r.returncode == 0  # nobody holds it yet: without --force it works...
         random_fill(dev)

@@ -9,8 +9,8 @@ import pytest
 
 from ssdpts import preflight
 from ssdpts.errors import UserError
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import build_parts
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import build_parts
 
 
 def parts(**kw):

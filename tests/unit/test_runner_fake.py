@@ -17,9 +17,9 @@ from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor, default_model
 from ssdpts.errors import Interrupted, RunFailed, UserError
 from ssdpts.session import resume_run, start_run
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import build_parts
-from ssdpts.spec.workload import Step, Workload
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import build_parts
+from ssdpts.pts.workload import Step, Workload
 from ssdpts.store import RunStore
 
 KiB = 1024
@@ -476,22 +476,23 @@ def test_device_unsafe_between_rounds_stops_interrupted_and_resumes(tmp_path, sm
 
 
 def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
-    from ssdpts import verify
+    from ssdpts.results import integrity
+    from ssdpts.store import file_digest
 
     run_dir, _ = small_baseline
     rounds = manifest(run_dir)["parts"]["iops"]["rounds"]
     assert list(rounds)[:2] == ["wipc", "round-001"] and rounds["wipc"]["steps"] == 1
     assert rounds["round-001"]["steps"] == 56
     f = rounds["round-001"]["files"]["fio/iops/round-001.json"]
-    assert f == verify.file_entry(run_dir / "fio/iops/round-001.json")
-    res = verify.check(run_dir)
+    assert f == file_digest(run_dir / "fio/iops/round-001.json")
+    res = integrity.check(run_dir)
     assert res.intact and res.rounds_checked == sum(len(p["rounds"]) for p in manifest(run_dir)["parts"].values())
 
 
 def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseline):
     """A crash between recording a round's checksums and appending its steps: not damage; resume
     measures the round again and the finished run verifies."""
-    from ssdpts import verify
+    from ssdpts.results import integrity
 
     with pytest.raises(Interrupted):
         start(tmp_path, SMALL, FakeExecutor(interrupt_on_batch=4))  # after iops rounds 1-2
@@ -500,14 +501,14 @@ def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseli
     job, out = store.fio_paths("iops", "round-003")
     job.write_text("; in flight\n")
     out.write_text("{}")
-    verify.record_round(store, "iops", "round-003", [job, out], 56)
-    res = verify.check(run_dir)
+    store.record_round("iops", "round-003", [job, out], 56)
+    res = integrity.check(run_dir)
     assert res.intact and any("round 3 of iops" in n and "in flight" in n for n in res.notes)
     ex = FakeExecutor()
     resume_run(run_dir, executor=ex)
     assert ex.batches[0].steps[0].round == 3
     assert manifest(run_dir)["resumptions"][0]["rounds_measured_again"] == ["iops round-003"]
-    assert verify.check(run_dir).intact
+    assert integrity.check(run_dir).intact
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(small_baseline[0])))
 
 

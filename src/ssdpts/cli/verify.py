@@ -14,12 +14,12 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from .. import verify
+    from ..results import integrity
 
-    results = [verify.check(d) for d in args.run_dirs]
+    results = [integrity.check(d) for d in args.run_dirs]
     for res in results:
         if args.json:
-            print(verify.to_json(res))
+            print(integrity.to_json(res))
             continue
         print(res.summary_line())
         for p in res.problems:

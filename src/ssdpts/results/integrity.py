@@ -2,9 +2,10 @@
 
 After every round (and every WIPC) the runner records in the manifest, under
 ``parts.<part>.rounds.<round>``, the raw files fio wrote (job file, json+, console log) with their
-size and SHA-256, and the number of steps the round added to steps.jsonl. It is recorded *before*
-the steps are appended: steps.jsonl stays the commit point, so a crash in between leaves a recorded
-round without steps, which resume measures again (and :func:`forget_unbacked_rounds` forgets).
+size and SHA-256, and the number of steps the round added to steps.jsonl (store.record_round). It
+is recorded *before* the steps are appended: steps.jsonl stays the commit point, so a crash in
+between leaves a recorded round without steps, which resume measures again
+(store.forget_unbacked_rounds).
 
 :func:`check` compares the directory with those records: a missing, truncated or altered raw file,
 a round with fewer step lines than it wrote, a steps.jsonl cut off mid-line, a missing summary.
@@ -18,54 +19,13 @@ flight when the run stopped: resume measures it again, so that is noted, not a p
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from .errors import UserError
-from .store import STEPS, SUMMARY, RunStore
-
-_CHUNK = 1 << 20
-
-
-def file_entry(path: Path) -> dict[str, Any]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-    return {"bytes": size, "sha256": h.hexdigest()}
-
-
-def record_round(store: RunStore, part_id: str, name: str, paths: list[Path], n_steps: int) -> None:
-    """Record the raw files of round ``name`` ("wipc", "round-003") of ``part_id`` and its step count."""
-    files = {store.rel(p): file_entry(p) for p in paths if p.exists()}
-    parts = store.manifest().get("parts") or {}
-    parts.setdefault(part_id, {}).setdefault("rounds", {})[name] = {"steps": n_steps, "files": files}
-    store.update_manifest(parts=parts)  # the store writes the run directory (DESIGN.md)
-
-
-def forget_unbacked_rounds(store: RunStore) -> list[str]:
-    """Drop the records of rounds that have no complete step lines (the round in flight when the run
-    stopped, or rounds cut off steps.jsonl): resume measures them again. Returns what was dropped."""
-    counts = _step_counts(store.steps())
-    doc = store.manifest()
-    dropped = []
-    for pid, part in (doc.get("parts") or {}).items():
-        rounds = part.get("rounds") if isinstance(part, dict) else None
-        if not isinstance(rounds, dict):
-            continue
-        for name, rec in list(rounds.items()):
-            if counts.get(_json_of(rec), 0) < int(rec.get("steps", 0)):
-                del rounds[name]
-                dropped.append(f"{pid} {name}")
-    if dropped:
-        store.update_manifest(parts=doc["parts"])
-    return dropped
+from ..errors import UserError
+from ..store import STEPS, SUMMARY, RunStore, file_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +153,7 @@ def _file_problem(run_dir: Path, rel: str, entry: dict, what: str) -> Problem | 
     affects = f"{role} of {what}" + (": its numbers cannot be recomputed" if kind == ".json" else "")
     if not path.is_file():
         return Problem(rel, "is missing", affects)
-    now = file_entry(path)
+    now = file_digest(path)
     if now["bytes"] < entry.get("bytes", 0):
         return Problem(rel, f"is truncated ({now['bytes']} of {entry['bytes']} bytes)", affects)
     if now != {"bytes": entry.get("bytes"), "sha256": entry.get("sha256")}:
