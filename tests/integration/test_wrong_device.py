@@ -198,10 +198,17 @@ def test_partition_and_mount_fail_while_a_run_holds_the_device(make_loop, tmp_pa
 
 
 def _freeze(run: Path, proc: subprocess.Popen, sig: int) -> None:
-    """SIGSTOP/SIGCONT ssdpts and its fio (fio has a session of its own)."""
-    pids = subprocess.run(["pgrep", "-f", f"fio .*{run}/fio/"], capture_output=True, text=True).stdout.split()
-    for pid in [proc.pid, *map(int, pids)]:
-        os.kill(pid, sig)
+    """SIGSTOP/SIGCONT ssdpts and its fio (fio has a session of its own). ssdpts first, then fio,
+    looked for a few times: a fio started just before ssdpts stopped must not run on unseen."""
+    os.kill(proc.pid, sig)
+    for _ in range(3):
+        pids = subprocess.run(["pgrep", "-f", f"fio .*{run}/fio/"], capture_output=True, text=True).stdout.split()
+        for pid in map(int, pids):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
 
 
 def test_second_run_or_resume_on_a_busy_device_is_refused(make_loop, tmp_path):
@@ -213,8 +220,9 @@ def test_second_run_or_resume_on_a_busy_device_is_refused(make_loop, tmp_path):
     run = wait_lines(out, 1 + 9, proc)
     _freeze(run, proc, signal.SIGSTOP)  # so that a write by the second run would show in the checksum
     try:
-        time.sleep(0.5)  # in-flight I/O completes
         before = checksum(dev)
+        time.sleep(0.5)
+        assert checksum(dev) == before, "the first run did not hold still (its I/O went on)"
         other = tmp_path / "other"
         for target in (dev, str(link)):
             line = refused(ssdpts("run", "lat", "--target", target, *LAT, "--destroy-data-on", target,
@@ -263,6 +271,7 @@ def test_two_partitions_of_one_disk_and_two_loops_on_one_file_are_one_device(mak
     out = tmp_path / "runs"
     proc = start_run_bg(p1, out)
     run = wait_lines(out, 1, proc)
+    os.kill(proc.pid, signal.SIGSTOP)  # the first run holds p1 (and the disk's lock) until it is let go
     try:
         before = checksum(p2)
         refused(ssdpts("run", "lat", "--target", p2, *LAT, "--destroy-data-on", p2, "--out", str(tmp_path / "o"),
@@ -272,7 +281,7 @@ def test_two_partitions_of_one_disk_and_two_loops_on_one_file_are_one_device(mak
                        "--quiet"), str(img), "in use by the ssdpts run", str(run))
         assert not (tmp_path / "o").exists()
     finally:
-        proc.kill()
+        proc.kill()  # SIGKILL works on a stopped process
         proc.communicate(timeout=120)
 
 
