@@ -8,6 +8,11 @@ durations and stopped by ``runtime``: the device sees the steps back to back wit
 between them (PTS: no delay between steps), and only fio's start-up (~0.2 s) is paid once per
 round. ``new_group`` keeps each step's ``numjobs`` clones reported as one group.
 ``clocksource=clock_gettime`` skips fio's TSC calibration (~60 ms per process).
+
+Idle periods (HIR): a step's ``idle_after_s`` is time with no IO from any thread; :func:`schedule`
+starts the next step that much later, and a round that ends with an idle leaves the rest of it to
+the next round's first step (``FioExecutor._lead_s``). fio starts a job on a ~100 ms poll, so with
+startdelay an idle is accurate to about ±0.1 s (docs/methodology.md "HIR idle periods").
 """
 
 from __future__ import annotations
@@ -79,7 +84,27 @@ def _step_seed(base: int, step: Step) -> int:
     return (base * 1_000_003 + step.round * 1009 + step.index * 7 + zlib.crc32(step.part.encode()) % 997) % (2**63)
 
 
-def render_job_file(batch: Batch) -> tuple[str, list[float]]:
+def schedule(steps: list[Step], lead_s: float = 0.0) -> list[float]:
+    """Each step's start offset from fio's start (s): back to back, except that a step's planned
+    idle (``idle_after_s``) leaves the device without IO that long before the next step starts;
+    ``lead_s`` delays the first step (the rest of an idle a previous round ended with). The one
+    place that turns idle periods into a schedule: a scheduler that starts steps by other means
+    keeps this rule."""
+    starts, t = [], lead_s
+    for s in steps:
+        starts.append(t)
+        t += (s.duration_s or 0.0) + s.idle_after_s
+    return starts
+
+
+def _split(pairs, size: bool) -> str:
+    """fio's a/b:c/d syntax; block sizes in k where they are whole KiB (1536 stays bytes)."""
+    def fmt(v: int) -> str:
+        return f"{v // 1024}k" if size and v % 1024 == 0 else str(v)
+    return ":".join(f"{fmt(a)}/{b}" for a, b in pairs)
+
+
+def render_job_file(batch: Batch, lead_s: float = 0.0) -> tuple[str, list[float]]:
     """The fio job file of a batch and each step's scheduled start offset (seconds)."""
     g = [
         "[global]",
@@ -103,19 +128,22 @@ def render_job_file(batch: Batch) -> tuple[str, list[float]]:
         # benchmarks/zram_iops.py against a hand-tuned fio command).
         g += ["fixedbufs=1", "registerfiles=1"]
     g.append("")
-    starts: list[float] = []
-    t = 0.0
     timed = [s for s in batch.steps if s.duration_s is not None]
     if timed and len(timed) != len(batch.steps):
         raise ValueError("a batch is either all timed steps or one size-bound step")
     if not timed and len(batch.steps) != 1:
         raise ValueError("a size-bound (WIPC) batch has exactly one step")
-    for n, s in enumerate(batch.steps, start=1):
+    starts = schedule(batch.steps, lead_s) if timed else [0.0]
+    for n, (s, t) in enumerate(zip(batch.steps, starts), start=1):
         w = s.workload
         rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
         rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
-        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", f"bs={w.block_size_bytes}",
+        # Demand intensity: TC = numjobs, QD = iodepth (PTS.md §1; never the other way round).
+        size = f"bssplit={_split(w.bssplit, True)}" if w.bssplit else f"bs={w.block_size_bytes}"
+        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", size,
                f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]
+        if w.zones:
+            sec.append(f"random_distribution=zoned:{_split(w.zones, False)}")
         if w.iodepth >= 8:
             # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
             # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).
@@ -130,11 +158,8 @@ def render_job_file(batch: Batch) -> tuple[str, list[float]]:
             sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
             if t > 0:
                 sec.append(f"startdelay={_ms(t)}")
-            starts.append(t)
-            t += s.duration_s
         else:
             sec.append(f"io_size={s.io_bytes}")
-            starts.append(0.0)
         g += sec + [""]
     return "\n".join(g), starts
 
@@ -223,6 +248,13 @@ class FioExecutor:
         self.binary = binary or fio_binary()
         self._version: str | None = None
         self._startup_s = self.STARTUP_GUESS_S
+        self._quiet_until: float | None = None  # monotonic time until which the last round asked for no IO
+
+    def _lead_s(self) -> float:
+        """How long the next round's first step must wait so that the idle the previous round ended
+        with is kept (minus fio's start-up, which is idle time too)."""
+        until, self._quiet_until = self._quiet_until, None
+        return 0.0 if until is None else max(0.0, until - time.monotonic() - self._startup_s)
 
     def version(self) -> str:
         if self._version is None:
@@ -230,7 +262,7 @@ class FioExecutor:
         return self._version
 
     def run(self, batch: Batch) -> BatchResult:
-        job_text, starts = render_job_file(batch)
+        job_text, starts = render_job_file(batch, self._lead_s())
         job_path = batch.job_path or Path(os.devnull)
         out_path = batch.output_path
         if batch.job_path:
@@ -261,6 +293,8 @@ class FioExecutor:
             sampler.stop_event.set()
             bounds.stop_event.set()
         wall = time.monotonic() - t0
+        if batch.steps[-1].idle_after_s:
+            self._quiet_until = time.monotonic() + batch.steps[-1].idle_after_s
         bounds.join(timeout=5)
         _call_boundary(batch, len(batch.steps))
         if out_path is not None and console:

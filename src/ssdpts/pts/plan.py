@@ -43,6 +43,14 @@ def deviations_for(spec: RunSpec, logical_block_size: int) -> list[str]:
     if logical_block_size > 512 and ({"iops", "lat"} & set(spec.tests)):
         out.append(f"block sizes below the device's {logical_block_size}-byte logical block size "
                    f"(0.5KiB) cannot be issued and were left out")
+    if logical_block_size > 512 and ("cbw" in spec.tests or ("wsat" in spec.tests and spec.wsat_pattern == "cbw")):
+        from .cbw import BSSPLIT
+
+        small = sum(p for b, p in BSSPLIT if b < logical_block_size)
+        out.append(f"CBW: its block sizes below the device's {logical_block_size}-byte logical block size ({small}% "
+                   f"of IOs) are issued at {logical_block_size} bytes")
+    if logical_block_size > 512 and "wsat" in spec.tests and spec.wsat_pattern == "seq0.5k-50":
+        out.append(f"WSAT SEQ 0.5KiB 50/50 is issued at the device's {logical_block_size}-byte logical block size")
     return out
 
 
