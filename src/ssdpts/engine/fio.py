@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 import shutil
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -248,13 +249,29 @@ class FioExecutor:
         self.binary = binary or fio_binary()
         self._version: str | None = None
         self._startup_s = self.STARTUP_GUESS_S
-        self._quiet_until: float | None = None  # monotonic time until which the last round asked for no IO
+        # HIR's idle across rounds: the monotonic time until which the last round asked for no IO,
+        # and fio's start-up (launch to the schedule's start, its exit not included) of recent rounds.
+        self._quiet_until: float | None = None
+        self._startups: list[float] = []
+        self._schedule_epoch: tuple[float, float] | None = None  # (schedule start, last step's end), Unix s
 
     def _lead_s(self) -> float:
         """How long the next round's first step must wait so that the idle the previous round ended
-        with is kept (minus fio's start-up, which is idle time too)."""
+        with is kept, minus fio's start-up (idle time too): the median of the recent rounds', so
+        that one slow start on a loaded host does not cut the next idle short."""
         until, self._quiet_until = self._quiet_until, None
-        return 0.0 if until is None else max(0.0, until - time.monotonic() - self._startup_s)
+        startup = statistics.median(self._startups) if self._startups else self._startup_s
+        return 0.0 if until is None else max(0.0, until - time.monotonic() - startup)
+
+    def _keep_idle(self, batch: Batch, t0: float, wall_start: float) -> None:
+        """After a round: fio's start-up, and the end of the idle its last step asked for."""
+        if self._schedule_epoch is None:
+            return
+        genesis, end = self._schedule_epoch
+        if 0 < genesis - wall_start < 5:
+            self._startups = (self._startups + [genesis - wall_start])[-5:]
+        if batch.steps[-1].idle_after_s:
+            self._quiet_until = t0 + (end - wall_start) + batch.steps[-1].idle_after_s
 
     def version(self) -> str:
         if self._version is None:
@@ -293,8 +310,6 @@ class FioExecutor:
             sampler.stop_event.set()
             bounds.stop_event.set()
         wall = time.monotonic() - t0
-        if batch.steps[-1].idle_after_s:
-            self._quiet_until = time.monotonic() + batch.steps[-1].idle_after_s
         bounds.join(timeout=5)
         _call_boundary(batch, len(batch.steps))
         if out_path is not None and console:
@@ -306,6 +321,7 @@ class FioExecutor:
         startup = wall - (starts[-1] + last.duration_s)
         if 0 < startup < 5:
             self._startup_s = startup
+        self._keep_idle(batch, t0, wall_start)
         return result
 
     def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
@@ -337,6 +353,7 @@ class FioExecutor:
         last_rt = max(float(last.get("read", {}).get("runtime", 0)), float(last.get("write", {}).get("runtime", 0))) / 1000
         end_epoch = (out.timestamp_ms / 1000.0) if out.timestamp_ms else wall_start + wall
         genesis = end_epoch - (starts[-1] + last_rt)
+        self._schedule_epoch = (genesis, end_epoch) if out.timestamp_ms else None
         try:
             ms = [job_measurement(j, major=out.major_version, start_time=genesis + st, duration_s=s.duration_s)
                   for j, st, s in zip(out.jobs, starts, batch.steps)]
