@@ -227,6 +227,10 @@ def test_extended_tests_on_zram(make_zram, tmp_path):
     recompute_extended(run)
     check_cbw_job_files(run, 4096)
     assert (run / "report.html").exists() and (run / "report.pdf").exists()
+    from ssdpts.report.model import load
+
+    ids = {b.id for s in load(run).sections for b in s.blocks if hasattr(b, "id")}
+    assert {"cbw-demand-intensity-cpu", "dirth-demand-intensity-cpu", "hir-time", "xsr-lat"} <= ids  # fio's CPU figures
 
 
 def test_extended_tests_on_a_loop_device(make_loop, tmp_path):

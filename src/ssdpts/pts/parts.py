@@ -115,15 +115,22 @@ def minutes_round(test: str, part: str, round_no: int, w: Workload, minutes: int
     return [step(i, a, b) for i, (a, b) in enumerate([sp for sp in spans if sp[0] <= sp[1]], start=1)]
 
 
-def chunks(steps: list[Step], per_round: int) -> list[list[Step]]:
+def chunks(steps: list[Step], per_round: int, *, cut_at_cell_change: bool = True) -> list[list[Step]]:
     """A long fixed sequence cut into rounds (one fio process and one fsync'd save each) of at most
-    ``per_round`` steps, never across a change of cell (segment): a round boundary then falls
-    where the stimulus changes anyway."""
+    ``per_round`` steps. ``cut_at_cell_change``: a round never spans two cells (HIR: a round
+    boundary then falls where the stimulus changes anyway); else a cut never falls on a change of
+    cell, so that the change happens inside one fio process, with no start-up gap at it (XSR's
+    change of stimulus is what it measures)."""
     out: list[list[Step]] = []
-    for s in steps:
-        if not out or len(out[-1]) >= per_round or out[-1][-1].key != s.key:
-            out.append([])
-        out[-1].append(s)
+    i = 0
+    while i < len(steps):
+        end = min(i + per_round, len(steps))
+        if cut_at_cell_change:
+            end = next((j for j in range(i + 1, end) if steps[j].key != steps[i].key), end)
+        elif end < len(steps) and steps[end].key != steps[end - 1].key:
+            end -= max(1, per_round // 2)
+        out.append(steps[i:end])
+        i = end
     return [[replace(s, round=r) for s in c] for r, c in enumerate(out, start=1)]
 
 

@@ -8,7 +8,8 @@ first minute of G3 whose MB/s reaches G1's level (default "g1-mean": G1's mean M
 "g1-final": G1's mean over its last 5 minutes).
 
 Every minute is a step of its own (its values from its fio json+), back to back; rounds of
-ROUND_MINUTES minutes are one fio process and one save each. Time compression scales the minute.
+ROUND_MINUTES minutes are one fio process and one save each, cut so that a change of group falls
+inside a round (no fio start-up gap at it). Time compression scales the minute.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def sequence(spec: RunSpec) -> list[Step]:
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
-    rounds = chunks(sequence(spec), ROUND_MINUTES)
+    rounds = chunks(sequence(spec), ROUND_MINUTES, cut_at_cell_change=False)
     return [Part(test=NAME, part="", title="Cross Stimulus Recovery", purge=True, wipc=None, tracking=(),
                  max_rounds=len(rounds), stop_rule="fixed", round_builder=lambda r: rounds[r - 1],
                  table_args={"rule": spec.xsr_recovery})]

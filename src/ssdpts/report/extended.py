@@ -331,13 +331,21 @@ def _matrix(m, tab: DemandTable, metric: str, unit: str, title: str, tid: str, n
     return m.Table(tid, title, ["TC ↓ / QD →", *[str(q) for q in demand.QDS]], rows, note=note)
 
 
-def _sweep_results(b: "Builder", test: str, pid: str):
+def _results(b: "Builder", pid: str, title: str, test: str, cls: type, missing: str):
+    """A part's results section and its table of the expected kind (None, the section saying why)."""
     m = _m()
     part = b.parts[pid]
-    sec = m.Section(f"{pid}-results", f"{test.upper()}: demand intensity (steady-state window)", 3, test)
-    tab = part.table if isinstance(part.table, DemandTable) else None
-    if tab is None or not tab.rows:
-        sec.blocks.append(m.Alert("bad", "no results", ["no demand-intensity round finished"]))
+    sec = m.Section(f"{pid}-results", title, 3, test)
+    tab = part.table if isinstance(part.table, cls) and part.table.rows else None
+    if tab is None:
+        sec.blocks.append(m.Alert("bad", "not run", [missing]))
+    return m, part, sec, tab
+
+
+def _sweep_results(b: "Builder", test: str, pid: str):
+    m, part, sec, tab = _results(b, pid, f"{test.upper()}: demand intensity (steady-state window)", test, DemandTable,
+                                 "no demand-intensity round finished")
+    if tab is None:
         return sec
     note = b.not_reached_note(part)
     suffix = b._ss_suffix(part)
@@ -389,12 +397,9 @@ def _sweep_results(b: "Builder", test: str, pid: str):
 
 
 def _points_results(b: "Builder", test: str, pid: str):
-    m = _m()
-    part = b.parts[pid]
-    sec = m.Section(f"{pid}-results", f"{test.upper()}: operating points", 3, test)
-    tab = part.table if isinstance(part.table, PointsTable) else None
-    if tab is None or not tab.rows:
-        sec.blocks.append(m.Alert("bad", "not run", ["no operating point was measured before the run stopped"]))
+    m, part, sec, tab = _results(b, pid, f"{test.upper()}: operating points", test, PointsTable,
+                                 "no operating point was measured before the run stopped")
+    if tab is None:
         return sec
     rows = [[m.Cell(r.point), m.Cell(demand_label(r.tc, r.qd)), m.Cell(m.fmt_value(r.iops, "IOPS"), r.iops),
              *[m.Cell(m.fmt_value(getattr(r, f), "µs"), getattr(r, f))
