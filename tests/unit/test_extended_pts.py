@@ -267,3 +267,42 @@ def test_wsat_pattern_option():
         (p,) = build_parts(RunSpec(tests=("wsat",), wsat_pattern=name), CAP)
         assert p.round_steps(1)[0].workload.label == label
         assert p.tracking[0].key == p.round_steps(1)[0].key
+
+
+# ---- client segmentation ---------------------------------------------------------------------------
+
+def test_segments_fit_fios_zoned_abs_and_are_random_and_apart():
+    from ssdpts.engine.fio import zoned_abs
+    from ssdpts.pts import segments
+
+    assert [segments.segment_count(n) for n in (2048, 100, 99, 30, 7, 1)] == [100, 100, 50, 25, 5, 1]
+    ar = 48 * GiB
+    segs = segments.place(ar, 16 * GiB, 2048, seed=7)
+    assert len(segs) == 100 and {s for _, s in segs} == {163 * MiB}
+    assert all(o % MiB == 0 for o, _ in segs) and segs[-1][0] + segs[-1][1] <= ar
+    assert all(b[0] - (a[0] + a[1]) >= MiB for a, b in zip(segs, segs[1:]))  # none adjacent
+    assert segments.place(ar, 16 * GiB, 2048, seed=7) == segs != segments.place(ar, 16 * GiB, 2048, seed=8)
+    z = zoned_abs(segs)
+    zones = z.removeprefix("zoned_abs:").split(":")
+    assert len(zones) + 1 <= 256 and sum(int(x.split("/")[0]) for x in zones) == 100
+    pos = 0
+    for x in zones:  # the zones tile the range from its start: 1% segments, 0% gaps
+        pct, size = (int(v) for v in x.split("/"))
+        assert (pct, size) in ((1, 163 * MiB),) or pct == 0
+        pos += size
+    assert pos == segs[-1][0] + segs[-1][1]
+    with pytest.raises(UserError, match="--ar-amount"):
+        build_parts(RunSpec(tests=("iops",), profile="client", ar_segments=2048, ar_amount_bytes=64 * GiB), CAP)
+
+
+def test_segments_apply_to_random_test_steps_only():
+    from ssdpts.pts.plan import segments_of
+
+    spec = RunSpec(tests=("iops", "tp"), profile="client", ar_segments=2048, ar_amount_bytes=8 * GiB)
+    p = parts_of(spec)
+    area = Area(0, 48 * GiB, segments_of(spec, 48 * GiB))
+    render = lambda steps: sections(render_job_file(Batch(steps, "/dev/x", area, 1, "libaio"))[0])[1:]  # noqa: E731
+    assert all(j["random_distribution"].startswith("zoned_abs:") for j in render(p["iops"].round_steps(1)))
+    assert not any("random_distribution" in j for j in render([p["iops"].wipc]))
+    assert not any("random_distribution" in j for j in render(p["tp-1024KiB"].round_steps(1)))
+    assert any("100 random, non-adjacent segments instead of 2048" in d for d in deviations_for(spec, 512))

@@ -62,8 +62,9 @@ def cmd(args) -> int:
 
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
-    from ..engine.fio import render_job_file
-    from ..pts.plan import active_range_bytes
+    from ..engine.fio import render_job_file, zoned_abs
+    from ..pts.plan import active_range_bytes, deviations_for, segments_of
+    from ..pts.segments import disclosure
     from ..pts.registry import title as test_title
     from ..pts.steady_state import WINDOW_ROUNDS
 
@@ -77,8 +78,13 @@ def cmd(args) -> int:
     c.print(f"[bold]settings[/] profile {spec.profile}, PTS {spec.pts_version}, TC{spec.tc}/QD{spec.qd}, active range "
             f"{spec.ar_pct:g}% = {ar / 1e9:.2f} GB, step {spec.step_seconds:g} s, at most {spec.max_rounds} rounds, "
             f"ioengine {spec.ioengine}, seed {spec.seed}")
-    if spec.deviations():
-        c.print("[yellow]not PTS compliant:[/] " + "; ".join(spec.deviations()))
+    segs = segments_of(spec, ar)
+    if segs:
+        c.print(f"[bold]segments[/] {disclosure(spec.ar_segments, segs)}; fio: random_distribution="
+                f"{zoned_abs(segs)[:60]}…", markup=True)
+    devs = deviations_for(spec, target.logical_block_size_bytes)
+    if devs:
+        c.print("[yellow]not PTS compliant:[/] " + "; ".join(devs))
     total_written = 0
     lo_total = hi_total = 0.0
     per_test: dict[str, list[float]] = {}
@@ -125,7 +131,8 @@ def cmd(args) -> int:
         t[0] += lo
         t[1] += hi
         if args.fio:
-            batch = Batch(steps=steps, filename=target.real_path, area=Area(0, ar), seed=spec.seed, ioengine=spec.ioengine)
+            batch = Batch(steps=steps, filename=target.real_path, area=Area(0, ar, segs), seed=spec.seed,
+                          ioengine=spec.ioengine)
             text, _ = render_job_file(batch)
             c.print(f"  [dim]# round 1 fio job file of {part.title}[/]")
             c.print(text, markup=False)

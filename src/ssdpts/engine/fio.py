@@ -105,6 +105,22 @@ def _split(pairs, size: bool) -> str:
     return ":".join(f"{fmt(a)}/{b}" for a, b in pairs)
 
 
+def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
+    """The segments of a client test active range as fio's random_distribution (pts/segments.py):
+    each segment an equal whole percentage of the IOs, the gaps around it 0%, sizes in bytes from the
+    start of the area; fio holds at most 256 such zones."""
+    pct = 100 // len(segments)
+    zones, pos = [], 0
+    for off, size in segments:
+        if off > pos:
+            zones.append(f"0/{off - pos}")
+        zones.append(f"{pct}/{size}")
+        pos = off + size
+    if len(zones) + 1 > 256 or pct * len(segments) != 100:
+        raise ValueError(f"{len(segments)} segments do not fit fio's zoned_abs (256 zones, whole percentages)")
+    return "zoned_abs:" + ":".join(zones)
+
+
 def render_job_file(batch: Batch, lead_s: float = 0.0) -> tuple[str, list[float]]:
     """The fio job file of a batch and each step's scheduled start offset (seconds)."""
     g = [
@@ -145,6 +161,8 @@ def render_job_file(batch: Batch, lead_s: float = 0.0) -> tuple[str, list[float]
                f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]
         if w.zones:
             sec.append(f"random_distribution=zoned:{_split(w.zones, False)}")
+        elif batch.area.segments and w.pattern == "rand" and s.phase == "round":
+            sec.append(f"random_distribution={zoned_abs(batch.area.segments)}")
         if w.iodepth >= 8:
             # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
             # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).

@@ -73,6 +73,17 @@ def stimulus(b: "Builder", test: str) -> str | None:
     return None
 
 
+def segments_text(b: "Builder") -> str | None:
+    """The client test active range's segments as run (pts/segments.py), None when not segmented."""
+    s = b.spec.doc
+    if not s.get("ar_segments") or not b.man.active_range_bytes:
+        return None
+    from ..pts.segments import disclosure, place
+
+    return disclosure(int(s["ar_segments"]), place(b.man.active_range_bytes, int(s.get("ar_amount_bytes") or 0),
+                                                   int(s["ar_segments"]), int(s.get("seed") or 0)))
+
+
 def preconditioning(b: "Builder", test: str) -> tuple[str, str] | None:
     if test == "hir":
         return ("none (HIR starts from a purged device)",

@@ -474,7 +474,7 @@ class Builder:
         setup = [
             ("Data pattern", pattern),
             ("Active range", ar),
-            ("AR segments", _na(self.profile.get("segmentation"))),
+            ("AR segments", extended.segments_text(self) or _na(self.profile.get("segmentation"))),
             ("Preconditioning 1 (WIPC)", pc1),
             ("Preconditioning 2 (WDPC)", pc2),
             ("Purge", self.purge_methods(pids)),
