@@ -87,3 +87,14 @@ def test_client_segments_hold_every_test_io(make_loop, tmp_path):
     assert len(hit) == 100  # and they spread over every segment
     big = [n for _, n in bios if n * 512 > 8192]
     assert big  # the WIPC's sequential writes ran over the whole range
+    # the segments are disclosed where they are read: the report's test header and the plan
+    from ssdpts.report.model import load
+
+    hdr = dict(load(run).tests["lat"].setup)
+    assert hdr["AR segments"].startswith("test active range: 100 random, non-adjacent segments of 1 MiB")
+    p = ssdpts("plan", "lat", "--target", dev, "--profile", "client", "--ar-segments", "2048", "--ar-amount", "128M",
+               "--step-seconds", "0.05", "--max-rounds", "5", "--fio")
+    assert p.returncode == 0, p.stderr
+    assert "segments test active range: 100 random, non-adjacent segments" in " ".join(p.stdout.split())
+    ran = next(ln for ln in job.splitlines() if ln.startswith("random_distribution="))
+    assert ran in p.stdout.splitlines()  # the plan's job file names the very zones the run used, on one line

@@ -141,6 +141,8 @@ def test_report_model_has_the_extended_pages(run):
     assert [r[0].text for r in blocks["cbw-operating-points-table"].rows] == ["Max", "Mid", "Min"]
     hdr = rep.tests["cbw"].params
     assert any(k == "Operating points" and "5 ms" in v for k, v in hdr)
+    di = [v for k, v in hdr if k == "Demand intensity"]  # the sweep's own line replaces the generic TC/QD
+    assert di == ["TC = fio numjobs (outer 32 → 1), QD = fio iodepth (inner 32 → 1)"]
     assert any("time compression" in k.lower() for k, _ in hdr)
     texts = " ".join(a.title for s in rep.sections for a in s.blocks if getattr(a, "kind", "") == "alert")
     assert "PTS text not verified" in texts

@@ -135,7 +135,7 @@ def cmd(args) -> int:
                           ioengine=spec.ioengine)
             text, _ = render_job_file(batch)
             c.print(f"  [dim]# round 1 fio job file of {part.title}[/]")
-            c.print(text, markup=False)
+            c.print(text, markup=False, soft_wrap=True)  # a job file line is never wrapped: it stays usable as is
     c.print("\n[bold]wall time per test[/] (stimulus; purge and WIPC come on top and depend on the device):")
     for test, (lo, hi) in per_test.items():
         span = _dur(hi) if lo == hi else f"{_dur(lo)} to {_dur(hi)}"

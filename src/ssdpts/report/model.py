@@ -523,7 +523,12 @@ class Builder:
             params.append(("Tracking variable" + ("s" if len(tracking) > 1 else ""), "; ".join(tracking) or NA))
             params.append(("Steady state", "; ".join(rounds) or NA))
             params.append(("Max rounds", f"{max_rounds}" + ("" if max_rounds == 25 else " (PTS: 25)")))
-        params += extended.params(self, test)
+        for k, v in extended.params(self, test):  # the extended tests' own lines replace the generic ones
+            i = next((n for n, (key, _) in enumerate(params) if key == k), None)
+            if i is None:
+                params.append((k, v))
+            else:
+                params[i] = (k, v)
         return TestHeader(test, test_title(test), setup, params)
 
     # ---- overview ----------------------------------------------------------------------------
