@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -210,11 +211,61 @@ def check_cbw_job_files(run: Path, logical_block_size: int) -> None:
     assert pts[2][1]["rwmixread"] == "40"
 
 
+def run_one(test: str, dev: str, tmp_path: Path, **opts) -> Path:
+    """One extended test through session.start_run (the device claim and lock of a real run), no report."""
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.fio import FioExecutor, default_ioengine
+    from ssdpts.pts.runspec import RunSpec
+    from ssdpts.session import start_run
+
+    spec = RunSpec(tests=(test,), step_seconds=0.05, max_rounds=5, hir_bursts=3, xsr_minutes=(6, 6, 6),
+                   ioengine=default_ioengine(), **opts)
+    store, summary = start_run(spec, open_target(dev), executor=FioExecutor(), out_dir=tmp_path / "runs", confirm=dev,
+                               argv=["test"])
+    assert summary["status"] == "complete"
+    return store.path
+
+
+# The CI set: each test once or twice, on its own, in well under a minute (the four together on
+# both devices, ~6 min on a loaded 2-core machine, are the slow tests below).
+@pytest.mark.parametrize("test,device", [("hir", "zram"), ("hir", "loop"), ("xsr", "zram"), ("xsr", "loop")])
+def test_hir_and_xsr_each_on_a_real_device(test, device, make_zram, make_loop, tmp_path):
+    dev = make_zram(256 * 2**20) if device == "zram" else make_loop("256M")
+    recompute_extended(run_one(test, dev, tmp_path))
+
+
+def test_cbw_on_zram_through_the_command(make_zram, tmp_path):
+    dev = make_zram(256 * 2**20)
+    out = tmp_path / "runs"
+    r = ssdpts("run", "ecw", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out), "--quiet",
+               env={**os.environ, "SSDPTS_DB": str(tmp_path / "results.db")})
+    assert r.returncode == 0, r.stderr
+    run = run_dir_of(out)
+    assert json.loads((run / "manifest.json").read_text())["run_spec"]["tests"] == ["cbw"]  # ECW is CBW
+    recompute_extended(run)
+    check_cbw_job_files(run, 4096)
+    from ssdpts.report.model import load
+
+    assert (run / "report.html").exists()
+    ids = {b.id for s in load(run).sections for b in s.blocks if hasattr(b, "id")}
+    assert {"cbw-demand-intensity-cpu", "cbw-operating-points-histograms"} <= ids
+
+
+def test_dirth_on_a_loop_device_with_its_options(make_loop, tmp_path):
+    run = run_one("dirth", make_loop("256M"), tmp_path, dirth_block_size=4096, dirth_read_pct=70)
+    recompute_extended(run)
+    sweep = parse_job_file((run / "fio" / "dirth-demand-intensity" / "round-001.fio").read_text())
+    assert {(o["bs"], o["rwmixread"]) for _, o in sweep[2:]} == {("4096", "70")}
+    summary = json.loads((run / "summary.json").read_text())
+    assert math.isclose(summary["parts"]["dirth-demand-intensity"]["table"]["ceiling_us"], 5000.0)
+
+
+@pytest.mark.slow
 def test_extended_tests_on_zram(make_zram, tmp_path):
     dev = make_zram(256 * 2**20)
     out = tmp_path / "runs"
     r = ssdpts("run", "extended", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out), "--quiet",
-               env={"SSDPTS_DB": str(tmp_path / "results.db"), "PATH": __import__("os").environ["PATH"]})
+               env={**os.environ, "SSDPTS_DB": str(tmp_path / "results.db")})  # and the tests' lock directory
     assert r.returncode == 0, r.stderr
     run = run_dir_of(out)
     man = json.loads((run / "manifest.json").read_text())
@@ -233,6 +284,7 @@ def test_extended_tests_on_zram(make_zram, tmp_path):
     assert {"cbw-demand-intensity-cpu", "dirth-demand-intensity-cpu", "hir-time", "xsr-lat"} <= ids  # fio's CPU figures
 
 
+@pytest.mark.slow
 def test_extended_tests_on_a_loop_device(make_loop, tmp_path):
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor, default_ioengine
