@@ -302,3 +302,28 @@ def test_extended_tests_on_a_loop_device(make_loop, tmp_path):
     sweep = parse_job_file((store.path / "fio" / "dirth-demand-intensity" / "round-001.fio").read_text())
     assert {(o["bs"], o["rwmixread"]) for _, o in sweep[2:]} == {("4096", "70")}
     assert math.isclose(summary["parts"]["dirth-demand-intensity"]["table"]["ceiling_us"], 5000.0)
+
+
+def test_wsat_pts2_pattern_on_zram(make_zram, tmp_path):
+    """WSAT with a PTS 2.0 access pattern (RND 8KiB 65/35): the job file issues it, every sample's
+    IOPS and response times (mean, 99.999%, max) are fio's, and the report has the PTS 2.0
+    response-time series and the final window's histogram."""
+    from ssdpts.report.model import Plot, load
+
+    run = run_one("wsat", make_zram(128 * 2**20), tmp_path, wsat_pattern="rnd8k-65", wsat_hours=0.2)
+    job = parse_job_file((run / "fio" / "wsat" / "round-001.fio").read_text())
+    assert {(o["rw"], o["bs"], o["rwmixread"]) for _, o in job[1:]} == {("randrw", "8192", "65")}
+    tab = json.loads((run / "summary.json").read_text())["parts"]["wsat"]["table"]
+    assert (tab["pattern"], tab["block_size_bytes"], tab["mix"]) == ("rnd8k-65", 8192, "65/35")
+    recs = sorted((s for s in steps_of(run) if s["test"] == "wsat" and s["phase"] == "round"), key=lambda r: r["index"])
+    raw = Raw(run)
+    assert len(tab["series"]) == len(recs) == 12  # 0.2 h of PTS minutes
+    for s, r in zip(tab["series"], recs):
+        j = raw.job(r)
+        assert s["iops"] == pytest.approx(iops(j), rel=1e-12)
+        assert s["lat_mean_us"] == pytest.approx(lat_mean_us(j), rel=1e-9)
+        assert s["lat_max_us"] == pytest.approx(lat_max_us(j), rel=1e-9)
+        assert s["lat_p99999_us"] == pytest.approx(percentile_us(j, 99.999), rel=1e-9)
+    assert tab["final_window_iops"] == pytest.approx(np.mean([s["iops"] for s in tab["series"][-5:]]), rel=1e-12)
+    ids = {b.id for s in load(run).sections for b in s.blocks if isinstance(b, Plot)}
+    assert {"wsat-rt-time", "wsat-rt-fills", "wsat-histogram"} <= ids
