@@ -53,7 +53,9 @@ def run_wait_states(dev: str, step_s: float, bursts: int, wait_states: int, tmp:
     return out
 
 
-def check_wait_state(res: dict, rel_mean: float, rel_each: float) -> dict:
+def check_wait_state(res: dict, rel_mean: float, rel_each: float, rel_last: float | None = None) -> dict:
+    """``rel_last``: the bound of a wait state's last idle, which spans the change of fio process
+    before the return to baseline (its start is fio's end of run plus a start-up estimate)."""
     steps = res["steps"]
     act = res["activity"]
     bursts = [s for s in steps if s.key.startswith("ws")]
@@ -76,9 +78,11 @@ def check_wait_state(res: dict, rel_mean: float, rel_each: float) -> dict:
     for t, g in gaps:
         assert act.max_interval_s(t - 0.05, t + 0.05) + act.max_interval_s(t + g - 0.05, t + g + 0.05) < 0.05 * idle_s
     assert abs(np.mean(measured) / idle_s - 1) <= rel_mean, measured
-    assert all(abs(g / idle_s - 1) <= rel_each for g in measured), measured
-    # and the bursts between them wrote for about their planned time
-    lengths = [b - a for a, b in busy if b - a >= 0.5 * burst_s]
+    assert all(abs(g / idle_s - 1) <= rel_each for g in measured[:-1]), measured
+    assert abs(measured[-1] / idle_s - 1) <= (rel_last or rel_each), measured
+    # and the bursts between them wrote for about their planned time (a loop device on a busy host
+    # has moments with no IO in flight inside a burst: stretches far shorter than an idle are merged)
+    lengths = [b - a for a, b in act.busy(merge_s=0.2 * idle_s) if b - a >= 0.5 * burst_s]
     assert len(lengths) >= len(bursts)
     return {"idle_s": idle_s, "measured": measured}
 
@@ -97,4 +101,6 @@ def test_hir_idle_at_pts_length(make_loop, tmp_path):
     dev = make_loop("256M")
     results = run_wait_states(dev, step_s=60.0, bursts=3, wait_states=5, tmp=tmp_path, threads=4, iodepth=32)
     for res in results:
-        check_wait_state(res, rel_mean=0.05, rel_each=0.05)
+        # measured at this length on a loop device, host load ~2 per core: means -0.3% to +2.3%,
+        # idles inside one fio process within 1.9%, the process-crossing ones up to +7.2%
+        check_wait_state(res, rel_mean=0.05, rel_each=0.05, rel_last=0.10)
