@@ -2,7 +2,9 @@
 measurement-window tables. Pure: reads step records, never fio or a device.
 
 All reported values are averages over the steady-state measurement window (PTS.md §2): the
-5 rounds in which steady state was reached, or the last 5 rounds when it was not.
+5 rounds in which steady state was reached, or the last 5 rounds when it was not. A part with a
+fixed plan (HIR's wait states, XSR, the operating points of CBW/DIRTH) has no steady-state rule:
+its table covers every round it ran.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def wsat_totals(records: list[dict]) -> tuple[int, int]:
 def stop_reason(records: list[dict], part: Part) -> str | None:
     """Why the part is finished, or None while it must go on."""
     rounds = complete_rounds(records, part)
+    if part.stop_rule == "fixed":
+        return "complete" if len(rounds) >= part.max_rounds else None
     if part.stop_rule == "wsat":
         n, written = wsat_totals(records)
         if written >= part.wsat_max_bytes:
@@ -99,14 +103,33 @@ def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[M
 
 
 def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> Table:
-    """The part's measurement-window table, built by its test (pts/iops.py etc.)."""
-    steps = part.round_steps(window[0]) if window else part.round_steps(1)
-    return TESTS[part.test].build_table(steps, _cells(rounds, window))
+    """The part's measurement-window table, built by its test (pts/iops.py etc.): from the cells of
+    one round of the window, or for a fixed plan from the steps of every round it ran."""
+    if part.stop_rule == "fixed":
+        steps = [s for r in window for s in part.round_steps(r)]
+    else:
+        steps = part.round_steps(window[0]) if window else part.round_steps(1)
+    return TESTS[part.test].build_table(steps, _cells(rounds, window), **part.table_args)
 
 
-def wsat_table(records: list[dict], capacity_bytes: int) -> Table:
+def wsat_table(records: list[dict], part: Part, capacity_bytes: int) -> Table:
     rs = sorted((r for r in records if r["phase"] == "round"), key=lambda r: r["index"])
-    return wsat.build_table([(r["index"], _m(r)) for r in rs], capacity_bytes)
+    return wsat.build_table([(r["index"], _m(r)) for r in rs], capacity_bytes, **part.table_args)
+
+
+def bound_part(part: Part, parts: list[Part], steps: list[dict], capacity_bytes: int) -> Part:
+    """A part planned from an earlier part's table (Part.needs): bound to that table as the steps
+    recorded so far give it; the part itself when it needs none or that part has no table yet."""
+    if not part.needs:
+        return part
+    earlier = next((p for p in parts if p.id == part.needs), None)
+    if earlier is None:
+        return part
+    return part.bound(summarize_part(earlier, steps, capacity_bytes).table)
+
+
+def bound_parts(parts: list[Part], steps: list[dict], capacity_bytes: int) -> list[Part]:
+    return [bound_part(p, parts, steps, capacity_bytes) for p in parts]
 
 
 def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> PartResult:
@@ -117,9 +140,13 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> PartRe
                           wipc[-1]["measurement"]["duration_s"]) if wipc else None)
     if part.test == "wsat":
         n, _written = wsat_totals(records)
-        return PartResult(**base, samples=n, table=wsat_table(records, capacity_bytes),
+        return PartResult(**base, samples=n, table=wsat_table(records, part, capacity_bytes),
                           warnings=tuple(throttle_warnings([r for r in records if r["phase"] == "round"])))
     rounds = complete_rounds(records, part)
+    if part.stop_rule == "fixed":
+        ran = sorted(rounds)
+        return PartResult(**base, rounds_run=len(ran), table=table_for(part, rounds, ran) if ran else None,
+                          warnings=tuple(throttle_warnings([r for rno in ran for r in rounds[rno]])))
     window = _window(rounds)
     vs = verdicts(rounds, part)
     series = tracking_series(rounds, part)
@@ -136,7 +163,7 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> PartRe
 
 def summarize_typed(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,
                     deviations: list[str]) -> Summary:
-    out_parts = [summarize_part(p, steps, capacity_bytes) for p in parts]
+    out_parts = [summarize_part(p, steps, capacity_bytes) for p in bound_parts(parts, steps, capacity_bytes)]
     tests: dict[str, list[str]] = defaultdict(list)
     for p in out_parts:
         tests[p.test].append(p.id)
@@ -151,11 +178,14 @@ def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, stat
 
 
 def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, label: str | None = None) -> dict:
-    return {
+    rec = {
         "test": step.test, "part": step.part, "phase": step.phase, "round": step.round, "index": step.index,
-        "key": step.workload.key, "label": label or step.workload.label, "workload": step.workload.to_dict(),
+        "key": step.key, "label": label or step.label, "workload": step.workload.to_dict(),
         "planned_duration_s": step.duration_s, "planned_io_bytes": step.io_bytes,
         "start_time": m.start_time, "end_time": m.end_time,
         "measurement": m.to_dict(), "telemetry": None,
         "fio_json": fio_json, "fio_job_index": job_index,
     }
+    if step.idle_after_s:
+        rec["planned_idle_after_s"] = step.idle_after_s  # HIR: the time with no IO planned after this step
+    return rec

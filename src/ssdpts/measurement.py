@@ -87,6 +87,10 @@ class Measurement:
     lat_kind: str = "total"  # "total" (fio lat_ns) | "completion" (fio clat_ns)
     error: int = 0  # fio's job error code
     jobname: str = ""
+    # fio's usr_cpu / sys_cpu: CPU time of the step's threads as % of their run time, averaged over
+    # the threads (group reporting sums both); None where fio did not report it (older records).
+    cpu_usr_pct: float | None = None
+    cpu_sys_pct: float | None = None
 
     def __post_init__(self) -> None:
         _check("duration_s", self.duration_s)
@@ -175,6 +179,7 @@ class Measurement:
             "lat_mean_ns": self.lat_mean_ns,
             "lat_max_ns": self.lat_max_ns,
             "lat_p99999_ns": self.lat_percentile_ns(99.999),
+            **({} if self.cpu_usr_pct is None else {"cpu_usr_pct": self.cpu_usr_pct, "cpu_sys_pct": self.cpu_sys_pct}),
         }
 
     @classmethod
@@ -183,4 +188,5 @@ class Measurement:
             read=DirectionStats.from_dict(d["read"]), write=DirectionStats.from_dict(d["write"]),
             duration_s=d["duration_s"], start_time=d["start_time"], end_time=d["end_time"],
             lat_kind=d.get("lat_kind", "total"), error=d.get("error", 0), jobname=d.get("jobname", ""),
+            cpu_usr_pct=d.get("cpu_usr_pct"), cpu_sys_pct=d.get("cpu_sys_pct"),
         )

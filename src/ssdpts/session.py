@@ -20,7 +20,7 @@ from .engine.base import Area, Executor
 from .errors import UserError
 from .runner import RunContext, execute
 from .pts.runspec import RunSpec
-from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes
+from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
 from .results import integrity
 from .store import RunStore, utc_now
 
@@ -42,13 +42,14 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge, info=info)
     deviations = _deviations(spec, target, method)
+    ar = active_range_bytes(target.size_bytes, spec.ar_pct)
 
     def purge(log):
         return method.run(target, log=log).to_dict()
 
     return RunContext(
         store=store, parts=parts, executor=executor, filename=target.real_path,
-        area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
+        area=Area(0, ar, segments_of(spec, ar)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
         deviations=deviations, progress=progress,
         telemetry=telemetry_source, guard=claim.check if claim is not None else None,

@@ -8,6 +8,11 @@ durations and stopped by ``runtime``: the device sees the steps back to back wit
 between them (PTS: no delay between steps), and only fio's start-up (~0.2 s) is paid once per
 round. ``new_group`` keeps each step's ``numjobs`` clones reported as one group.
 ``clocksource=clock_gettime`` skips fio's TSC calibration (~60 ms per process).
+
+Idle periods (HIR): a step's ``idle_after_s`` is time with no IO from any thread; :func:`schedule`
+starts the next step that much later, and a round that ends with an idle leaves the rest of it to
+the next round's first step (``FioExecutor._lead_s``). fio starts a job on a ~100 ms poll, so with
+startdelay an idle is accurate to about ±0.1 s (docs/methodology.md "HIR idle periods").
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import os
 from pathlib import Path
 import shutil
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -79,7 +85,43 @@ def _step_seed(base: int, step: Step) -> int:
     return (base * 1_000_003 + step.round * 1009 + step.index * 7 + zlib.crc32(step.part.encode()) % 997) % (2**63)
 
 
-def render_job_file(batch: Batch) -> tuple[str, list[float]]:
+def schedule(steps: list[Step], lead_s: float = 0.0) -> list[float]:
+    """Each step's start offset from fio's start (s): back to back, except that a step's planned
+    idle (``idle_after_s``) leaves the device without IO that long before the next step starts;
+    ``lead_s`` delays the first step (the rest of an idle a previous round ended with). The one
+    place that turns idle periods into a schedule: a scheduler that starts steps by other means
+    keeps this rule."""
+    starts, t = [], lead_s
+    for s in steps:
+        starts.append(t)
+        t += (s.duration_s or 0.0) + s.idle_after_s
+    return starts
+
+
+def _split(pairs, size: bool) -> str:
+    """fio's a/b:c/d syntax; block sizes in k where they are whole KiB (1536 stays bytes)."""
+    def fmt(v: int) -> str:
+        return f"{v // 1024}k" if size and v % 1024 == 0 else str(v)
+    return ":".join(f"{fmt(a)}/{b}" for a, b in pairs)
+
+
+def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
+    """The segments of a client test active range as fio's random_distribution (pts/segments.py):
+    each segment an equal whole percentage of the IOs, the gaps around it 0%, sizes in bytes from the
+    start of the area; fio holds at most 256 such zones."""
+    pct = 100 // len(segments)
+    zones, pos = [], 0
+    for off, size in segments:
+        if off > pos:
+            zones.append(f"0/{off - pos}")
+        zones.append(f"{pct}/{size}")
+        pos = off + size
+    if len(zones) + 1 > 256 or pct * len(segments) != 100:
+        raise ValueError(f"{len(segments)} segments do not fit fio's zoned_abs (256 zones, whole percentages)")
+    return "zoned_abs:" + ":".join(zones)
+
+
+def render_job_file(batch: Batch, lead_s: float = 0.0) -> tuple[str, list[float]]:
     """The fio job file of a batch and each step's scheduled start offset (seconds)."""
     g = [
         "[global]",
@@ -103,19 +145,24 @@ def render_job_file(batch: Batch) -> tuple[str, list[float]]:
         # benchmarks/zram_iops.py against a hand-tuned fio command).
         g += ["fixedbufs=1", "registerfiles=1"]
     g.append("")
-    starts: list[float] = []
-    t = 0.0
     timed = [s for s in batch.steps if s.duration_s is not None]
     if timed and len(timed) != len(batch.steps):
         raise ValueError("a batch is either all timed steps or one size-bound step")
     if not timed and len(batch.steps) != 1:
         raise ValueError("a size-bound (WIPC) batch has exactly one step")
-    for n, s in enumerate(batch.steps, start=1):
+    starts = schedule(batch.steps, lead_s) if timed else [0.0]
+    for n, (s, t) in enumerate(zip(batch.steps, starts), start=1):
         w = s.workload
         rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
         rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
-        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", f"bs={w.block_size_bytes}",
+        # Demand intensity: TC = numjobs, QD = iodepth (PTS.md §1; never the other way round).
+        size = f"bssplit={_split(w.bssplit, True)}" if w.bssplit else f"bs={w.block_size_bytes}"
+        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", size,
                f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]
+        if w.zones:
+            sec.append(f"random_distribution=zoned:{_split(w.zones, False)}")
+        elif batch.area.segments and w.pattern == "rand" and s.phase == "round":
+            sec.append(f"random_distribution={zoned_abs(batch.area.segments)}")
         if w.iodepth >= 8:
             # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
             # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).
@@ -130,11 +177,8 @@ def render_job_file(batch: Batch) -> tuple[str, list[float]]:
             sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
             if t > 0:
                 sec.append(f"startdelay={_ms(t)}")
-            starts.append(t)
-            t += s.duration_s
         else:
             sec.append(f"io_size={s.io_bytes}")
-            starts.append(0.0)
         g += sec + [""]
     return "\n".join(g), starts
 
@@ -223,6 +267,29 @@ class FioExecutor:
         self.binary = binary or fio_binary()
         self._version: str | None = None
         self._startup_s = self.STARTUP_GUESS_S
+        # HIR's idle across rounds: the monotonic time until which the last round asked for no IO,
+        # and fio's start-up (launch to the schedule's start, its exit not included) of recent rounds.
+        self._quiet_until: float | None = None
+        self._startups: list[float] = []
+        self._schedule_epoch: tuple[float, float] | None = None  # (schedule start, last step's end), Unix s
+
+    def _lead_s(self) -> float:
+        """How long the next round's first step must wait so that the idle the previous round ended
+        with is kept, minus fio's start-up (idle time too): the median of the recent rounds', so
+        that one slow start on a loaded host does not cut the next idle short."""
+        until, self._quiet_until = self._quiet_until, None
+        startup = statistics.median(self._startups) if self._startups else self._startup_s
+        return 0.0 if until is None else max(0.0, until - time.monotonic() - startup)
+
+    def _keep_idle(self, batch: Batch, t0: float, wall_start: float) -> None:
+        """After a round: fio's start-up, and the end of the idle its last step asked for."""
+        if self._schedule_epoch is None:
+            return
+        genesis, end = self._schedule_epoch
+        if 0 < genesis - wall_start < 5:
+            self._startups = (self._startups + [genesis - wall_start])[-5:]
+        if batch.steps[-1].idle_after_s:
+            self._quiet_until = t0 + (end - wall_start) + batch.steps[-1].idle_after_s
 
     def version(self) -> str:
         if self._version is None:
@@ -230,7 +297,7 @@ class FioExecutor:
         return self._version
 
     def run(self, batch: Batch) -> BatchResult:
-        job_text, starts = render_job_file(batch)
+        job_text, starts = render_job_file(batch, self._lead_s())
         job_path = batch.job_path or Path(os.devnull)
         out_path = batch.output_path
         if batch.job_path:
@@ -272,6 +339,7 @@ class FioExecutor:
         startup = wall - (starts[-1] + last.duration_s)
         if 0 < startup < 5:
             self._startup_s = startup
+        self._keep_idle(batch, t0, wall_start)
         return result
 
     def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
@@ -303,6 +371,7 @@ class FioExecutor:
         last_rt = max(float(last.get("read", {}).get("runtime", 0)), float(last.get("write", {}).get("runtime", 0))) / 1000
         end_epoch = (out.timestamp_ms / 1000.0) if out.timestamp_ms else wall_start + wall
         genesis = end_epoch - (starts[-1] + last_rt)
+        self._schedule_epoch = (genesis, end_epoch) if out.timestamp_ms else None
         try:
             ms = [job_measurement(j, major=out.major_version, start_time=genesis + st, duration_s=s.duration_s)
                   for j, st, s in zip(out.jobs, starts, batch.steps)]

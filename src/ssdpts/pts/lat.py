@@ -96,5 +96,5 @@ COMPARED = ("lat_mean_us", "lat_p99999_us", "lat_max_us")
 HEADLINES = (("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("lat_p99999_us", 4096, "0/100"))
 
 
-def cell_label(metric: str, bs: int | None, mix: str | None) -> str:
+def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)

@@ -28,7 +28,7 @@ from ..pts.wsat import WsatTable
 from ..results.reader import RunResults, read_run
 from ..results.records import NoWindow, PartResult, Series, StepRecord
 from ..results.registry import fmt_value as _fmt_value
-from . import plots
+from . import extended, plots
 
 NA = "not available"
 TEST_ORDER = tuple(TESTS)
@@ -461,7 +461,10 @@ class Builder:
         step = (f"{step_s:g} s" + ("" if step_s == 60 else " (PTS: 60 s — time-compressed)")) if step_s is not None else NA
         wipcs = [self.parts[p].wipc for p in pids if self.parts[p].wipc]
         mult = _or(self.spec.wipc_capacity_multiple, 2.0)
-        if test == "wsat":
+        ext = extended.preconditioning(self, test)
+        if ext:
+            pc1 = ext[0]
+        elif test == "wsat":
             pc1 = "none (WSAT starts from a purged device)"
         elif wipcs:
             pc1 = "; ".join(f"{w.workload}, TC 1 × QD 32, {mult:g}× AR = {w.io_bytes / 1e9:,.2f} GB "
@@ -471,10 +474,15 @@ class Builder:
         max_rounds = _or(self.spec.max_rounds, 25)
         toio = self.toio(test)
         pc2 = f"the test loop, {toio}, until steady state (at most {max_rounds} rounds)" if test != "wsat" else "none"
+        if ext:
+            pc2 = ext[1]
+        elif test in ("cbw", "dirth"):
+            pc2 = (f"the access pattern at 100% W, TC 32 × QD 32, rounds of 30 × 1 min until steady state (at most "
+                   f"{max_rounds} rounds)")
         setup = [
             ("Data pattern", pattern),
             ("Active range", ar),
-            ("AR segments", _na(self.profile.get("segmentation"))),
+            ("AR segments", extended.segments_text(self) or _na(self.profile.get("segmentation"))),
             ("Preconditioning 1 (WIPC)", pc1),
             ("Preconditioning 2 (WDPC)", pc2),
             ("Purge", self.purge_methods(pids)),
@@ -486,7 +494,10 @@ class Builder:
             "tp": "SEQ, per block size " + ", ".join(self.parts[p].part or p for p in pids) + ": 100/0 then 0/100",
             "lat": "RND; R/W mix 100/0, 65/35, 0/100 (outer) × block size 8, 4, 0.5 KiB (inner)",
             "wsat": "RND 4KiB 0/100, continuous, one sample per step",
-        }.get(test, NA)
+        }.get(test) or extended.stimulus(self, test) or NA
+        if test == "wsat" and self.spec.doc.get("wsat_pattern", "rnd4k-w") != "rnd4k-w":
+            w = self._first_workload("wsat")
+            stim = f"{w.label if w else self.spec.doc.get('wsat_pattern')}, continuous, one sample per step (PTS 2.0 option)"
         params = [
             ("Stimulus", stim),
             ("Demand intensity", toio),
@@ -509,13 +520,23 @@ class Builder:
                 part = self.parts[p]
                 ss = part.steady_state
                 tracking += [v.variable for v in ss.variables] if ss else []
-                verdict = "reached" if part.reached else "NOT reached"
                 prefix = f"{part.part}: " if part.part else ""
+                if ss is None:  # a fixed plan (HIR's wait states, XSR, operating points): no steady-state rule
+                    rounds.append(f"{prefix}a fixed plan, {part.rounds_run or 0} rounds run "
+                                  f"({part.stop_reason or 'stopped early'})")
+                    continue
+                verdict = "reached" if part.reached else "NOT reached"
                 rounds.append(f"{prefix}{verdict}, window rounds {fmt_rounds(part.window_rounds)} "
                               f"of {part.rounds_run or 0} run")
             params.append(("Tracking variable" + ("s" if len(tracking) > 1 else ""), "; ".join(tracking) or NA))
             params.append(("Steady state", "; ".join(rounds) or NA))
             params.append(("Max rounds", f"{max_rounds}" + ("" if max_rounds == 25 else " (PTS: 25)")))
+        for k, v in extended.params(self, test):  # the extended tests' own lines replace the generic ones
+            i = next((n for n, (key, _) in enumerate(params) if key == k), None)
+            if i is None:
+                params.append((k, v))
+            else:
+                params[i] = (k, v)
         return TestHeader(test, test_title(test), setup, params)
 
     # ---- overview ----------------------------------------------------------------------------
@@ -526,6 +547,12 @@ class Builder:
                 part = self.parts[pid]
                 title = part.title or pid
                 ss = part.steady_state
+                if t != "wsat" and ss is None:  # a fixed plan
+                    n = part.rounds_run or 0
+                    rows.append([Cell(title), Cell(""), Cell(f"{n} rounds"),
+                                 Cell("n/a (a fixed plan)") if part.stop_reason == "complete" else
+                                 Cell("not run" if not n else "stopped early", css="bad"), Cell("—")])
+                    continue
                 if t == "wsat" or ss is None:
                     n = part.samples or 0
                     verdict = (Cell("n/a (WSAT: no steady-state rule)") if n else Cell("not run", css="bad"))
@@ -559,7 +586,9 @@ class Builder:
             sec.blocks.append(Alert("bad", "not run", ["this test has no results in the run directory"]))
             return [sec]
         fn = {"iops": self.iops_sections, "tp": self.tp_sections, "lat": self.lat_sections,
-              "wsat": self.wsat_sections}.get(test)
+              "wsat": self.wsat_sections, "hir": partial(extended.hir_sections, self),
+              "xsr": partial(extended.xsr_sections, self), "cbw": partial(extended.demand_sections, self, "cbw"),
+              "dirth": partial(extended.demand_sections, self, "dirth")}.get(test)
         if fn is None:
             sec.blocks.append(Para(f"ssdpts {self.man.ssdpts_version} has no report layout for test {test!r}."))
             return [sec]
@@ -911,6 +940,7 @@ class Builder:
                                    partial(plots.wsat_scatter, x=minutes, y=lat, xlabel=xlabel,
                                            ylabel="mean response time (µs)", final=nfinal), size=(10, 3.8),
                                    pdf_height=2.9))
+            sec.blocks += extended.wsat_blocks(self, pid, tab)
             n = len(series)
             stride = max(1, math.ceil(n / 60))
             rows = [[Cell(str(s.minute), s.minute), Cell(fmt_value(s.iops, "IOPS"), s.iops),
