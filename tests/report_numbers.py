@@ -101,6 +101,8 @@ class Recompute:
         n = rd["ios"] + wr["ios"]
         if stat == "iops":
             return rd["iops"] + wr["iops"]
+        if stat == "ios":
+            return float(n)
         if stat == "read_mb_per_s":
             return rd["bw_bytes"] / 1e6
         if stat == "write_mb_per_s":

@@ -157,10 +157,10 @@ def value_of(b: Builder, f: Figure) -> tuple[float | None, str, bool | None, str
 def section(b: Builder) -> Section:
     sec = Section("datasheet", "Datasheet", 2, None)
     compliant = not b.run.deviations
-    comp_text = "PTS compliant" if compliant else ("not compliant: time-compressed"
-                                                    if any(d.startswith("time-compressed") for d in b.run.deviations)
-                                                    else "not compliant")
-    cols = ["Figure", "Value", "Unit", "Window", "Steady state", "PTS 2.0.2"]
+    comp_text = "compliant" if compliant else ("NOT compliant (time-compressed)"
+                                               if any(d.startswith("time-compressed") for d in b.run.deviations)
+                                               else "NOT compliant")
+    cols = ["Figure", "Value", "Window", "Steady state", "PTS 2.0.2"]
     if b.targets:
         cols += ["Target", "Δ vs target", "Verdict"]
     rows = []
@@ -172,9 +172,10 @@ def section(b: Builder) -> Section:
         detail = f"d-{f.part}-{f.key}" if f.key and f"d-{f.part}-{f.key}" in b.details else ""
         ss = Cell("n/a" if reached is None else ("reached" if reached else "NOT reached"),
                   css="" if reached is None else ("ok" if reached else "bad"))
-        row = [Cell(f.label), Cell(fmt_value(v, f.unit) if f.unit != "%" else ("—" if v is None else f"{v:.1f}"), v,
-                                   ref=ref, detail=detail, flag=flag, css="approx" if flag else ""),
-               Cell(f.unit), Cell(window), ss, Cell(comp_text, css="ok" if compliant else "warn")]
+        text = fmt_value(v, f.unit) if f.unit != "%" else ("—" if v is None else f"{v:.1f}")
+        row = [Cell(f.label), Cell(text + ("" if v is None else f" {f.unit}"), v, ref=ref, detail=detail, flag=flag,
+                                   css="approx" if flag else ""),
+               Cell(window), ss, Cell(comp_text, css="ok" if compliant else "warn")]
         if b.targets:
             t = b.targets.get(f.id)
             if t is None:

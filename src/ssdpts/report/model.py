@@ -297,7 +297,9 @@ class Builder:
         sections: list[Section] = []
         for t in tests:
             sections.extend(self.test_sections(t, headers[t]))
-        sections.append(self.temperature_section())
+        temp = self.temperature_section()
+        if temp.new_page:
+            sections.append(temp)
         prof = str(self.profile.get("name") or self.spec.profile or "").capitalize()
         pts = self.spec.pts_version or "2.0.2"
         model = self._t("model") or self._t("name") or NA
@@ -306,6 +308,8 @@ class Builder:
         overview = self.overview_table(tests)
         front = [datasheet.section(self), self.verdicts_section(tests, overview),
                  self.header_section(tests, headers, disclosure)]
+        if not temp.new_page:  # "not available: why", with the report header rather than on a page of its own
+            front.append(temp)
         compliance = self.compliance_alert()
         pdf_title = ("PARTIAL " if self.partial else "") + f"{title}: {subtitle}"
         if compliance is not None:
@@ -596,11 +600,18 @@ class Builder:
                       if self.parts[p].steady_state is not None and not self.parts[p].reached]
             params = dict(th.params)
             setup = dict(th.setup)
+            ss = []
+            for p in pids:
+                part = self.parts[p]
+                if part.steady_state is None:
+                    continue
+                verdict = "reached" if part.reached else "NOT reached"
+                ss.append(f"{part.part + ' ' if part.part else ''}{verdict}, rounds {fmt_rounds(part.window_rounds)}")
             test_line = " · ".join(x for x in (
                 params.get("Demand intensity", ""), f"AR {setup.get('Active range', NA)}",
                 f"Purge: {setup.get('Purge', NA)}",
-                f"Steady state: {params['Steady state']}" if "Steady state" in params else
-                params.get("Samples", ""), f"step {params.get('Step length', NA)}") if x)
+                f"Steady state: {'; '.join(ss)}" if ss else params.get("Samples", ""),
+                f"step {params.get('Step length', NA)}") if x)
             foot = list(status) + ([f"steady state NOT reached: {', '.join(missed)}"] if missed else [])
             out[t] = PageHeader(PAGE_LABELS.get(t, f"{th.title} Test – Report Page"),
                                 [admin, device, platform, test_line], right, " · ".join(foot))
@@ -791,7 +802,8 @@ class Builder:
             vrows = []
             for i, v in measured:
                 at = dict(zip(v.rounds, v.values))
-                vrows.append([Cell(f"{v.variable} ({v.unit})")] +
+                name = v.variable if v.variable.endswith(v.unit) else f"{v.variable} ({v.unit})"
+                vrows.append([Cell(name)] +
                              [Cell(fmt_value(at.get(r), v.unit), at.get(r), ref=f"{pid}:ss{i}:r{r}" if r in at else "")
                               for r in rounds])
             blocks.append(Table(f"{prefix}-ss-values", "Tracking values in the steady-state window",
@@ -1305,28 +1317,39 @@ class Builder:
                    "99.999%": ([*tx], [s.lat_p99999_us for s in series]),
                    "max": ([*tx], [s.lat_max_us for s in series])}
             sec.blocks.append(Plot(f"{pid}-lat-time", "WSAT: response time vs time (mean, 99.999%, max)",
-                                   "Mean, 99.999% and maximum response time of every sample (µs, log scale); a "
-                                   "sample's percentile comes from its own json+ histogram, never above its max.",
+                                   "Mean, 99.999% (dashed) and maximum response time of every sample (µs, log "
+                                   "scale); a sample's percentile comes from its own json+ histogram, never above its "
+                                   "max: with fewer than 10⁵ IOs in a sample, its 99.999% is its slowest IO and the "
+                                   "dashed line lies on the max.",
                                    partial(plots.rounds_lines, panels=[("response time per sample", lat, "µs", True)],
-                                           window=[], reached=True, notes={k: notes for k in lat}, xlabel=xlabel),
+                                           window=[], reached=True, notes={k: notes for k in lat}, xlabel=xlabel,
+                                           dashed=("99.999%",)),
                                    size=(10, 3.6)))
             n = len(series)
             stride = max(1, math.ceil(n / 60))
+            ios = {r.index: r.measurement.ios for r in recs}
             rows = []
             for i, s in enumerate(series):
                 if i % stride and i != n - 1:
                     continue
                 r = f"{pid}:m{s.minute}"
+                k = ios.get(s.minute)
+                flag = approx_max_note(99.999) if k is not None and k < ios_needed(99.999) else ""
                 rows.append([Cell(str(s.minute), s.minute), Cell(fmt_value(s.iops, "IOPS"), s.iops, ref=f"{r}:iops"),
                              Cell(fmt_value(s.tgbw_gb), s.tgbw_gb, ref=f"{r}:tgbw_gb"),
                              Cell(fmt_value(s.drive_fills), s.drive_fills, ref=f"{r}:drive_fills"),
+                             Cell("—" if k is None else f"{k:,}", k, ref=f"{r}:ios" if k is not None else ""),
                              Cell(fmt_value(s.lat_mean_us), s.lat_mean_us, ref=f"{r}:lat_mean_us"),
-                             Cell(fmt_value(s.lat_p99999_us), s.lat_p99999_us, ref=f"{r}:p99.999_us"),
+                             Cell(fmt_value(s.lat_p99999_us), s.lat_p99999_us, ref=f"{r}:p99.999_us", flag=flag,
+                                  css="approx" if flag else ""),
                              Cell(fmt_value(s.lat_max_us), s.lat_max_us, ref=f"{r}:lat_max_us")])
             sec.blocks.append(Table(f"{pid}-table", "WSAT samples" + (f" (every {stride}th sample and the last)" if stride > 1 else ""),
-                                    ["Minute", "IOPS", "TGBW (GB)", "Drive fills", "Mean (µs)", "99.999% (µs)", "Max (µs)"],
+                                    ["Minute", "IOPS", "TGBW (GB)", "Drive fills", "IOs", "Mean (µs)", "99.999% (µs)",
+                                     "Max (µs)"],
                                     rows, note="Every sample is in summary.json and steps.jsonl. 'Minute' numbers the "
-                                               "samples (PTS: one sample per minute)."))
+                                               "samples (PTS: one sample per minute). A sample's 99.999% comes from "
+                                               "its own json+ histogram; with fewer than 10⁵ IOs it is its slowest IO "
+                                               "(grey, '≈ max')."))
             out.append(sec)
         return out
 

@@ -403,10 +403,12 @@ def _overlay_temperature(ax, xs: Sequence[float], temps: Sequence[float], label:
 
 def rounds_lines(fig, panels: list[tuple[str, dict[str, tuple[list, list]], str, bool]], window: Sequence[int],
                  reached: bool, notes: dict[str, list[str]] | None = None,
-                 temperature: tuple[list, list] | None = None, xlabel: str = "round") -> None:
+                 temperature: tuple[list, list] | None = None, xlabel: str = "round",
+                 dashed: Sequence[str] = ()) -> None:
     """One panel per entry (title, {label: (rounds, values)}, unit, log y): every series per round
     (or per ``xlabel``: then the x values are not rounds). ``notes``: per label, a text per point
-    (the step); ``temperature``: (x values, °C) drawn on a right axis of the first panel."""
+    (the step); ``temperature``: (x values, °C) drawn on a right axis of the first panel; ``dashed``:
+    labels drawn dashed (a series that may lie on another, e.g. a percentile on the max)."""
     labels = [lab for _, series_, _, _ in panels for lab in series_]
     labels.append("last rounds (steady state NOT reached)" if window and not reached else "measurement window (steady state)")
     gs = _grid(fig, len(panels), 1, right=_legend_w(labels) + (0.55 if temperature else 0.1), top=0.32, hgap=0.6)
@@ -418,7 +420,8 @@ def rounds_lines(fig, panels: list[tuple[str, dict[str, tuple[list, list]], str,
         _shade_window(ax, window, reached)
         for (label, (xs, ys)), c in zip(data.items(), colors):
             many = len(xs) > 120  # e.g. WSAT samples: a line without markers
-            line, = ax.plot(xs, ys, marker=None if many else "o", color=c, label=label, lw=0.8 if many else None)
+            line, = ax.plot(xs, ys, marker=None if many else "o", color=c, label=label, lw=0.8 if many else None,
+                            ls="--" if label in dashed else "-")
             series(ax, line, label, xs, ys, unit=unit, xname=xlabel if xlabel == "round" else "",
                    notes=(notes or {}).get(label))
         vals = [v for _, ys in data.values() for v in ys if v is not None]
