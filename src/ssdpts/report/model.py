@@ -883,9 +883,8 @@ class Builder:
         def cell(key: str) -> Cell:
             if key not in per:
                 return Cell("—")
-            usr, sy, tot = per[key]
-            return Cell(f"{tot:.1f}%", tot, css="warn" if tot >= 80 else "", ref=f"{part.id}:{key}:cpu_pct",
-                        flag=f"usr {usr:.1f}% · sys {sy:.1f}%")
+            _, _, tot = per[key]  # usr and sys per round: the cell's details
+            return Cell(f"{tot:.1f}%", tot, css="warn" if tot >= 80 else "", ref=f"{part.id}:{key}:cpu_pct")
 
         if matrix:
             bss, mixes = matrix
@@ -1326,7 +1325,7 @@ class Builder:
                                            dashed=("99.999%",)),
                                    size=(10, 3.6)))
             n = len(series)
-            stride = max(1, math.ceil(n / 60))
+            stride = max(1, math.ceil(n / 120))  # at most two printed pages
             ios = {r.index: r.measurement.ios for r in recs}
             rows = []
             for i, s in enumerate(series):
@@ -1343,7 +1342,7 @@ class Builder:
                              Cell(fmt_value(s.lat_p99999_us), s.lat_p99999_us, ref=f"{r}:p99.999_us", flag=flag,
                                   css="approx" if flag else ""),
                              Cell(fmt_value(s.lat_max_us), s.lat_max_us, ref=f"{r}:lat_max_us")])
-            sec.blocks.append(Table(f"{pid}-table", "WSAT samples" + (f" (every {stride}th sample and the last)" if stride > 1 else ""),
+            sec.blocks.append(Table(f"{pid}-table", "WSAT samples" + (f" (one in {stride} and the last)" if stride > 1 else ""),
                                     ["Minute", "IOPS", "TGBW (GB)", "Drive fills", "IOs", "Mean (µs)", "99.999% (µs)",
                                      "Max (µs)"],
                                     rows, note="Every sample is in summary.json and steps.jsonl. 'Minute' numbers the "

@@ -674,7 +674,7 @@ def confidence_curves(fig, cells: list[tuple[str, dict[int, int], float, float |
     n = len(cells)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    gs = _grid(fig, nrows, ncols, left=0.85, right=0.15, top=0.3, bottom=0.55, hgap=0.62, wgap=0.55)
+    gs = _grid(fig, nrows, ncols, left=1.1, right=0.15, top=0.3, bottom=0.55, hgap=0.62, wgap=0.3)
     levels = [0, 1, 2, 3, 4, 5, 6]
     names = {0: "0%", 1: "90%", 2: "99%", 3: "99.9%", 4: "99.99%", 5: "99.999%", 6: "99.9999%"}
     axes = []

@@ -41,23 +41,33 @@
     mark.style.display = "none";
     svg.appendChild(mark);
 
-    function toggle(gid, on) {
-      hidden[gid] = !on;
-      byGid(svg, gid).forEach(function (n) { n.classList.toggle("ssdpts-off", !on); });
-      svg.querySelectorAll('[id="' + gid + '-leg"], [id="' + gid + '-legh"]').forEach(function (n) {
-        n.classList.toggle("ssdpts-dim", !on);
+    // a series name may appear in several panels (mean and max): one button shows or hides them all
+    var byName = {};
+    d.s.forEach(function (s) { (byName[s.n] = byName[s.n] || []).push(s.g); });
+    function toggle(name, on) {
+      byName[name].forEach(function (gid) {
+        hidden[gid] = !on;
+        byGid(svg, gid).forEach(function (n) { n.classList.toggle("ssdpts-off", !on); });
+        svg.querySelectorAll('[id="' + gid + '-leg"], [id="' + gid + '-legh"]').forEach(function (n) {
+          n.classList.toggle("ssdpts-dim", !on);
+        });
       });
-      var b = fig.querySelector('button[data-gid="' + gid + '"]');
+      var b = fig.querySelector('button[data-name="' + CSS.escape(name) + '"]');
       if (b) b.setAttribute("aria-pressed", on ? "true" : "false");
     }
-    if (d.s.length > 1) {
+    var names = Object.keys(byName);
+    if (names.length > 1) {
       var bar = el("div", {"class": "toggles", "role": "group", "aria-label": "show or hide series"});
-      d.s.forEach(function (s) {
-        var b = el("button", {"type": "button", "data-gid": s.g, "aria-pressed": "true", "title": "show / hide"}, s.n);
-        b.addEventListener("click", function () { toggle(s.g, !!hidden[s.g]); });
+      names.forEach(function (name) {
+        var first = byName[name][0];
+        var b = el("button", {"type": "button", "data-name": name, "data-gid": first, "aria-pressed": "true",
+                              "title": "show / hide"}, name);
+        b.addEventListener("click", function () { toggle(name, !!hidden[first]); });
         bar.appendChild(b);
-        svg.querySelectorAll('[id="' + s.g + '-leg"], [id="' + s.g + '-legh"]').forEach(function (n) {
-          n.addEventListener("click", function () { toggle(s.g, !!hidden[s.g]); });
+        byName[name].forEach(function (gid) {
+          svg.querySelectorAll('[id="' + gid + '-leg"], [id="' + gid + '-legh"]').forEach(function (n) {
+            n.addEventListener("click", function () { toggle(name, !!hidden[first]); });
+          });
         });
       });
       svg.insertAdjacentElement("afterend", bar);
@@ -127,6 +137,10 @@
       add("text", {x: X(Math.pow(10, e)), y: H - 8, "text-anchor": "middle", "font-size": 11}, fmt(Math.pow(10, e)) + " µs");
     }
     add("text", {x: 4, y: 14, "font-size": 11}, "IOs (log)");
+    for (var k = 1; k <= top; k *= 10) {
+      add("line", {x1: L - 4, x2: L, y1: Y(k), y2: Y(k), stroke: "#57606a"});
+      add("text", {x: L - 6, y: Y(k) + 4, "text-anchor": "end", "font-size": 10}, fmt(k));
+    }
     if (max) add("line", {x1: X(max), x2: X(max), y1: T, y2: H - B, stroke: "#cf222e", "stroke-dasharray": "4 3"});
     if (p5) add("line", {x1: X(p5), x2: X(p5), y1: T, y2: H - B, stroke: "#9a6700", "stroke-dasharray": "2 2"});
     return svg;
