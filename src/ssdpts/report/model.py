@@ -243,16 +243,21 @@ class Report:
 
 def load(run_dir: Path, targets: Path | str | None = None) -> Report:
     """Read a run directory (results.read_run, steps included) and build the report's content.
-    ``targets``: a file of datasheet targets (report/datasheet.py) for the datasheet's target column."""
-    run = read_run(Path(run_dir), steps=True)
+    ``targets``: a file of datasheet targets (report/datasheet.py) for the datasheet's target column.
+    Files that differ from what the run recorded ('ssdpts verify') are reported as damage."""
+    from ..results.integrity import check
     from .datasheet import read_targets
 
-    return Builder(run, read_targets(targets) if targets else None).build()
+    run_dir = Path(run_dir)
+    run = read_run(run_dir, steps=True)
+    damage = [p.line() for p in check(run_dir).problems]
+    return Builder(run, read_targets(targets) if targets else None, damage=damage).build()
 
 
 class Builder:
-    def __init__(self, run: RunResults, targets=None):
+    def __init__(self, run: RunResults, targets=None, damage: list[str] | None = None):
         self.run = run
+        self.damage = damage or []  # 'ssdpts verify' problems
         self.run_dir = run.path
         self.man = run.manifest
         self.summary = run.summary
@@ -383,6 +388,9 @@ class Builder:
 
     def notices(self) -> list[Alert]:
         out = []
+        if self.damage:
+            out.append(Alert("bad", "DAMAGED run directory: files differ from what the run recorded "
+                                    "(ssdpts verify)", list(self.damage)))
         desc = self._description()
         if desc.get("simulated"):
             # A simulated drive cannot say so through the block device: the description file does.
