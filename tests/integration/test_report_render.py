@@ -236,6 +236,21 @@ def test_pdf_bookmarks_links_and_title(poppler, reports):
     assert re.search(r"Title:\s+PARTIAL SNIA SSS PTS", info)
 
 
+def test_damaged_run_says_so_on_every_page(poppler, reports, tmp_path):
+    """A run directory whose raw fio output no longer matches its checksums ('ssdpts verify')
+    still prints, and every page, the title metadata and the first page say it is damaged."""
+    run, _, _ = reports["complete"]
+    damaged = tmp_path / run.name
+    shutil.copytree(run, damaged)
+    (damaged / "fio" / "lat" / "round-002.json").unlink()
+    (pdf,) = render(damaged, formats=("pdf",))
+    pages = pdf_pages_text(pdf)
+    assert all("DAMAGED run directory" in p for p in pages), [i for i, p in enumerate(pages, 1) if "DAMAGED" not in p]
+    assert "fio/lat/round-002.json is missing" in pages[0]
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"Title:\s+DAMAGED SNIA SSS PTS", info)
+
+
 def test_tables_split_with_their_header_repeated(poppler, reports):
     """A table longer than a page (72 WSAT samples, one row each) continues on the next one under
     its header row."""

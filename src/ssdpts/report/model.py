@@ -316,7 +316,7 @@ class Builder:
         if not temp.new_page:  # "not available: why", with the report header rather than on a page of its own
             front.append(temp)
         compliance = self.compliance_alert()
-        pdf_title = ("PARTIAL " if self.partial else "") + f"{title}: {subtitle}"
+        pdf_title = ("DAMAGED " if self.damage else "") + ("PARTIAL " if self.partial else "") + f"{title}: {subtitle}"
         if compliance is not None:
             pdf_title += f" — {compliance.title}"
         short = {
@@ -595,6 +595,8 @@ class Builder:
         admin = f"{report.short_header['pts']} · Test ID {self.test_id} · Test sponsor: {self.sponsor()}"
         right = [f"Test run: {fmt_time(self.man.created)}", f"Report: {self.generated}"]
         status = []
+        if self.damage:  # on every printed page: the numbers can no longer be checked against fio's output
+            status.append("DAMAGED run directory (ssdpts verify)")
         if report.partial:
             status.append(f"PARTIAL REPORT (run {self.status})")
         if report.compliance:
