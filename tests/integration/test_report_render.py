@@ -183,6 +183,9 @@ def test_pdf_running_header_is_whole_on_every_page(poppler, reports, kind):
                     pattern = r"Report: \d{4}-\d\d-\d\d \d\d:\d\d UTC"
                 assert re.search(pattern, box), f"page {i}: header field cut or missing: {line!r} in {box!r}"
     assert {h.label for t, h in report.page_headers.items() if t} <= seen  # every test has its pages
+    # the closing lines stay on the last test's page: no page of its own under the front header
+    last_test = report.sections[-1].test
+    assert label == report.page_headers[last_test or ""].label, f"the last page ({n}) is a page of its own"
     if kind == "interrupted":
         assert all("PARTIAL" in p for p in pdf_pages_text(pdf))
 

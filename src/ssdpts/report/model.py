@@ -1281,7 +1281,10 @@ class Builder:
                                      f"{fmt_value(final, 'IOPS')} IOPS"]))
             # the x axis in the run's real time: seconds, minutes or hours since the first sample
             t0 = series[0].start_time
-            if t0 is not None and all(s.start_time is not None for s in series):
+            starts = [s.start_time for s in series]
+            # the clock only where it runs forward (a clock set back, or the FakeExecutor's per-chunk
+            # clock, would fold the samples onto each other): else the sample number × step length
+            if None not in starts and all(b >= a for a, b in zip(starts, starts[1:])):
                 secs = [float(s.start_time) - float(t0) for s in series]
             else:
                 secs = [(s.minute - 1) * step_s for s in series]
@@ -1305,7 +1308,7 @@ class Builder:
                                    + ("; dashed grey, right axis: device temperature." if temperature else "."),
                                    partial(plots.wsat_scatter, x=tx, y=iops, xlabel=xlabel, ylabel="IOPS",
                                            final=nfinal, notes=notes, unit="IOPS", temperature=temperature,
-                                           xname=unit), size=(10, 3.6)))
+                                           xname=f"time ({unit})"), size=(10, 3.6)))
             note = self.temperature_note(bool(temperature), self.temperature_reason())
             if note:
                 sec.blocks.append(note)
@@ -1313,7 +1316,7 @@ class Builder:
             sec.blocks.append(Plot(f"{pid}-iops-tgbw", "WSAT: IOPS vs total GB written (TGBW)",
                                    "The same samples against the data written so far (GB, base 10).",
                                    partial(plots.wsat_scatter, x=tg, y=iops, xlabel="total GB written (TGBW)",
-                                           ylabel="IOPS", final=nfinal, notes=notes, unit="IOPS", xname="GB"),
+                                           ylabel="IOPS", final=nfinal, notes=notes, unit="IOPS", xname="TGBW (GB)"),
                                    size=(10, 3.6)))
             fills = [s.drive_fills for s in series]
             if all(f is not None for f in fills):
