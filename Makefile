@@ -12,7 +12,9 @@ PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # rustup puts cargo in ~/.cargo/bin, which a non-login shell may not have on its PATH
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
-DEB_PACKAGES := fio util-linux e2fsprogs procps chromium poppler-utils fuse3
+# chromium prints the reports' PDF (and renders them in the report tests); fonts-dejavu-core is the
+# font the report's HTML and plots name; poppler-utils checks the printed pages.
+DEB_PACKAGES := fio util-linux e2fsprogs procps chromium fonts-dejavu-core poppler-utils fuse3
 .PHONY: install deps refssd demo demo-ssd lint test test-full test-fast bench
 
 deps:

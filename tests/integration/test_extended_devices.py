@@ -326,4 +326,4 @@ def test_wsat_pts2_pattern_on_zram(make_zram, tmp_path):
         assert s["lat_p99999_us"] == pytest.approx(percentile_us(j, 99.999), rel=1e-9)
     assert tab["final_window_iops"] == pytest.approx(np.mean([s["iops"] for s in tab["series"][-5:]]), rel=1e-12)
     ids = {b.id for s in load(run).sections for b in s.blocks if isinstance(b, Plot)}
-    assert {"wsat-rt-time", "wsat-rt-fills", "wsat-histogram"} <= ids
+    assert {"wsat-lat-time", "wsat-rt-fills", "wsat-histogram"} <= ids

@@ -41,7 +41,8 @@ ADDED = {
                  ".parts.*.rounds.*.files.*", ".parts.*.rounds.*.files.*.bytes", ".parts.*.rounds.*.files.*.sha256",
                  ".results_space", ".results_space.directory", ".results_space.first_round_bytes",
                  ".results_space.free_bytes", ".results_space.run_max_bytes_estimate"},
-    "summary": set(), "steps": set(),
+    "summary": set(),
+    "steps": {".measurement.cpu_usr_pct", ".measurement.cpu_sys_pct"},  # fio's usr_cpu / sys_cpu (report: CPU per step)
 }
 
 

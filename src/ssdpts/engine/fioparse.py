@@ -152,10 +152,16 @@ def job_measurement(job: dict, *, major: int = 3, start_time: float | None = Non
         start = float(job["job_start"]) / 1000.0
     else:
         start = start_time or 0.0
-    cpu = [job.get("usr_cpu"), job.get("sys_cpu")]
-    usr, sys_ = (float(c) if isinstance(c, (int, float)) else None for c in cpu)
     return Measurement(
         read=read, write=write, duration_s=dur, start_time=start, end_time=start + dur,
         lat_kind=kind, error=int(job.get("error", 0) or 0), jobname=str(job.get("jobname", "")),
-        cpu_usr_pct=usr if sys_ is not None else None, cpu_sys_pct=sys_ if usr is not None else None,
+        cpu_usr_pct=_cpu(job.get("usr_cpu")), cpu_sys_pct=_cpu(job.get("sys_cpu")),
     )
+
+
+def _cpu(v) -> float | None:
+    """fio's usr_cpu / sys_cpu (percent), when the job reports it."""
+    try:
+        return float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None

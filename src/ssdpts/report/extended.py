@@ -440,20 +440,11 @@ def _points_results(b: "Builder", test: str, pid: str):
 # ---- WSAT, PTS 2.0 options --------------------------------------------------------------------------
 
 def wsat_blocks(b: "Builder", pid: str, tab: WsatTable) -> list:
-    """Response-time series (mean, 99.999%, max) vs time and vs drive fills, and the final window's
-    response-time histogram (PTS 2.0)."""
+    """Response-time series (mean, 99.999%, max) vs drive fills, and the final window's response-time
+    histogram (PTS 2.0); the same series vs time is the WSAT section's own plot."""
     m = _m()
     series = tab.series
     out: list = []
-    minutes = [float(s.minute) for s in series]
-    segs = [("mean", minutes, [s.lat_mean_us for s in series]),
-            ("99.999%", [float(s.minute) for s in series if s.lat_p99999_us is not None],
-             [s.lat_p99999_us for s in series if s.lat_p99999_us is not None]),
-            ("max", minutes, [s.lat_max_us for s in series])]
-    out.append(m.Plot(f"{pid}-rt-time", "WSAT: response times vs time (PTS 2.0)",
-                      "Mean, 99.999th percentile and maximum response time of every sample (log).",
-                      partial(plots_ext.segments_vs_time, segments=segs, xlabel="time (PTS minutes)",
-                              ylabel="response time (µs)", logy=True), size=(10, 3.8), pdf_height=2.8))
     if all(s.drive_fills is not None for s in series):
         fills = [float(s.drive_fills or 0.0) for s in series]
         out.append(m.Plot(f"{pid}-rt-fills", "WSAT: response times vs drive fills (PTS 2.0)",

@@ -42,9 +42,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("read_mb_per_s", "MB/s", SPEED, "SEQ read MB/s"),
     Metric("write_mb_per_s", "MB/s", SPEED, "SEQ write MB/s"),
     Metric("lat_mean_us", "µs", TIME, "mean response time", "mean"),
-    Metric("lat_p99999_us", "µs", TIME, "99.999th percentile response time", "99.999%"),
-    Metric("lat_max_us", "µs", TIME, "max response time (window average)", "max"),
-    Metric("lat_max_in_window_us", "µs", TIME, "max response time (highest in window)", "max in window"),
+    # pts/qos.py: the percentile of the window's pooled histogram, the largest IO of the window
+    Metric("lat_p99999_us", "µs", TIME, "99.999th percentile response time (window)", "99.999%"),
+    Metric("lat_max_us", "µs", TIME, "max response time (highest in window)", "max"),
+    Metric("lat_max_in_window_us", "µs", TIME, "max response time (highest in window; = max)", "max in window"),
     Metric("final_window_iops", "IOPS", SPEED, "WSAT steady level (final window IOPS)"),
     # the extended tests (PTS-EXTENDED.md)
     Metric("burst_iops", "IOPS", SPEED, "HIR: mean IOPS of a wait state's 5-s bursts", "bursts"),
