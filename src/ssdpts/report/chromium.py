@@ -16,6 +16,7 @@ page is handed over with ``Page.setDocumentContent`` (no temporary file, nothing
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import re
@@ -69,14 +70,18 @@ class Browser:
         self._from_chrome, from_chrome_w = os.pipe()
 
         def fds() -> None:  # the child's fd 3 reads our commands, fd 4 carries its answers
-            os.dup2(to_chrome_r, 3)
-            os.dup2(from_chrome_w, 4)
+            # Copied above 10 first: either pipe end may itself be fd 3 or 4. dup2 makes 3 and 4
+            # inheritable; every other fd Python opened is close-on-exec (PEP 446). Not pass_fds=(3, 4):
+            # subprocess marks those before this runs, and fails (EBADF) where the parent has no fd 3 or 4.
+            r, w = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD_CLOEXEC, 10), fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.dup2(r, 3)
+            os.dup2(w, 4)
 
         try:
             self.proc = subprocess.Popen(  # noqa: S603 (a fixed argument list)
                 [self.executable, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log, pass_fds=(3, 4),
-                preexec_fn=fds, close_fds=True)
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log,
+                preexec_fn=fds, close_fds=False)
         except OSError as exc:
             self.close()
             raise UserError(f"cannot start {self.executable} ({exc.strerror}): {INSTALL_HINT}") from None
