@@ -136,7 +136,7 @@ def test_report_model_has_the_extended_pages(run):
                 "cbw-demand-intensity-variation", "cbw-demand-intensity-intensity", "cbw-operating-points-table",
                 "cbw-operating-points-histograms"):
         assert bid in blocks, bid
-    assert "cbw-demand-intensity-cpu" not in blocks  # the model of a drive has no CPU figures (fio's do)
+    assert "cbw-demand-intensity-cpu" in blocks  # the FakeExecutor models fio's CPU per job thread too
     assert len(blocks["cbw-demand-intensity-iops"].rows) == 7 and len(blocks["cbw-demand-intensity-iops"].columns) == 8
     assert [r[0].text for r in blocks["cbw-operating-points-table"].rows] == ["Max", "Mid", "Min"]
     hdr = rep.tests["cbw"].params

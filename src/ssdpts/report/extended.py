@@ -447,15 +447,15 @@ def wsat_blocks(b: "Builder", pid: str, tab: WsatTable) -> list:
     out: list = []
     if all(s.drive_fills is not None for s in series):
         fills = [float(s.drive_fills or 0.0) for s in series]
+        lat = {"mean": (fills, [s.lat_mean_us for s in series]),
+               "99.999%": (fills, [s.lat_p99999_us for s in series]),
+               "max": (fills, [s.lat_max_us for s in series])}
         out.append(m.Plot(f"{pid}-rt-fills", "WSAT: response times vs drive fills (PTS 2.0)",
-                          "The same response times against drive fills (bytes written ÷ user capacity).",
-                          partial(plots_ext.segments_vs_time, segments=[
-                              ("mean", fills, [s.lat_mean_us for s in series]),
-                              ("99.999%", [f for f, s in zip(fills, series) if s.lat_p99999_us is not None],
-                               [s.lat_p99999_us for s in series if s.lat_p99999_us is not None]),
-                              ("max", fills, [s.lat_max_us for s in series])],
-                              xlabel="drive fills", ylabel="response time (µs)", logy=True),
-                          size=(10, 3.8), pdf_height=2.8))
+                          "The same response times against drive fills (bytes written ÷ user capacity; µs, log "
+                          "scale).",
+                          partial(plots.rounds_lines, panels=[("response time per sample", lat, "µs", True)],
+                                  window=[], reached=True, xlabel="drive fills", dashed=("99.999%",)),
+                          size=(10, 3.6)))
     final = set(tab.final_window_minutes)
     merged: dict[int, int] = defaultdict(int)
     label = ""
