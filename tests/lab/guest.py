@@ -17,7 +17,12 @@ forces one.
 
 Usable on its own for poking at the drives by hand::
 
-    python -m tests.lab.guest            # boots, prints the drives, opens a guest shell loop
+    python -m tests.lab.guest                      # boots, lists the drives, powers off
+    python -m tests.lab.guest "nvme id-ctrl /dev/nvme0" "smartctl -x /dev/sda"   # runs each command
+
+Environment: SSDPTS_LAB_CACHE (kernel cache), SSDPTS_LAB_REFRESH=1 (ask apt for Debian's current
+kernel instead of using the cached one), SSDPTS_LAB_ACCEL=tcg|kvm, SSDPTS_LAB_CPU (TCG CPU model),
+SSDPTS_LAB_SCRATCH (where scratch directories go, /var/tmp), SSDPTS_LAB_KEEP=1 (keep them).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ MODULES = ("virtio_pci", "virtio_console", "9pnet_virtio", "9p", "nvme", "ahci",
 # numpy's baseline is x86-64-v2 (SSE4.2, POPCNT, CX16); TCG's "max" CPU adds AVX2, whose emulation
 # crashed numpy's dispatched kernels in QEMU 7.2 (SIGSEGV while rendering a report). Nehalem is
 # x86-64-v2 without AVX: the baseline paths only.
-TCG_CPU = "Nehalem"
+TCG_CPU = os.environ.get("SSDPTS_LAB_CPU", "Nehalem")
 
 
 class LabUnavailable(Exception):
@@ -195,7 +200,14 @@ def prepare(cache: Path = CACHE, log=print) -> GuestImage:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LabUnavailable(f"cannot create the lab cache {cache}: {exc} (set SSDPTS_LAB_CACHE)") from None
-    pkg, ver = _kernel_package()
+    # A kernel already in the cache is used as it is (asking apt costs seconds on every session);
+    # SSDPTS_LAB_REFRESH=1 follows linux-image-amd64 to Debian's current kernel.
+    cached = sorted((d for d in cache.glob("linux-image-*_*") if (d / "vmlinuz").is_file()),
+                    key=lambda d: d.stat().st_mtime)
+    if cached and not os.environ.get("SSDPTS_LAB_REFRESH"):
+        pkg, _, ver = cached[-1].name.partition("_")
+    else:
+        pkg, ver = _kernel_package()
     kdir = cache / f"{pkg}_{ver}"
     init_text = (HERE / "init.sh").read_bytes()
     bb_ver = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "busybox-static"], capture_output=True,
@@ -507,7 +519,7 @@ class Guest:
 def main() -> int:
     """Boot the lab by hand: python -m tests.lab.guest [command ...]"""
     image = prepare()
-    scratch = Path(tempfile.mkdtemp(prefix="ssdpts-lab-", dir="/var/tmp"))
+    scratch = Path(tempfile.mkdtemp(prefix="ssdpts-lab-", dir=os.environ.get("SSDPTS_LAB_SCRATCH", "/var/tmp")))
     g = Guest(image, scratch)
     t0 = time.monotonic()
     g.start()
@@ -519,6 +531,8 @@ def main() -> int:
             print(f"$ {c}  (rc={r.rc}, {r.elapsed_s:.1f} s)\n{r.stdout}{r.stderr}", flush=True)
     finally:
         g.stop()
+        if not os.environ.get("SSDPTS_LAB_KEEP"):
+            shutil.rmtree(scratch, ignore_errors=True)
     print(f"total {time.monotonic() - t0:.1f} s")
     return 0
 
