@@ -27,8 +27,8 @@ from _devices import loop_device, zram_device
 
 from ssdpts.engine.base import Area, Batch
 from ssdpts.engine.fio import FioExecutor, default_ioengine, render_job_file
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import active_range_bytes, build_parts
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import active_range_bytes, build_parts
 
 
 def ssdpts_round(dev: str, size: int, step_s: float, workdir: Path) -> tuple[float, float, int]:

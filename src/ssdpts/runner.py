@@ -14,7 +14,7 @@ from typing import Callable, Protocol
 from . import analysis
 from .engine.base import Area, Batch, Executor
 from .errors import Interrupted, RunFailed
-from .spec.tests import Part
+from .pts.parts import Part
 from .store import RunStore, disk_error, utc_now
 
 

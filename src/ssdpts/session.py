@@ -18,8 +18,8 @@ from .device.target import Target, open_target
 from .engine.base import Area, Executor
 from .errors import UserError
 from .runner import RunContext, execute
-from .spec.runspec import RunSpec
-from .spec.tests import active_range_bytes, build_parts, deviations_for, required_bytes
+from .pts.runspec import RunSpec
+from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes
 from .store import RunStore, utc_now
 
 

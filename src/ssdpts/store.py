@@ -25,8 +25,8 @@ import time
 from typing import Any, Iterator
 
 from .errors import RunFailed, UserError
+from .results.formats import FORMAT, upgrade
 
-FORMAT = 1
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
 SUMMARY = "summary.json"
@@ -82,10 +82,7 @@ def read_json(path: Path, what: str) -> dict:
         raise UserError(f"cannot read {path} ({exc.strerror})") from None
     if not isinstance(doc, dict):
         raise UserError(f"{path} is not a {what} (not a JSON object)")
-    fmt = doc.get("format")
-    if fmt != FORMAT:
-        raise UserError(f"{path} has format {fmt!r}; this ssdpts reads format {FORMAT}: use a matching ssdpts version")
-    return doc
+    return upgrade(doc, str(path), kind="summary" if path.name == SUMMARY else "manifest")
 
 
 class RunStore:
@@ -232,8 +229,10 @@ class RunStore:
                 if n == len(lines):  # torn last line: the write in flight when the process died
                     return
                 raise UserError(f"{path} line {n} is corrupt: restore the file or remove that line, then retry") from None
-            if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+            if not isinstance(rec, dict):
                 raise UserError(f"{path} line {n} is not a format-{FORMAT} step record: use a matching ssdpts version")
+            if rec.get("format") != FORMAT:
+                rec = upgrade(rec, f"{path} line {n}, not a format-{FORMAT} step record,", kind="step")
             yield rec
 
     def steps(self) -> list[dict]:

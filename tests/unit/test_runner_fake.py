@@ -17,9 +17,9 @@ from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor, default_model
 from ssdpts.errors import Interrupted, RunFailed, UserError
 from ssdpts.session import resume_run, start_run
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import build_parts
-from ssdpts.spec.workload import Step, Workload
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import build_parts
+from ssdpts.pts.workload import Step, Workload
 from ssdpts.store import RunStore
 
 KiB = 1024

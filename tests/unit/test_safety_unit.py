@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import purge, safety
+from ssdpts.device import purge, safety, usage
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target, open_target
 from ssdpts.errors import UserError
@@ -410,8 +410,8 @@ def test_system_disk_and_its_partitions_refused(fake: FakeSys, tmp_path: Path, m
 
 
 def test_mountinfo_unescape() -> None:
-    assert safety._unescape(r"/mnt/a\040b\011c\134d") == "/mnt/a b\tc\\d"
-    assert safety._unescape("/plain\\x") == "/plain\\x"
+    assert usage.unescape(r"/mnt/a\040b\011c\134d") == "/mnt/a b\tc\\d"
+    assert usage.unescape("/plain\\x") == "/plain\\x"
 
 
 # --- files and markers -------------------------------------------------------------------------------

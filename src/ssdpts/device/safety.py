@@ -29,12 +29,13 @@ import shutil
 import stat
 import struct
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from ssdpts.device import target as tgt
+from ssdpts.device import usage
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
 
@@ -303,7 +304,7 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
     disk = target.parent or tgt.disk_of(name)
     parts = [] if target.is_partition else tgt.partitions_of(name)
     members = [name, *parts]  # what the test overwrites
-    stacked = _holders_closure(members)  # what is built on top of it (dm, md, ...)
+    stacked = usage.holders_closure(members)  # what is built on top of it (dm, md, ...)
     reasons: list[str] = []
     existing: list[str] = []
     details: dict[str, Any] = {
@@ -337,9 +338,9 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
 
     # 4. Holders: LVM, md, dm-crypt, multipath, bcache sit on the device.
     for n in members:
-        for holder in _holders(n):
+        for holder in usage.holders(n):
             reasons.append(
-                f"{_describe(n, name, disk, target.path)} is in use by {_holder_label(holder)} "
+                f"{_describe(n, name, disk, target.path)} is in use by {usage.holder_label(holder)} "
                 "(LVM, RAID, device-mapper or encryption built on it): remove that or pick another target"
             )
 
@@ -409,186 +410,28 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-# --- holders / system disks -----------------------------------------------------------------------
+# --- holders, mounts, swap (device/usage.py), read from PROC and SYSTEM_MOUNTPOINTS at call time ---
 
-
-def _holders(name: str) -> list[str]:
-    try:
-        return sorted(os.listdir(os.path.join(tgt.sysfs_block_dir(name), "holders")))
-    except OSError:
-        return []
-
-
-def _holders_closure(names: Iterable[str]) -> list[str]:
-    """Every device stacked on ``names``, transitively (dm on md on a partition, ...)."""
-    seen: list[str] = []
-    todo = list(names)
-    while todo:
-        for h in _holders(todo.pop()):
-            if h not in seen:
-                seen.append(h)
-                todo.append(h)
-    return seen
-
-
-def _holder_label(holder: str) -> str:
-    dm_name = tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(holder), "dm", "name"))
-    return f"/dev/{holder} ({dm_name})" if dm_name else f"/dev/{holder}"
-
-
-def whole_disks(name: str, _seen: set[str] | None = None) -> set[str]:
-    """The whole disks under kernel device ``name``: partition → disk, dm/md → slaves, loop → the
-    disk holding its backing file. Used to find what the running system lives on."""
-    seen = _seen if _seen is not None else set()
-    if name in seen:
-        return set()
-    seen.add(name)
-    if tgt.is_partition_name(name):
-        return whole_disks(tgt.disk_of(name), seen)
-    try:
-        slaves = sorted(os.listdir(os.path.join(tgt.sysfs_block_dir(name), "slaves")))
-    except OSError:
-        slaves = []
-    if slaves:
-        return set().union(*(whole_disks(s, seen) for s in slaves))
-    backing = tgt.loop_backing_file(name) if name.startswith("loop") else None
-    if backing:
-        below = _block_name_of_path(backing.removesuffix(" (deleted)"))
-        if below:
-            return {name} | whole_disks(below, seen)
-    return {name}
-
-
-def _block_name_of_path(path: str) -> str | None:
-    """Kernel name of the block device holding the filesystem that ``path`` is on."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    name = tgt.name_for_devnum(os.major(st.st_dev), os.minor(st.st_dev))
-    if name:
-        return name
-    # btrfs and friends report an anonymous st_dev: use the mount's source device instead.
-    best: tuple[int, str] | None = None
-    for entry in _mountinfo():
-        mp = entry["mountpoint"]
-        if (path == mp or path.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= best[0]):
-            source_name = _source_name(entry["source"])
-            if source_name:
-                best = (len(mp), source_name)
-    return best[1] if best else None
+def whole_disks(name: str) -> set[str]:
+    """The whole disks under kernel device ``name`` (usage.whole_disks)."""
+    return usage.whole_disks(name, PROC)
 
 
 def _system_disks() -> dict[str, list[str]]:
     """{whole disk kernel name: [system mount points on it]}."""
-    result: dict[str, list[str]] = {}
-    for mp in SYSTEM_MOUNTPOINTS:
-        if not os.path.exists(mp):
-            continue
-        name = _block_name_of_path(mp)
-        for disk in sorted(whole_disks(name)) if name else []:
-            result.setdefault(disk, []).append(mp)
-    return result
-
-
-# --- /proc parsing --------------------------------------------------------------------------------
-
-
-def _unescape(field_text: str) -> str:
-    # /proc/self/mountinfo and /proc/swaps escape space, tab, newline and backslash as \ooo.
-    out, i = [], 0
-    while i < len(field_text):
-        octal = field_text[i + 1 : i + 4]
-        if field_text[i] == "\\" and len(octal) == 3 and all(c in "01234567" for c in octal):
-            out.append(chr(int(octal, 8)))
-            i += 4
-        else:
-            out.append(field_text[i])
-            i += 1
-    return "".join(out)
-
-
-def _mountinfo() -> list[dict[str, str]]:
-    try:
-        with open(os.path.join(PROC, "self", "mountinfo"), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    entries = []
-    for line in lines:
-        head, sep, tail = line.partition(" - ")
-        fields, rest = head.split(), tail.split()
-        if not sep or len(fields) < 5 or len(rest) < 2:
-            continue
-        entries.append({
-            "devnum": fields[2], "mountpoint": _unescape(fields[4]),
-            "fstype": rest[0], "source": _unescape(rest[1]),
-        })
-    return entries
-
-
-def _rdev_of(path: str) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" if stat.S_ISBLK(st.st_mode) else None
-
-
-def _source_name(source: str) -> str | None:
-    if not source.startswith("/"):
-        return None
-    devnum = _rdev_of(source)
-    if devnum is None:
-        return None
-    major, minor = devnum.split(":")
-    return tgt.name_for_devnum(int(major), int(minor))
+    return usage.system_disks(SYSTEM_MOUNTPOINTS, PROC)
 
 
 def _mounts_of(names: list[str]) -> list[tuple[str, str, str]]:
-    """(kernel name, mount point, fstype) for every mount of ``names``.
-
-    Matched by major:minor (covers bind mounts, which repeat it) and by the mount's source device
-    (covers btrfs, whose major:minor is anonymous). Mounted multi-device btrfs members are found
-    through /sys/fs/btrfs/*/devices.
-    """
-    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
-    found: list[tuple[str, str, str]] = []
-    for entry in _mountinfo():
-        n = by_devnum.get(entry["devnum"])
-        if n is None and entry["source"].startswith("/"):
-            n = by_devnum.get(_rdev_of(entry["source"]) or "")
-        if n is not None:
-            found.append((n, entry["mountpoint"], entry["fstype"]))
-    btrfs_root = os.path.join(tgt.SYSFS, "fs", "btrfs")
-    try:
-        fsids = os.listdir(btrfs_root)
-    except OSError:
-        fsids = []
-    for fsid in fsids:
-        for n in names:
-            if os.path.exists(os.path.join(btrfs_root, fsid, "devices", n)) and not any(f[0] == n for f in found):
-                found.append((n, f"a mounted btrfs filesystem ({fsid})", "btrfs"))
-    return found
+    return usage.mounts_of(names, PROC)
 
 
 def _swap_entries() -> list[str]:
-    try:
-        with open(os.path.join(PROC, "swaps"), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()[1:]  # first line is the header
-    except OSError:
-        return []
-    return [_unescape(line.split()[0]) for line in lines if line.split()]
+    return usage.swap_entries(PROC)
 
 
 def _swap_devices(names: list[str]) -> list[str]:
-    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
-    found = []
-    for path in _swap_entries():
-        n = by_devnum.get(_rdev_of(path) or "")
-        if n is not None:
-            found.append(n)
-    return found
+    return usage.swap_devices(names, PROC)
 
 
 # --- signatures and the exclusive probe -----------------------------------------------------------

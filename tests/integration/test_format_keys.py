@@ -1,0 +1,99 @@
+"""The run directory's format does not change with the code's layout: a fresh demo-style run (all
+four tests, time-compressed, on a loop device) writes manifest.json, summary.json and steps.jsonl
+with exactly the fields of a run directory that the ssdpts before the layout change wrote
+(tests/fixtures/runs/demo-loop-format1, see tests/fixtures/SOURCES.md).
+
+Fields are compared as key paths: every object's keys, recursively, with the keys that are data
+rather than names (part ids, tracking variables, histogram bins, R/W mixes, tool names) folded
+into one ``*``, and without descending into values that describe the machine rather than the
+format (device field values, host facts, block-layer counters)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .conftest import ssdpts
+
+pytestmark = pytest.mark.root
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
+DATA_KEYED = {"parts", "tests", "series", "lat_bins_ns", "lat_percentiles_ns", "values", "collectors", "tools",
+              "firmware_slot_revisions", "raw_errors", "extra", "block", "description"}
+
+
+def key_paths(doc, path: str = "") -> set[str]:
+    out: set[str] = set()
+    name = path.rsplit(".", 1)[-1]
+    if path.startswith(".device.") and path.count(".") >= 3 or path.startswith(".host."):
+        return out  # a device field's value, a host fact: machine, not format
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            sub = f"{path}.*" if name in DATA_KEYED else f"{path}.{k}"
+            out.add(sub)
+            out |= key_paths(v, sub)
+    elif isinstance(doc, list):
+        for v in doc:
+            out |= key_paths(v, f"{path}[]")
+    return out
+
+
+def shapes(run: Path, steps_text: str) -> dict[str, set[str]]:
+    return {
+        "manifest": key_paths(json.loads((run / "manifest.json").read_text())),
+        "summary": key_paths(json.loads((run / "summary.json").read_text())),
+        "steps": set().union(*(key_paths(json.loads(ln)) for ln in steps_text.splitlines() if ln.strip())),
+    }
+
+
+def expected() -> dict[str, set[str]]:
+    return shapes(FIXTURE, gzip.decompress((FIXTURE / "steps.jsonl.gz").read_bytes()).decode())
+
+
+def assert_same_format(run: Path) -> None:
+    got, want = shapes(run, (run / "steps.jsonl").read_text()), expected()
+    for name in ("manifest", "summary", "steps"):
+        assert got[name] == want[name], (f"{name}: new fields {sorted(got[name] - want[name])}, "
+                                         f"missing fields {sorted(want[name] - got[name])}")
+
+
+def test_key_paths_fold_data_keys():
+    doc = {"parts": {"iops": {"table": {"rows": [{"values": {"0/100": 1.0}}]}}, "lat": {"title": "x"}},
+           "device": {"nvme": {"sanicap": {"value": 3, "unit": ""}}}, "host": {"cpu_model": "y"}}
+    assert key_paths(doc) == {".parts", ".parts.*", ".parts.*.table", ".parts.*.table.rows", ".parts.*.table.rows[].values",
+                              ".parts.*.table.rows[].values.*", ".parts.*.title", ".device", ".device.nvme",
+                              ".device.nvme.sanicap", ".host", ".host.cpu_model"}
+
+
+def test_a_fresh_run_writes_the_fields_of_format_1(make_loop, tmp_path):
+    """The runner, the summary and the step records, as ssdpts demo drives them, with the model of
+    a drive in place of fio (seconds instead of a minute); the real demo is the slow test below."""
+    from ssdpts.cli.demo import DEMO
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.fake import FakeExecutor
+    from ssdpts.pts.runspec import TEST_NAMES, RunSpec
+    from ssdpts.session import start_run
+
+    dev = make_loop("128M")
+    spec = RunSpec(tests=TEST_NAMES, step_seconds=0.1, max_rounds=5, wsat_hours=DEMO["wsat_hours"],
+                   wsat_capacity_multiple=DEMO["wsat_capacity_multiple"], wsat_chunk_steps=10)
+    store, summary = start_run(spec, open_target(dev), executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=dev,
+                               argv=["ssdpts", "demo"])
+    assert summary["status"] == "complete"
+    assert_same_format(store.path)
+
+
+@pytest.mark.slow
+def test_ssdpts_demo_writes_the_fields_of_format_1(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the demo's loop device needs root")
+    out = tmp_path / "runs"
+    r = ssdpts("demo", "--size", "128M", "--step-seconds", "0.1", "--max-rounds", "5", "--out", str(out), "--quiet",
+               env={**os.environ, "SSDPTS_DB": str(tmp_path / "results.db")})
+    assert r.returncode == 0, r.stderr
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    assert_same_format(run)
