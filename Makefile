@@ -67,5 +67,6 @@ test-fast: install
 bench: install refssd
 	$(SUDO) $(PYTHON) benchmarks/round_overhead.py --alternatives
 	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
+	$(SUDO) $(PYTHON) benchmarks/guard_cost.py
 	$(PYTHON) benchmarks/report_render.py
 	$(SUDO) $(PYTHON) benchmarks/refssd_serving.py

@@ -18,6 +18,7 @@ stdlib sqlite3 only; pyarrow is imported for Parquet export alone (optional, not
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from datetime import datetime, timedelta
 import io
 import json
@@ -140,7 +141,9 @@ def load_complete(path: str | Path) -> RunResults:
     if run.status != "complete":
         raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
                         f"(finish it with 'ssdpts resume {path}', then add it)")
-    return run
+    from .results.integrity import check
+
+    return replace(run, damage=tuple(p.line() for p in check(path).problems))  # added, but marked damaged
 
 
 # ---- the database -------------------------------------------------------------------------------
@@ -270,6 +273,7 @@ class ResultsDB:
             where += (" AND " if where else " WHERE ") + "m.metric = ?"
             args.append(metric)
         cols = ", ".join([f"r.{c}" for c in EXPORT_RUN_FIELDS] + [f"m.{c}" for c in EXPORT_MEAS_FIELDS])
+        where += (" AND " if where else " WHERE ") + "r.status = 'complete'"  # not damaged runs
         sql = (f"SELECT {cols} FROM measurements m JOIN runs r ON r.run_uid = m.run_uid{where} "
                f"ORDER BY r.created, r.run_uid, m.ord")
         return [dict(r) for r in self.con.execute(sql, args)]
@@ -298,6 +302,9 @@ def record_run(run_dir: str | Path, db_path: str | Path | None = None) -> str:
     try:
         with ResultsDB(db_path) as db:
             ((run, replaced),) = db.add([run_dir])
+            if run.damage:
+                return (f"added to the results library {db.path} as {run.uid}, marked DAMAGED: {run.damage[0]} "
+                        f"(see 'ssdpts verify {run_dir}')")
             return f"added to the results library {db.path} as {run.uid}"
     except UserError as exc:
         return f"not added to the results library: {exc}"

@@ -69,6 +69,8 @@ def prepare(args: argparse.Namespace) -> Prepared:
     from ..device.target import open_target
     from ..pts.plan import build_parts
 
+    if getattr(args, "out", None) is not None and not args.out.strip():
+        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     tests = expand_tests(args.tests)
     spec = build_spec(args, tests)
     size = None

@@ -58,22 +58,30 @@ def print_summary(store, summary: dict) -> None:
 
 def finish(run_dir, *, complete: bool) -> None:
     """After a run: the report (partial when the run did not complete) and, for a complete run,
-    its entry in the results library. Neither may hide the run's own outcome or error."""
+    its entry in the results library. Neither may hide the run's own outcome or error, and neither
+    may fail because the terminal is gone (SIGHUP): the report is written all the same."""
     if run_dir is None:
         return
     from rich.console import Console
 
     c = Console(highlight=False)
+
+    def say(text: str) -> None:
+        try:
+            c.print(text)
+        except OSError:
+            pass
+
     try:
         from ..report import render
 
         for path in render(run_dir):
-            c.print(f"[bold]report:[/] {path}" + ("" if complete else " (partial)"))
+            say(f"[bold]report:[/] {path}" + ("" if complete else " (partial)"))
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # noqa: BLE001 - the measurements are safe; say how to retry
-        c.print(f"[yellow]report not rendered ({exc.__class__.__name__}: {exc}); retry with 'ssdpts report {run_dir}'[/]")
+        say(f"[yellow]report not rendered ({exc.__class__.__name__}: {exc}); retry with 'ssdpts report {run_dir}'[/]")
     if complete:
         from ..resultsdb import record_run
 
-        c.print(record_run(run_dir))
+        say(record_run(run_dir))

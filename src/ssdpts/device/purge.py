@@ -40,7 +40,7 @@ import os
 import time
 from typing import Any
 
-from ssdpts.device import ata, nvme, safety, scsi
+from ssdpts.device import ata, fingerprint, nvme, safety, scsi
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class
 from ssdpts.device.fields import value
@@ -159,19 +159,24 @@ class FileRecreatePurge(_Fallback):
             raise UserError(f"{target.path} was not created by ssdpts: delete it yourself or give a new file path")
         started, t0 = now_iso(), time.monotonic()
         log(f"purge: recreating {target.path} ({target.size_bytes} bytes, sparse)")
-        # Marker first: a crash between the two steps leaves a marked missing file (harmless),
-        # never an unmarked file that ssdpts would then refuse to touch.
-        safety.mark_created(path)
+        # The new file is made beside the old one, the marker then vouches for it (and, until the
+        # rename, for the old one), then it replaces the old file: a crash at any point leaves a
+        # file at the path that the marker vouches for, never one ssdpts would then refuse.
+        new = path + ".ssdpts-new"
         try:
-            os.unlink(path)
+            os.unlink(new)  # left by a crash in this very step
         except FileNotFoundError:
             pass
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             os.ftruncate(fd, target.size_bytes)
             os.fsync(fd)
         finally:
             os.close(fd)
+        identity = fingerprint.file_identity(new)
+        safety.mark_created(path, identity=identity, previous=fingerprint.file_identity(path))
+        os.replace(new, path)
+        safety.mark_created(path, identity=identity)  # the old file is gone: vouch for the new one only
         return self._record(started, t0, f"{target.path} recreated sparse at {target.size_bytes} bytes")
 
 

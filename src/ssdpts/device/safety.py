@@ -31,11 +31,12 @@ import struct
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from ssdpts.device import target as tgt
 from ssdpts.device import usage
+# The file marker lives in marker.py; these names stay reachable here for the callers of the guard.
+from ssdpts.device.marker import MARKER_SUFFIX, is_ssdpts_file, mark_created, marker_path, marker_status  # noqa: F401
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
 
@@ -47,9 +48,6 @@ SYSTEM_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
 
 # Paths where a "file" target would be a pseudo-file or a device node created by accident.
 _PSEUDO_ROOTS = ("/dev", "/proc", "/sys")
-
-MARKER_SUFFIX = ".ssdpts-target"
-MARKER_FORMAT = 1
 
 _BLKROGET = 0x125E  # _IO(0x12, 94): read-only flag of a block device
 
@@ -85,11 +83,14 @@ class Verdict:
 # --- public API -----------------------------------------------------------------------------------
 
 
-def assess(target: Target, *, needed_bytes: int = 0) -> Verdict:
-    """Inspect ``target`` read-only and say whether a test may write to it."""
+def assess(target: Target, *, needed_bytes: int = 0, probe: bool = True) -> Verdict:
+    """Inspect ``target`` read-only and say whether a test may write to it.
+
+    ``probe=False``: without reading the device (no blkid signatures, no exclusive-open probe) — the
+    cheap re-check between rounds, while the run's own exclusive claim keeps other claimants out."""
     if target.kind == "file":
         return _assess_file(target, needed_bytes)
-    return _assess_block(target, needed_bytes)
+    return _assess_block(target, needed_bytes, probe=probe)
 
 
 def check_writable(
@@ -181,39 +182,6 @@ def confirmation_matches(target: Target, confirm: str) -> bool:
     return False
 
 
-def marker_path(path: str) -> str:
-    """Sidecar that proves ssdpts created the file at ``path``."""
-    return os.path.realpath(path) + MARKER_SUFFIX
-
-
-def mark_created(path: str) -> None:
-    """Record that ssdpts created ``path`` (written atomically: tmp file + rename)."""
-    marker = marker_path(path)
-    record = {
-        "created_by": "ssdpts",
-        "format": MARKER_FORMAT,
-        "path": os.path.realpath(path),
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    tmp = f"{marker}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(record, f)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, marker)
-
-
-def is_ssdpts_file(path: str) -> bool:
-    """True when ``path`` has a valid ssdpts marker next to it."""
-    try:
-        with open(marker_path(path), encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and record.get("created_by") == "ssdpts"
-
-
 # --- files ----------------------------------------------------------------------------------------
 
 
@@ -236,10 +204,21 @@ def _assess_file(target: Target, needed_bytes: int) -> Verdict:
             allocated = os.stat(real).st_blocks * 512
         except OSError:
             pass
-        if not is_ssdpts_file(real):
+        status = marker_status(real)
+        if status == "none":
             reasons.append(
                 f"{target.path} exists and was not created by ssdpts (no {marker_path(real)}): "
                 "delete it yourself or give a new file path with --size"
+            )
+        elif status == "other":
+            reasons.append(
+                f"{target.path} is not the file ssdpts created there (its inode, size or birth time differ from "
+                f"{marker_path(real)}): it is someone else's file now; delete it yourself or give a new file path"
+            )
+        elif status == "old":
+            reasons.append(
+                f"{marker_path(real)} was written by an older ssdpts and cannot tell its file from another: "
+                f"delete {target.path} and its marker, then let ssdpts create the file again with --size"
             )
         if real in _swap_files():
             reasons.append(f"{target.path} is an active swap file: run swapoff {real} or pick another file")
@@ -299,7 +278,7 @@ def _loop_backed_by(real_path: str) -> str | None:
 # --- block devices --------------------------------------------------------------------------------
 
 
-def _assess_block(target: Target, needed_bytes: int) -> Verdict:
+def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> Verdict:
     name = target.name
     disk = target.parent or tgt.disk_of(name)
     parts = [] if target.is_partition else tgt.partitions_of(name)
@@ -356,8 +335,9 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
         )
 
     # 6. Signatures and the exclusive-open probe. Skipped for the system disk: it is refused
-    #    already and we do not even open it read-only.
-    if disk not in system:
+    #    already and we do not even open it read-only. Skipped between rounds (probe=False): the
+    #    run's exclusive claim keeps every other claimant out, and blkid would read the device.
+    if disk not in system and probe:
         signatures: dict[str, dict[str, str]] = {}
         errors: list[str] = []
         for n in members:
@@ -377,7 +357,11 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
         if not reasons:
             busy, ro, probe_errors = _exclusive_probe({n: (target.real_path if n == name else f"/dev/{n}") for n in members})
             errors.extend(probe_errors)
+            holder = _ssdpts_holder(target) if busy else None
             for node in busy:
+                if holder is not None:
+                    reasons.append(f"{node} is in use by {holder.describe()}: wait for it to finish or stop it")
+                    continue
                 reasons.append(
                     f"{node} is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
                     "RAID/LVM/ZFS or another program): stop that user or pick another target"
@@ -527,8 +511,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
     """Open each node O_RDONLY|O_EXCL: EBUSY means the kernel knows a user we may not see
     (a mount in another namespace, an imported ZFS pool, md, a program holding it exclusively).
     Also reads BLKROGET on the way. Returns (busy nodes, any read-only, errors)."""
+    from ssdpts.device import claim
+
     busy, errors, read_only = [], [], False
     for node in nodes.values():
+        if claim.holds(node):
+            continue  # our own run holds it exclusively: nobody else can, and the probe would find us
         try:
             fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
@@ -545,6 +533,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
         finally:
             os.close(fd)
     return busy, read_only, errors
+
+
+def _ssdpts_holder(target: Target):
+    from ssdpts.device import claim
+
+    return claim.holder_of(target)
 
 
 # --- messages -------------------------------------------------------------------------------------

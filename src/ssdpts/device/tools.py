@@ -74,8 +74,9 @@ class Tools:
         return shutil.which(tool)
 
     def _exec(self, argv: list[str], timeout: float | None) -> tuple[int, str, str]:
+        # LC_ALL=C: the messages are read (the parsers, and EBUSY in must())
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
-                              stdin=subprocess.DEVNULL, errors="replace")
+                              stdin=subprocess.DEVNULL, errors="replace", env={**os.environ, "LC_ALL": "C"})
         return proc.returncode, proc.stdout, proc.stderr
 
     def run(self, argv: list[str], *, timeout: float = 30.0, ok_codes: OkCodes | None = None) -> ToolResult:
@@ -105,8 +106,16 @@ class Tools:
         self._require_destructive(argv)
         if self.which(argv[0]) is None:
             raise RunFailed(f"{argv[0]} is not installed: install {PACKAGES.get(argv[0], 'util-linux')}, or {hint}")
+        from ssdpts.device.claim import blocked_by_own_claim
+
         try:
             rc, out, err = self._exec(argv, timeout)
+            held = blocked_by_own_claim(argv, err + out) if rc != 0 else None
+            if held is not None:
+                # The tool opens the device exclusively itself and met the run's own claim: lend it
+                # the claim (the ssdpts lock stays held) and run it again (device/claim.py).
+                with held.lent(argv[0]):
+                    rc, out, err = self._exec(argv, timeout)
         except subprocess.TimeoutExpired:
             raise RunFailed(f"{what} did not finish in {timeout:.0f} s: {hint}") from None
         if rc != 0:

@@ -208,12 +208,17 @@ class Report:
 
 def load(run_dir: Path) -> Report:
     """Read a run directory (results.read_run, steps included) and build the report's content."""
-    return Builder(read_run(Path(run_dir), steps=True)).build()
+    from ..results.integrity import check
+
+    run_dir = Path(run_dir)
+    run = read_run(run_dir, steps=True)
+    return Builder(run, damage=[p.line() for p in check(run_dir).problems]).build()
 
 
 class Builder:
-    def __init__(self, run: RunResults):
+    def __init__(self, run: RunResults, damage: list[str] | None = None):
         self.run = run
+        self.damage = damage or []  # 'ssdpts verify' problems
         self.run_dir = run.path
         self.man = run.manifest
         self.summary = run.summary
@@ -323,6 +328,9 @@ class Builder:
 
     def notices(self) -> list[Alert]:
         out = []
+        if self.damage:
+            out.append(Alert("bad", "DAMAGED run directory: files differ from what the run recorded "
+                                    "(ssdpts verify)", list(self.damage)))
         desc = self._description()
         if desc.get("simulated"):
             # A simulated drive cannot say so through the block device: the description file does.

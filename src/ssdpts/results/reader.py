@@ -35,6 +35,7 @@ class RunResults:
     steps: tuple[StepRecord, ...] | None = None  # None: not read (read_run(steps=True) reads them)
     notes: tuple[str, ...] = ()  # what the reader had to do (e.g. rebuild a missing summary)
     label: str = ""  # short name in comparisons: the device, or "run N" for repeats
+    damage: tuple[str, ...] = ()  # 'ssdpts verify' problems (set by the results library)
 
     @property
     def name(self) -> str:
@@ -42,7 +43,10 @@ class RunResults:
 
     @property
     def status(self) -> str:
-        """complete, or the reason the results are partial (interrupted, failed, running)."""
+        """complete, or the reason the results are partial (interrupted, failed, running); damaged:
+        complete, but its files differ from what the run recorded (ssdpts verify)."""
+        if self.damage:
+            return "damaged"
         ms, ss = self.manifest.status, self.summary.status
         if ms == "complete" and ss in ("complete", None):
             return "complete"

@@ -167,7 +167,7 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
        description="stable id: sha256 of created time, host name, target path, directory name, seed (16 hex)"),
     _f("run_name", "str", lambda r: r.name, sql="TEXT NOT NULL", description="run directory name"),
     _f("status", "str", lambda r: r.status, sql="TEXT NOT NULL",
-       description="run status (always 'complete': other runs are refused)"),
+       description="complete, or damaged: complete but failing 'ssdpts verify' (left out of export)"),
     _f("created", "str", lambda r: r.manifest.created, description="run start, UTC, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ)"),
     _f("ended", "str", lambda r: r.manifest.ended, description="run end, UTC, ISO 8601"),
     _f("ssdpts_version", "str", lambda r: r.manifest.ssdpts_version, "ssdpts version",
