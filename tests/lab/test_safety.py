@@ -44,6 +44,7 @@ def mounted_partition(lab):
         lab.sh(["blockdev", "--rereadpt", dev])
 
 
+@pytest.mark.slow
 def test_mounted_partition_refuses_the_partition_and_its_disk(lab, mounted_partition):
     dev, part = mounted_partition
     before = lab.checksum("nvme4k-ns2")
@@ -54,7 +55,7 @@ def test_mounted_partition_refuses_the_partition_and_its_disk(lab, mounted_parti
     assert lab.checksum("nvme4k-ns2") == before, "a refused run wrote to the drive"
 
 
-@pytest.mark.parametrize("key,other", [("sata", "nvme"), ("nvme", "nvme4k")])
+@pytest.mark.parametrize("key,other", [pytest.param("sata", "nvme", marks=pytest.mark.slow), ("nvme", "nvme4k")])
 def test_confirmation_naming_another_drive_is_refused(lab, key, other):
     before = lab.checksum(key)
     out = lab.scenario(key, "lat", "--destroy-data-on", TARGETS[other].serial, "--step-seconds", "1",
