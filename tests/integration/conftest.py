@@ -114,7 +114,15 @@ def loop_reattach(dev: str, image: Path) -> None:
     try:
         fcntl.ioctl(fd, _LOOP_CLR_FD, 0)
     finally:
-        os.close(fd)  # the kernel tears the old binding down at this last close
+        os.close(fd)
+    # The kernel tears the old binding down at the device's last close. A process that still has it
+    # open (a killed run's fio, exiting) defers that; opening the node again now would make this
+    # process that last opener and LOOP_SET_FD would fail with EBUSY for good. So wait, without
+    # holding the node, until the old binding is gone.
+    backing_file = Path(f"/sys/block/{os.path.basename(dev)}/loop/backing_file")
+    deadline = time.monotonic() + 30
+    while backing_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     fd = os.open(dev, os.O_RDWR | os.O_CLOEXEC)
     try:
         backing = os.open(image, os.O_RDWR | os.O_CLOEXEC)
