@@ -3,6 +3,11 @@ measurement-window tables. Pure: reads step records, never fio or a device.
 
 All reported values are averages over the steady-state measurement window (PTS.md §2): the
 5 rounds in which steady state was reached, or the last 5 rounds when it was not.
+
+Resumed runs: a window never includes rounds from before a resumption unless that resumption
+kept the window (``ssdpts resume --keep-window``), and then it says so ("spans a resume of N h").
+Step boundaries: the idle and overlap between consecutive steps, from each step's observed
+timeline (engine/fio.py step_timeline), with the limits of docs/methodology.md "Step boundaries".
 """
 
 from __future__ import annotations
@@ -38,6 +43,47 @@ def complete_rounds(records: list[dict], part: Part) -> dict[int, list[dict]]:
     return out
 
 
+def session_of(rec: dict) -> int:
+    """0 for steps of the first run, n for steps run by the n-th 'ssdpts resume'."""
+    return int(rec.get("session") or 0)
+
+
+def kept_sessions(manifest: dict) -> frozenset[int]:
+    """Sessions (resumptions, numbered from 1) started with --keep-window."""
+    return frozenset(i for i, r in enumerate(manifest.get("resumptions") or [], start=1)
+                     if isinstance(r, dict) and r.get("keep_window"))
+
+
+def window_rounds_from(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> int | None:
+    """The first round a steady-state window may use: the first round run after the last
+    resumption that re-preconditioned (resumed without --keep-window), None when there is none.
+
+    PTS 2.0.2 §3 requires no delay between the rounds of a window: hours of idle between the
+    interrupted run and its resumption let the drive reclaim blocks in the background, so rounds
+    from before and after are not comparable. By default a resumption therefore restarts the
+    window: the interrupted round is repeated and the window counts only rounds after it."""
+    first = None
+    prev = None
+    for rno in sorted(rounds):
+        sess = session_of(rounds[rno][0])
+        if prev is not None and sess != prev and sess not in keep:
+            first = rno
+        prev = sess
+    return first
+
+
+def eligible_rounds(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> dict[int, list[dict]]:
+    first = window_rounds_from(rounds, keep)
+    return rounds if first is None else {r: v for r, v in rounds.items() if r >= first}
+
+
+def round_limit(part: Part, rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> int:
+    """The part's round limit: --max-rounds, extended (after a re-preconditioning resumption) so
+    that a full window of rounds run after the resumption fits."""
+    first = window_rounds_from(rounds, keep)
+    return part.max_rounds if first is None else max(part.max_rounds, first + WINDOW_ROUNDS - 1)
+
+
 def _m(rec: dict) -> Measurement:
     return Measurement.from_dict(rec["measurement"])
 
@@ -56,9 +102,10 @@ def tracking_series(rounds: dict[int, list[dict]], part: Part) -> dict[str, tupl
     return out
 
 
-def verdicts(rounds: dict[int, list[dict]], part: Part) -> list[SteadyState | None]:
+def verdicts(rounds: dict[int, list[dict]], part: Part, keep: frozenset[int] = frozenset()) -> list[SteadyState | None]:
     units = {t.name: t.unit for t in part.tracking}
-    return [latest_window(name, xs, ys, units[name]) for name, (xs, ys) in tracking_series(rounds, part).items()]
+    return [latest_window(name, xs, ys, units[name])
+            for name, (xs, ys) in tracking_series(eligible_rounds(rounds, keep), part).items()]
 
 
 def wsat_totals(records: list[dict]) -> tuple[int, int]:
@@ -67,7 +114,7 @@ def wsat_totals(records: list[dict]) -> tuple[int, int]:
     return len(rs), sum(int(r["measurement"]["write"]["io_bytes"]) for r in rs)
 
 
-def stop_reason(records: list[dict], part: Part) -> str | None:
+def stop_reason(records: list[dict], part: Part, keep: frozenset[int] = frozenset()) -> str | None:
     """Why the part is finished, or None while it must go on."""
     rounds = complete_rounds(records, part)
     if part.stop_rule == "wsat":
@@ -77,15 +124,15 @@ def stop_reason(records: list[dict], part: Part) -> str | None:
         if n >= part.wsat_max_steps:
             return "time-limit"
         return None
-    if all_reached(verdicts(rounds, part)):
+    if all_reached(verdicts(rounds, part, keep)):
         return "steady-state"
-    if rounds and max(rounds) >= part.max_rounds:
+    if rounds and max(rounds) >= round_limit(part, rounds, keep):
         return "max-rounds"
     return None
 
 
-def _window(rounds: dict[int, list[dict]]) -> list[int]:
-    return sorted(rounds)[-WINDOW_ROUNDS:]
+def _window(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> list[int]:
+    return sorted(eligible_rounds(rounds, keep))[-WINDOW_ROUNDS:]
 
 
 def _avg(values: list[float]) -> float | None:
@@ -163,21 +210,22 @@ def wsat_series(records: list[dict], capacity_bytes: int) -> dict:
     }
 
 
-def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> dict:
+def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> dict:
     records = part_records(steps, part)
     base = {"id": part.id, "test": part.test, "part": part.part, "title": part.title,
-            "stop_reason": stop_reason(records, part)}
+            "stop_reason": stop_reason(records, part, keep)}
     wipc = [r for r in records if r["phase"] == "wipc"]
     base["wipc"] = ({"workload": wipc[-1]["label"], "io_bytes": wipc[-1]["measurement"]["write"]["io_bytes"],
                      "duration_s": wipc[-1]["measurement"]["duration_s"]} if wipc else None)
     if part.test == "wsat":
         n, written = wsat_totals(records)
         base.update({"samples": n, "steady_state": None, "table": wsat_series(records, capacity_bytes),
-                     "warnings": throttle_warnings([r for r in records if r["phase"] == "round"])})
+                     "warnings": throttle_warnings([r for r in records if r["phase"] == "round"]),
+                     "boundaries": boundary_summary(records), "resumptions": resumption_summary(records, keep)})
         return base
     rounds = complete_rounds(records, part)
-    window = _window(rounds)
-    vs = verdicts(rounds, part)
+    window = _window(rounds, keep)
+    vs = verdicts(rounds, part, keep)
     base["rounds_run"] = len(rounds)
     base["series"] = {name: {"rounds": xs, "values": ys} for name, (xs, ys) in tracking_series(rounds, part).items()}
     series = tracking_series(rounds, part)
@@ -191,14 +239,19 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int) -> dict:
             for t, v in zip(part.tracking, vs)
         ],
     }
+    base["steady_state"]["window_from_round"] = window_rounds_from(rounds, keep)
+    base["steady_state"]["spans_resume"] = window_span_of_resume([r for rno in window for r in rounds[rno]])
+    base["round_limit"] = round_limit(part, rounds, keep)
     base["table"] = table_for(part, rounds, window) if window else None
     base["warnings"] = throttle_warnings([r for rno in window for r in rounds[rno]]) if window else []
+    base["boundaries"] = boundary_summary(records)
+    base["resumptions"] = resumption_summary(records, keep)
     return base
 
 
 def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,
-              deviations: list[str]) -> dict:
-    out_parts = [summarize_part(p, steps, capacity_bytes) for p in parts]
+              deviations: list[str], keep: frozenset[int] = frozenset()) -> dict:
+    out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in parts]
     tests: dict[str, list[str]] = defaultdict(list)
     for p in out_parts:
         tests[p["test"]].append(p["id"])
@@ -208,15 +261,158 @@ def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, stat
         "deviations": deviations,
         "tests": dict(tests),
         "parts": {p["id"]: p for p in out_parts},
+        "boundaries": run_boundary_summary(out_parts),
     }
 
 
-def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, label: str | None = None) -> dict:
+def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, label: str | None = None,
+                session: int = 0) -> dict:
     return {
         "test": step.test, "part": step.part, "phase": step.phase, "round": step.round, "index": step.index,
+        "session": session,
         "key": step.workload.key, "label": label or step.workload.label, "workload": step.workload.to_dict(),
         "planned_duration_s": step.duration_s, "planned_io_bytes": step.io_bytes,
         "start_time": m.start_time, "end_time": m.end_time,
         "measurement": m.to_dict(), "telemetry": None,
         "fio_json": fio_json, "fio_job_index": job_index,
     }
+
+
+# ==================================================================================================
+# Resumptions and the steady-state window
+# ==================================================================================================
+
+
+def _span_h(a: dict, b: dict) -> float:
+    return max(0.0, float(b["start_time"]) - float(a["end_time"])) / 3600.0
+
+
+def resumption_summary(records: list[dict], keep: frozenset[int] = frozenset()) -> list[dict]:
+    """Where the part's steps continue in a later session: after which step, the idle between the
+    last step before and the first step after, and whether the window restarted there."""
+    out = []
+    ordered = sorted(records, key=lambda r: float(r.get("start_time") or 0.0))
+    for a, b in zip(ordered, ordered[1:]):
+        if session_of(b) != session_of(a):
+            out.append({"session": session_of(b), "after_phase": a["phase"], "after_round": a["round"],
+                        "idle_h": round(_span_h(a, b), 4),
+                        "window": "kept (--keep-window)" if session_of(b) in keep else "restarted"})
+    return out
+
+
+def window_span_of_resume(window_records: list[dict]) -> dict | None:
+    """The resumption(s) a window spans (only possible with --keep-window), for the disclosure."""
+    ordered = sorted(window_records, key=lambda r: float(r.get("start_time") or 0.0))
+    idle = sum(_span_h(a, b) for a, b in zip(ordered, ordered[1:]) if session_of(a) != session_of(b))
+    if not any(session_of(a) != session_of(b) for a, b in zip(ordered, ordered[1:])):
+        return None
+    return {"idle_h": round(idle, 4), "text": f"spans a resume of {idle:.1f} h"}
+
+
+# ==================================================================================================
+# Step boundaries
+# ==================================================================================================
+
+IDLE_LIMIT_MS = 10.0  # docs/methodology.md "Step boundaries": at most 10 ms without IO between steps
+RESOLUTION_MS = 1.0  # fio's job_runtime is whole milliseconds; the gate's clock is microseconds
+
+
+def _qd1(rec: dict) -> bool:
+    w = rec.get("workload") or {}
+    return int(w.get("threads", 1)) * int(w.get("iodepth", 1)) == 1
+
+
+def step_label(rec: dict) -> str:
+    if rec["phase"] in ("wipc", "purge"):
+        return rec["phase"].upper() if rec["phase"] == "wipc" else "purge"
+    return f"round {rec['round']} step {rec['index']}"
+
+
+def boundary(prev: dict | None, rec: dict) -> dict | None:
+    """The boundary between ``prev`` (the part's step run just before) and ``rec``.
+
+    gap = rec's observed start - prev's observed end: idle when positive (no IO in flight),
+    overlap when negative (both steps' IOs in flight). Limits (PTS 2.0.2: no delay between
+    preconditioning, rounds and steps; the LAT test at exactly one outstanding IO): idle at most
+    10 ms; no overlap when either step is TC1/QD1, else at most the previous step's maximum
+    response time (the drain of its last IOs). Not held to the limits, only listed: the boundary
+    into a step of a later session (a resumption, see resumption_summary) and purge -> WIPC (fio is
+    started when the purge has returned: no fio job may hold the device open while it is purged)."""
+    if prev is None:
+        return None
+    kind = ("resume" if session_of(prev) != session_of(rec) else "purge" if prev["phase"] == "purge"
+            else "wipc" if prev["phase"] == "wipc"
+            else "step" if (prev["phase"], prev["round"]) == (rec["phase"], rec["round"]) else "round")
+    gap_ms = (float(rec["start_time"]) - float(prev["end_time"])) * 1000.0
+    idle, overlap = max(gap_ms, 0.0), max(-gap_ms, 0.0)
+    allowed_overlap = 0.0 if _qd1(prev) or _qd1(rec) else \
+        float((prev.get("measurement") or {}).get("lat_max_ns") or 0.0) / 1e6
+    why = []
+    if kind not in ("resume", "purge"):
+        if idle > IDLE_LIMIT_MS + RESOLUTION_MS:
+            why.append(f"idle {idle:.1f} ms > {IDLE_LIMIT_MS:g} ms")
+        if overlap > allowed_overlap + RESOLUTION_MS:
+            why.append(f"overlap {overlap:.1f} ms > {allowed_overlap:.1f} ms"
+                       + (" (a TC1/QD1 step)" if allowed_overlap == 0 else " (the previous step's drain)"))
+    tl = rec.get("timeline") or {}
+    return {"after": step_label(prev), "kind": kind, "gap_ms": round(gap_ms, 3), "idle_ms": round(idle, 3),
+            "overlap_ms": round(overlap, 3), "allowed_overlap_ms": round(allowed_overlap, 3),
+            "resolution_ms": RESOLUTION_MS, "chained": bool(tl.get("chained", True)), "late_ms": tl.get("late_ms"),
+            "over_limit": bool(why), "why": "; ".join(why) or None}
+
+
+def _stat(vals: list[float]) -> dict:
+    if not vals:
+        return {"median": None, "worst": None}
+    return {"median": round(float(np.median(vals)), 3), "worst": round(float(max(vals)), 3)}
+
+
+def boundary_summary(records: list[dict]) -> dict:
+    """Per round: how many boundaries end in it (the one from the previous round or WIPC and those
+    between its steps), median and worst idle and overlap, and the boundaries over the limits."""
+    per_round: dict[int, list[dict]] = defaultdict(list)
+    flagged, within, between, resumes = [], [], [], []
+    for r in records:
+        b = r.get("boundary")
+        if not b or r["phase"] != "round":
+            continue
+        if b["kind"] == "resume":
+            resumes.append(b)
+            continue
+        per_round[r["round"]].append(b)
+        (within if b["kind"] == "step" else between).append(b)
+        if b["over_limit"]:
+            flagged.append({"round": r["round"], "index": r["index"], "label": r.get("label"), **b})
+    rounds = []
+    for rno in sorted(per_round):
+        bs = per_round[rno]
+        rounds.append({"round": rno, "boundaries": len(bs),
+                       "idle_ms": _stat([b["idle_ms"] for b in bs]), "overlap_ms": _stat([b["overlap_ms"] for b in bs]),
+                       "over_limit": sum(1 for b in bs if b["over_limit"])})
+    wipc = next((r.get("boundary") for r in records if r["phase"] == "wipc" and r.get("boundary")), None)
+    return {
+        "idle_limit_ms": IDLE_LIMIT_MS, "resolution_ms": RESOLUTION_MS,
+        "within_rounds": {"boundaries": len(within), "idle_ms": _stat([b["idle_ms"] for b in within]),
+                          "overlap_ms": _stat([b["overlap_ms"] for b in within]),
+                          "over_limit": sum(1 for b in within if b["over_limit"])},
+        "between_rounds": {"boundaries": len(between), "idle_ms": _stat([b["idle_ms"] for b in between]),
+                           "overlap_ms": _stat([b["overlap_ms"] for b in between]),
+                           "over_limit": sum(1 for b in between if b["over_limit"])},
+        "rounds": rounds, "flagged": flagged, "purge_to_wipc": wipc,
+    }
+
+
+def run_boundary_summary(parts: list[dict]) -> dict:
+    """Over every part: the worst boundary and how many exceed the limits."""
+    worst_idle, worst_overlap, over = 0.0, 0.0, 0
+    n = 0
+    for p in parts:
+        b = p.get("boundaries") or {}
+        for k in ("within_rounds", "between_rounds"):
+            g = b.get(k) or {}
+            n += g.get("boundaries", 0)
+            over += g.get("over_limit", 0)
+            worst_idle = max(worst_idle, (g.get("idle_ms") or {}).get("worst") or 0.0)
+            worst_overlap = max(worst_overlap, (g.get("overlap_ms") or {}).get("worst") or 0.0)
+    return {"boundaries": n, "over_limit": over, "worst_idle_ms": round(worst_idle, 3),
+            "worst_overlap_ms": round(worst_overlap, 3), "idle_limit_ms": IDLE_LIMIT_MS}

@@ -16,6 +16,7 @@ from .device import audit, host, identify, safety, telemetry, writecache
 from .device.purge import is_pts_purge, select_purge
 from .device.target import Target, open_target
 from .engine.base import Area, Executor
+from .analysis import kept_sessions
 from .errors import UserError
 from .runner import RunContext, execute
 from .spec.runspec import RunSpec
@@ -36,7 +37,7 @@ def _prepare_file(target: Target) -> Target:
 
 
 def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             telemetry_source) -> RunContext:
+             telemetry_source, session: int = 0, keep: frozenset[int] = frozenset()) -> RunContext:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge, info=info)
     deviations = _deviations(spec, target, method)
@@ -49,7 +50,7 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
         area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
         deviations=deviations, progress=progress,
-        telemetry=telemetry_source,
+        telemetry=telemetry_source, session=session, keep=keep,
     )
 
 
@@ -60,13 +61,14 @@ def _deviations(spec: RunSpec, target: Target, method) -> list[str]:
     return out
 
 
-def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None) -> dict:
+def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
+             session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
     """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run."""
     src = telemetry.make_source(target, info=info)
     cache = writecache.apply(target, spec.prof.write_cache, info=info)
     store.update_manifest(write_cache=cache.summary, write_cache_record=cache.to_dict(), telemetry=src.describe())
     try:
-        return execute(_context(store, spec, target, executor, progress, info, src))
+        return execute(_context(store, spec, target, executor, progress, info, src, session, keep))
     finally:
         src.close()
         restored = writecache.restore(cache, target)
@@ -124,18 +126,24 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     return store, _execute(store, spec, target, executor, progress, info)
 
 
-def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False) -> tuple[RunStore, dict]:
+def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False,
+               keep_window: bool = False) -> tuple[RunStore, dict]:
+    """Continue an interrupted run. By default every part in progress re-preconditions: its
+    interrupted round is run again and its steady-state window counts only rounds run from now on
+    (hours of idle break the PTS's 'no delay between rounds'; analysis.window_rounds_from).
+    ``keep_window``: rounds from before count too, and the window discloses the resume it spans."""
     from .runner import NullProgress
 
     store = RunStore.open(run_dir)
     store.lock()
     try:
-        return store, _resume(store, run_dir, executor, progress or NullProgress(), interactive)
+        return store, _resume(store, run_dir, executor, progress or NullProgress(), interactive, keep_window)
     finally:
         store.unlock()
 
 
-def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool) -> dict:
+def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool,
+            keep_window: bool = False) -> dict:
     man = store.manifest()
     status = man.get("status")
     if status == "complete":
@@ -158,6 +166,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         raise UserError(f"{target.path} was not created by ssdpts: refusing to write to it")
     resumptions = man.get("resumptions", [])
     resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
-                        "steps_kept": sum(1 for _ in store.iter_steps())})
-    store.update_manifest(resumptions=resumptions, status="running", error=None)
-    return _execute(store, spec, target, executor, progress, man.get("device"))
+                        "steps_kept": sum(1 for _ in store.iter_steps()), "keep_window": keep_window})
+    man = store.update_manifest(resumptions=resumptions, status="running", error=None)
+    return _execute(store, spec, target, executor, progress, man.get("device"), session=len(resumptions),
+                    keep=kept_sessions(man))

@@ -165,7 +165,7 @@ def result(name: str, steps: list[Step], rc: int = 0, console: str = ""):
     b = batch(steps)
     b.output_path = FIO_FIXTURES / name
     text = (FIO_FIXTURES / name).read_text()
-    return FioExecutor(binary="fio")._result(b, text, console, rc, 3.3, 1000.0, render_job_file(b)[1])
+    return FioExecutor(binary="fio")._result(b, text, console, rc, 3.3, 1000.0)
 
 
 def test_executor_reads_jsonplus_round():
@@ -173,10 +173,13 @@ def test_executor_reads_jsonplus_round():
     assert res.tool_version == "fio-3.33"
     assert [m.jobname for m in res.measurements] == ["s0001", "s0002", "s0003"]
     assert res.measurements[1].read.iops == pytest.approx(44411.067194)
-    # fio 3.33 has no job_start: starts are rebuilt from the end timestamp and the schedule.
+    # Without the gate's timestamps (recorded output), steps are placed back to back by fio's own
+    # job_runtime (per clone: s0002 ran 2 clones, 2021 ms in all), ending at fio's end-of-run stamp.
     starts = [m.start_time for m in res.measurements]
-    assert starts[1] - starts[0] == pytest.approx(1.0) and starts[2] - starts[1] == pytest.approx(1.0)
+    assert starts[1] - starts[0] == pytest.approx(1.005) and starts[2] - starts[1] == pytest.approx(1.0105)
     assert res.measurements[2].end_time == pytest.approx(1795345953.334)
+    assert [t["fio_job_runtime_ms"] for t in res.timelines] == [1005, 1010.5, 1003]
+    assert {t["source"] for t in res.timelines} == {"fio end of run"}
     assert res.warnings == []
 
 
@@ -199,6 +202,6 @@ def test_executor_reports_fio_words_when_there_is_no_json(tmp_path):
     b.output_path = tmp_path / "round-001.json"
     with pytest.raises(RunFailed) as exc:
         FioExecutor(binary="fio")._result(b, "", "fio: failed to open /dev/loop9: Permission denied\n", 1,
-                                          0.1, 1000.0, [0.0, 1.0, 2.0])
+                                          0.1, 1000.0)
     assert "fio: failed to open /dev/loop9: Permission denied" in str(exc.value)
     assert "exit 1" in str(exc.value)

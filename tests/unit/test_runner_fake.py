@@ -369,7 +369,8 @@ def test_run_failure_keeps_steps_and_resumes(tmp_path, small_baseline):
     m = manifest(run_dir)
     assert m["status"] == "failed" and "I/O error" in m["error"]
     assert len(step_lines(run_dir)) == 1 + 2 * 56  # WIPC + rounds 1 and 2
-    _, summary = resume_run(run_dir, executor=FakeExecutor())
+    # --keep-window: the rounds before the failure count, so the run ends as the uninterrupted one
+    _, summary = resume_run(run_dir, executor=FakeExecutor(), keep_window=True)
     assert summary["status"] == "complete" and manifest(run_dir)["error"] is None
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(base_dir)))
 
@@ -427,7 +428,7 @@ def test_incomplete_round_is_dropped_on_resume(tmp_path, small_baseline):
     assert runner.drop_incomplete_rounds(store, parts) == 0  # nothing more to drop
 
     ex = FakeExecutor()
-    resume_run(run_dir, executor=ex)
+    resume_run(run_dir, executor=ex, keep_window=True)
     assert ex.batches[0].steps[0].round == 3 and len(ex.batches[0].steps) == 56
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(base_dir)))
 

@@ -9,6 +9,10 @@ from pathlib import Path
 def add_parser(sub) -> None:
     p = sub.add_parser("resume", help="continue an interrupted run", description=__doc__)
     p.add_argument("run_dir", metavar="RUN_DIR", help="run directory made by 'ssdpts run'")
+    p.add_argument("--keep-window", action="store_true",
+                   help="let the steady-state window include rounds from before the interruption (disclosed as "
+                        "'spans a resume of N h'); default: repeat the interrupted round and count the window "
+                        "only from there (PTS: no delay between rounds)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=cmd)
 
@@ -22,7 +26,7 @@ def cmd(args) -> int:
 
     try:
         store, summary = resume_run(Path(args.run_dir), executor=FioExecutor(), progress=make_progress(args.quiet),
-                                    interactive=sys.stdin.isatty())
+                                    interactive=sys.stdin.isatty(), keep_window=args.keep_window)
     except (Interrupted, RunFailed) as exc:
         finish(getattr(exc, "run_dir", None), complete=False)
         raise

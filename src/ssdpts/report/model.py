@@ -216,7 +216,7 @@ def load(run_dir: Path) -> Report:
 
 
 def _recompute_summary(manifest: dict, steps: list[dict]) -> dict:
-    from ..analysis import summarize
+    from ..analysis import kept_sessions, summarize
     from ..spec.runspec import RunSpec
     from ..spec.tests import build_parts
 
@@ -228,7 +228,7 @@ def _recompute_summary(manifest: dict, steps: list[dict]) -> dict:
         raise UserError(f"cannot rebuild the results: summary.json is missing and manifest.json lacks a usable "
                         f"run_spec/target ({exc}); re-run or restore summary.json") from None
     return summarize(parts, steps, capacity, status=manifest.get("status", "running"),
-                     deviations=manifest.get("deviations", spec.deviations()))
+                     deviations=manifest.get("deviations", spec.deviations()), keep=kept_sessions(manifest))
 
 
 class Builder:
