@@ -64,9 +64,9 @@ def cpu_load(n: int):
             p.wait()
 
 
-def rounds_of(test: str, size: int, step_s: float, n: int) -> list[list]:
+def rounds_of(test: str, size: int, step_s: float, n: int, lbs: int = 512) -> list[list]:
     spec = RunSpec(tests=(test,), step_seconds=step_s, ioengine=default_ioengine())
-    part = build_parts(spec, size)[0]
+    part = build_parts(spec, size, lbs)[0]  # zram: 4 KiB logical blocks, no 0.5 KiB steps
     return [part.round_steps(r) for r in range(1, n + 1)]
 
 
@@ -143,7 +143,7 @@ def _stats(vals: list[float]) -> str:
 def report(name: str, ios: bt.TracedIOs, rounds: list[list], timelines: list[dict] | None, mono_to_unix_ns: int,
            qd1: bool) -> dict:
     steps = [s for r in rounds for s in r]
-    shapes = [bt.StepShape(s.workload.block_size_bytes) for s in steps]
+    shapes = [bt.StepShape.of(s.workload) for s in steps]
     owner = bt.attribute(ios, shapes)
     spans = bt.step_spans(ios, owner, len(steps))
     bounds = bt.boundaries(ios, owner, spans)
@@ -188,7 +188,15 @@ def report(name: str, ios: bt.TracedIOs, rounds: list[list], timelines: list[dic
               if timelines[b.next]["released_unix_s"] and timelines[b.next]["chained"]]
         print(f"  where a boundary's idle goes, ms: last IO completed -> the gate hears the step's end: {_stats(hear)}; "
               f"the gate releases the next step -> its first IO issued: {_stats(go)}")
-        late = [tl["late_ms"] for tl in timelines if tl.get("late_ms")]
+        late = [tl["late_ms"] for tl in timelines if tl.get("late_ms") and tl.get("chained")]
+        rec_idle = [max(0.0, (timelines[k + 1]["start_unix_s"] - timelines[k]["end_unix_s"]) * 1000)
+                    for k in range(len(timelines) - 1)]
+        rec_over = [max(0.0, (timelines[k]["end_unix_s"] - timelines[k + 1]["start_unix_s"]) * 1000)
+                    for k in range(len(timelines) - 1)]
+        print(f"  as ssdpts recorded them (steps.jsonl boundary): idle ms {_stats(rec_idle)}, over "
+              f"{LIMIT_MS:g} + 1 ms: {sum(1 for x in rec_idle if x > LIMIT_MS + 1)}; overlap worst {max(rec_over):.2f} ms")
+        out["recorded"] = {"idle_median_ms": statistics.median(rec_idle), "idle_worst_ms": max(rec_idle),
+                           "over_limit": sum(1 for x in rec_idle if x > LIMIT_MS + 1), "overlap_worst_ms": max(rec_over)}
         print(f"  recorded - traced, ms: step start {_stats(d_start)}; step end {_stats(d_end)}; "
               f"boundary gap {_stats(d_gap)} (min {min(d_gap, default=0):.2f})")
         if late:
@@ -206,21 +214,25 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=None, help="default: 5 (lat), 3 (iops)")
     ap.add_argument("--schedule", choices=(*SCHEDULES, "all"), default="gate")
     ap.add_argument("--load", type=int, default=0, metavar="N", help="N busy-loop processes beside the run")
+    ap.add_argument("--nice", type=int, default=0, help="run the benchmark (the gate's thread, fio) at this nice value")
     ap.add_argument("--buffer-mb", type=int, default=256, help="trace buffer per CPU (MB)")
     a = ap.parse_args()
+    if a.nice:
+        os.nice(a.nice)
     step_s = a.step_seconds or (1.0 if a.test == "lat" else 0.5)
     n_rounds = a.rounds or (5 if a.test == "lat" else 3)
     size = 1024**3
     make = loop_device if a.device == "loop" else zram_device
     schedules = SCHEDULES if a.schedule == "all" else (a.schedule,)
     print(f"{a.test} rounds of {step_s:g}-s steps x {n_rounds} on {a.device}, fio {FioExecutor().version()}, "
-          f"{os.cpu_count()} CPUs, --load {a.load}, kernel {os.uname().release}")
+          f"{os.cpu_count()} CPUs, --load {a.load}, nice {os.nice(0)}, kernel {os.uname().release}")
     with make(size) as dev, cpu_load(a.load):
         name = os.path.basename(os.path.realpath(dev))
         nomerges = Path(f"/sys/block/{name}/queue/nomerges")
         if nomerges.exists():  # a merged pair of IOs would look like one IO of twice the size
             nomerges.write_text("2")
-        rounds = rounds_of(a.test, size, step_s, n_rounds)
+        lbs = int(Path(f"/sys/block/{name}/queue/logical_block_size").read_text())
+        rounds = rounds_of(a.test, size, step_s, n_rounds, lbs)
         for how in schedules:
             with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
                 wd = Path(d)

@@ -245,9 +245,17 @@ def parse_trace(lines: Iterable[str]) -> TracedIOs:
 
 @dataclass(frozen=True, slots=True)
 class StepShape:
-    """What a step's IOs look like at the block layer: the size of every IO."""
+    """What a step's IOs look like at the block layer: one size, reads and/or writes."""
 
     block_size_bytes: int
+    reads: bool = True
+    writes: bool = True
+
+    @classmethod
+    def of(cls, workload) -> "StepShape":
+        """From a Workload or its dict (steps.jsonl "workload")."""
+        get = workload.get if isinstance(workload, dict) else lambda k: getattr(workload, k)
+        return cls(int(get("block_size_bytes")), int(get("read_pct")) > 0, int(get("read_pct")) < 100)
 
 
 def attribute(ios: TracedIOs, shapes: Sequence[StepShape]) -> np.ndarray:
@@ -255,22 +263,26 @@ def attribute(ios: TracedIOs, shapes: Sequence[StepShape]) -> np.ndarray:
     explains. Consecutive PTS steps always differ in block size (IOPS and LAT: block size is the
     inner loop; between rounds the last, smallest, size is followed by the first, largest), so an
     IO belongs to the current step, the next one (the schedule moves on) or the previous one (the
-    drain of its last IOs). Works on runs of equal sizes, not on single IOs."""
-    size = ios.size_bytes
+    drain of its last IOs). Works on runs of IOs of equal size and direction, not on single IOs."""
+    size, wr = ios.size_bytes, ios.write
     out = np.full(len(size), -1, dtype=np.int64)
     if not len(size):
         return out
-    change = np.flatnonzero(np.r_[True, size[1:] != size[:-1]])
+    change = np.flatnonzero(np.r_[True, (size[1:] != size[:-1]) | (wr[1:] != wr[:-1])])
     ends = np.r_[change[1:], len(size)]
+
+    def fits(k: int, sz: int, w: bool) -> bool:
+        return 0 <= k < len(shapes) and shapes[k].block_size_bytes == sz and (shapes[k].writes if w else shapes[k].reads)
+
     cur = 0
     for a, b in zip(change, ends):
-        s = int(size[a])
-        if cur < len(shapes) and shapes[cur].block_size_bytes == s:
+        sz, w = int(size[a]), bool(wr[a])
+        if fits(cur, sz, w):
             out[a:b] = cur
-        elif cur + 1 < len(shapes) and shapes[cur + 1].block_size_bytes == s:
+        elif fits(cur + 1, sz, w):
             cur += 1
             out[a:b] = cur
-        elif cur > 0 and shapes[cur - 1].block_size_bytes == s:
+        elif fits(cur - 1, sz, w):
             out[a:b] = cur - 1
     return out
 

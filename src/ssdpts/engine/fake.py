@@ -68,6 +68,7 @@ class FakeExecutor:
     gap: Callable[[Step, Step], float] | None = None  # (previous step, next step) -> gap in seconds
     clock: Callable[[], float] = time.time
     cancelled: int = 0  # batches started ahead and cancelled
+    now: float = 0.0  # the virtual time of the boundary being reported (for a fake telemetry source)
     _last: tuple[Step, float] | None = field(default=None, repr=False)  # last step run and its end
     _ahead: Batch | None = field(default=None, repr=False)
 
@@ -99,6 +100,7 @@ class FakeExecutor:
                 t = max(self.clock(), prev[1] + self.gap_s if prev else 0.0)
             else:
                 t = prev[1] + (self.gap(prev[0], s) if self.gap else self.gap_s)
+            self.now = t
             if batch.on_boundary:
                 batch.on_boundary(i)
             iops = self.model(s) * (1 + rng.uniform(-self.noise, self.noise))
@@ -108,6 +110,7 @@ class FakeExecutor:
                               "end_unix_s": m.end_time, "late_ms": 0.0})
             prev = (s, m.end_time)
         self._last = prev
+        self.now = prev[1] if prev else self.now
         if batch.on_boundary:
             batch.on_boundary(len(batch.steps))
         if batch.job_path:

@@ -262,13 +262,14 @@ _HOOK_LINE = re.compile(r"^\S+ : Saving output of (?:prerun|postrun) in \S+\.txt
 class FioExecutor:
     """Runs a batch as one fio process whose steps start through the step gate (engine/gate.py).
 
-    With ``batch.next`` set, the next batch's fio process is started while the current batch's
-    last step runs, its first step waiting at its barrier; the gate releases it the moment the
+    With ``batch.next`` set, the next batch's fio process is started during the current batch's
+    last seconds (its last step, for PTS minutes), its first step waiting at its barrier; the gate releases it the moment the
     current last step has drained, so rounds follow each other as closely as steps do. The
     runner then either runs that batch (``run`` adopts the waiting process) or calls
     ``cancel_ahead`` (the stop rule held: the process is killed, its files removed)."""
 
     name = "fio"
+    NEXT_LEAD_S = 3.0
 
     def __init__(self, binary: str | None = None):
         self.binary = binary or fio_binary()
@@ -397,9 +398,14 @@ class FioExecutor:
 
     def _supervise(self, run: _Run) -> None:
         """Wait for fio, answering the gate's news: telemetry at every boundary, the next batch's
-        process started when this batch's last step starts, a step that never starts stopped."""
+        process started ahead in time, a step that never starts stopped."""
         n = len(run.entries)
         index = {e.number: i for i, e in enumerate(run.entries)}
+        # Start the next batch's fio when less than NEXT_LEAD_S of planned steps follow the step
+        # just released (the last step of a round of PTS minutes; earlier for short steps): fio
+        # takes ~0.3 s (more on a loaded host) to start and set up the jobs of the next round.
+        durations = [s.duration_s or 0.0 for s in run.batch.steps]
+        after = [sum(durations[i + 1:]) for i in range(n)]
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]
@@ -416,7 +422,7 @@ class FioExecutor:
                 if kind == "released":
                     run.current = max(run.current, i)
                     boundary = i
-                    if i == n - 1 and run.batch.next is not None and self._ahead is None:
+                    if after[i] < self.NEXT_LEAD_S and run.batch.next is not None and self._ahead is None:
                         self._ahead = self._start(run.batch.next, after=run.entries[-1])
                 elif kind == "ended" and i == n - 1:
                     boundary = n
@@ -482,13 +488,16 @@ _JOB_HEADER = """\
 def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
     """When a step's IO ran, on the host clock (Unix seconds).
 
-    Start: the gate saw the first clone pass its barrier; fio starts the job's clock right after
-    that shell exits. End: the last clone's start plus fio's own ``job_runtime`` (from the job's
-    clock start until its IO loop ended and its in-flight IOs completed; fio sums it over the
-    clones of a group, so it is divided by their number). fio >= 3.36 also writes ``job_start``
-    (ms): kept as a cross-check, not used, so that the timeline means the same with every fio.
-    ``late_ms``: how long after its release the last clone reached its barrier (fio created or set
-    up the job late: the boundary's idle then comes from fio's job creation, not from the gate)."""
+    Start: when the gate released it, if every clone was waiting at its barrier then (fio starts
+    the job's clock right after the clone's shell exits, ~0.5 ms later); otherwise when the gate
+    heard the first clone pass its barrier. End: the start of the last clone plus fio's own
+    ``job_runtime`` (from the job's clock start until its IO loop ended and its in-flight IOs
+    completed; fio sums it over the clones of a group, so it is divided by their number), at most
+    when the gate heard the last clone's end.
+    fio >= 3.36 also writes ``job_start`` (ms): kept as a cross-check, not used, so that the
+    timeline means the same with every fio. ``late_ms``: how long after its release the last clone
+    reached its barrier (fio created or set up the job late: the boundary's idle then comes from
+    fio's job creation, not from the gate)."""
     clones = max(step.workload.threads, 1)
     runtime_ms = job.get("job_runtime")
     tl: dict = {
@@ -496,23 +505,31 @@ def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
         "released_unix_s": None, "ready_unix_s": None, "started_unix_s": None, "end_signal_unix_s": None,
         "fio_job_runtime_ms": None if runtime_ms is None else round(float(runtime_ms) / clones, 3),
         "fio_job_start_unix_ms": int(job["job_start"]) if job.get("job_start") else None,
-        "chained": False, "late_ms": None, "start_unix_s": None, "end_unix_s": None,
+        "chained": False, "late_ms": None, "start_unix_s": None, "last_start_unix_s": None, "end_unix_s": None,
     }
     if entry is None:
         return tl
     tl.update(released_unix_s=entry.released_unix_s, ready_unix_s=entry.ready_unix_s,
               started_unix_s=entry.started_unix_s, end_signal_unix_s=entry.ended_unix_s, chained=entry.chained)
-    start = entry.started_unix_s or entry.released_unix_s
-    if start is None:
+    if entry.released_unix_s is None:
         raise ValueError("a step finished that the gate never released")
-    last_start = entry.last_started_unix_s or start
+    if entry.ready_at_release:
+        start = last_start = entry.released_unix_s
+    else:
+        start = entry.started_unix_s or entry.released_unix_s
+        last_start = max(entry.last_started_unix_s or start, start)
     if tl["fio_job_runtime_ms"] is not None:
         end = last_start + tl["fio_job_runtime_ms"] / 1000.0
+        if entry.ended_unix_s is not None:
+            # The gate hears the end after it happened (the postrun hook runs once the job's IO
+            # has drained): an upper bound when a late-heard start pushed the estimate past it.
+            end = min(end, entry.ended_unix_s)
     else:  # a fio that does not write job_runtime: the end as the gate heard it
         end = entry.ended_unix_s or start
     if entry.released_unix_s is not None and entry.ready_unix_s is not None:
         tl["late_ms"] = round(max(0.0, entry.ready_unix_s - entry.released_unix_s) * 1000, 3)
-    tl["start_unix_s"], tl["end_unix_s"] = round(start, 6), round(max(end, start), 6)
+    tl["start_unix_s"], tl["last_start_unix_s"] = round(start, 6), round(last_start, 6)
+    tl["end_unix_s"] = round(max(end, start), 6)
     return tl
 
 

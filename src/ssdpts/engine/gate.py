@@ -35,10 +35,14 @@ on a FIFO the gate owns::
 * The gate is shared across fio processes: the first step of the next round, in a fio process
   started ahead, is released by the last step of the current round in the same way.
 
-Timestamps (host clock, CLOCK_REALTIME, as the gate receives the lines): ``ready`` when the last
-clone reached its barrier (``r G``: set up, waiting), ``released`` when the gate wrote the step's
-lines, ``started`` when the first and the last clone passed their barrier (``s G``; fio starts the
-job's clock right after the shell exits), ``ended`` when the last clone reported (``e G``).
+Timestamps (host clock, CLOCK_REALTIME): ``released`` when the gate wrote the step's lines (its
+thread is running then: the stamp is exact); ``ready`` and ``started`` when the gate received the
+last clone's ``r G`` (set up, waiting at the barrier) and the first and last clone's ``s G``
+(passed the barrier); ``ended`` when it received the last clone's ``e G``. Stamps of received
+lines are late by the time the gate's thread takes to get the CPU (under 1 ms on an idle host,
+up to ~10 ms under CPU load): a step's start is therefore its release when every clone was
+waiting then (fio starts the job's clock ~0.5 ms later, as the block trace shows), and only
+otherwise the arrival of its ``s`` lines (benchmarks/boundaries.py measures the agreement).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class Entry:
     released_mono_s: float | None = None
     ready_unix_s: float | None = None  # the last clone reached its barrier
     ready_clones: int = 0
+    ready_at_release: bool = False  # every clone was waiting at its barrier when it was released
     started_unix_s: float | None = None  # the first clone passed its barrier
     started_mono_s: float | None = None
     last_started_unix_s: float | None = None  # the last clone passed its barrier
@@ -82,13 +87,26 @@ class Entry:
         return self.ended_clones >= self.clones
 
 
+def _sweep_stale(tmp: Path) -> None:
+    """Remove gate directories of ssdpts processes that no longer exist (a SIGKILLed run cannot
+    clean up; its directory is named by its pid)."""
+    for d in tmp.glob("ssdpts-gate-*-*"):
+        try:
+            pid = int(d.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(d, ignore_errors=True)
+
+
 @dataclass
 class Gate:
     """A private directory with the FIFOs, and the thread that answers the shells."""
 
-    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ssdpts-gate-")))
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=f"ssdpts-gate-{os.getpid()}-")))
 
     def __post_init__(self) -> None:
+        _sweep_stale(self.root.parent)
         self.events = self.root / "ev"
         os.mkfifo(self.events, 0o600)
         # Read-write: the gate is always a reader (shells never block on it) and a writer
@@ -187,6 +205,7 @@ class Gate:
         if e.closed or e.released_unix_s is not None:
             return
         e.chained = e.prev is not None
+        e.ready_at_release = e.ready_clones >= e.clones
         e.released_mono_s, e.released_unix_s = time.monotonic(), time.time()
         try:
             os.write(e.fd, b"\n" * e.clones)  # one line per clone: each clone's read takes one
