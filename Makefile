@@ -33,6 +33,7 @@ test-fast: install
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/unit
 
 bench: install
-	$(SUDO) $(PYTHON) benchmarks/round_overhead.py --alternatives
+	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test lat --schedule all
+	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test iops
 	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
 	$(PYTHON) benchmarks/report_render.py

@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import argparse
 from contextlib import contextmanager
+import json
 import os
 from pathlib import Path
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -206,7 +209,12 @@ def report(name: str, ios: bt.TracedIOs, rounds: list[list], timelines: list[dic
     return out
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM too: remove the scratch device and the trace instance
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _interrupt)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", choices=("loop", "zram"), default="loop")
     ap.add_argument("--test", choices=("lat", "iops"), default="lat")
@@ -216,6 +224,7 @@ def main() -> None:
     ap.add_argument("--load", type=int, default=0, metavar="N", help="N busy-loop processes beside the run")
     ap.add_argument("--nice", type=int, default=0, help="run the benchmark (the gate's thread, fio) at this nice value")
     ap.add_argument("--buffer-mb", type=int, default=256, help="trace buffer per CPU (MB)")
+    ap.add_argument("--keep", type=Path, help="copy each trace and the executor's records here")
     a = ap.parse_args()
     if a.nice:
         os.nice(a.nice)
@@ -245,6 +254,12 @@ def main() -> None:
                 print(f"\n(load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after; "
                       f"trace level: block_{'rq' if tr.level == 'rq' else 'bio'}_*)")
                 report(how, tr.ios(), rounds, tls, off, a.test == "lat")
+                if a.keep:
+                    a.keep.mkdir(parents=True, exist_ok=True)
+                    tag = f"{a.test}-{a.device}-{how}-load{a.load}"
+                    shutil.copy(wd / "trace.txt", a.keep / f"{tag}.trace.txt")
+                    if tls is not None:
+                        (a.keep / f"{tag}.timelines.json").write_text(json.dumps({"mono_to_unix_ns": off, "timelines": tls}))
 
 
 if __name__ == "__main__":

@@ -76,3 +76,15 @@ def test_tracing_needs_a_block_device(tmp_path):
     f.write_text("x")
     with pytest.raises(bt.TraceUnavailable, match="not a block device"):
         bt.BlockTrace(str(f), tmp_path / "t.txt")
+
+
+def test_pieces_of_a_split_io_belong_to_the_step_whose_block_size_they_divide():
+    """A 1 MiB IO reaches a loop device as two 512 KiB requests; a piece the size of a neighbouring
+    step's block size is that step's IO, not a piece."""
+    shapes = [bt.StepShape(1048576, True, True), bt.StepShape(131072, True, True), bt.StepShape(65536, True, True)]
+    t = np.arange(6, dtype=np.int64) * 1000
+    ios = bt.TracedIOs(issue_ns=t, complete_ns=t + 500,
+                       size_bytes=np.array([524288, 524288, 131072, 131072, 65536, 65536]),
+                       write=np.array([True, True, False, False, True, True]))
+    assert list(bt.attribute(ios, shapes)) == [0, 0, 1, 1, 2, 2]
+

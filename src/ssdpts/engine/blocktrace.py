@@ -8,7 +8,11 @@ in flight while the next step issued, and how many IOs were issued while another
 
 * Request-based devices (loop, NVMe, SCSI): ``block_rq_issue`` (dispatched to the driver) and
   ``block_rq_complete``. Bio-based devices (zram) have no requests: ``block_bio_queue`` and
-  ``block_bio_complete`` (traced for every bio that went through submit_bio).
+  ``block_bio_complete`` (on request-based devices the latter is traced only for bios that were
+  split, so it cannot serve there). A request can be a piece of a larger IO (a 1 MiB IO of 256
+  pages becomes two 512 KiB requests on a loop device, 128 segments each): ``attribute`` gives a
+  piece to the step whose block size it divides. Requests can also merge: traced devices should
+  have merging off (``queue/nomerges`` = 2; benchmarks/boundaries.py sets it on its scratch device).
 * A private instance (``instances/<name>``) so that other tracers on the host keep the global
   buffer; the events are filtered to the one device; ``trace_clock=mono`` is CLOCK_MONOTONIC, the
   clock of ``time.monotonic()``. The buffer is streamed to a file by ``cat trace_pipe`` (a reader
@@ -62,13 +66,15 @@ def ensure_tracefs() -> Path:
 class BlockTrace:
     """``with BlockTrace("/dev/loop3", out_path) as t: ...; ios = t.ios()``."""
 
-    def __init__(self, device: str, out_path: Path, *, buffer_kb_per_cpu: int = 65536):
+    def __init__(self, device: str, out_path: Path, *, buffer_kb_per_cpu: int = 65536, level: str | None = None):
         self.device = device
         self.out_path = Path(out_path)
         self.buffer_kb = buffer_kb_per_cpu
         major, minor, self.name = _dev_t(device)
         self.dev = (major << 20) | minor  # the kernel's internal dev_t, as the tracepoints record it
-        self.level = "rq" if is_request_based(self.name) else "bio"
+        if level == "rq" and not is_request_based(self.name):
+            raise TraceUnavailable(f"{device} is bio-based (no requests): trace it at level 'bio'")
+        self.level = level or ("rq" if is_request_based(self.name) else "bio")
         self.events = ("block_rq_issue", "block_rq_complete") if self.level == "rq" else \
             ("block_bio_queue", "block_bio_complete")
         self.inst: Path | None = None
@@ -263,7 +269,8 @@ def attribute(ios: TracedIOs, shapes: Sequence[StepShape]) -> np.ndarray:
     explains. Consecutive PTS steps always differ in block size (IOPS and LAT: block size is the
     inner loop; between rounds the last, smallest, size is followed by the first, largest), so an
     IO belongs to the current step, the next one (the schedule moves on) or the previous one (the
-    drain of its last IOs). Works on runs of IOs of equal size and direction, not on single IOs."""
+    drain of its last IOs); a piece of a split IO counts for the step whose block size it divides.
+    Works on runs of IOs of equal size and direction, not on single IOs."""
     size, wr = ios.size_bytes, ios.write
     out = np.full(len(size), -1, dtype=np.int64)
     if not len(size):
@@ -272,7 +279,15 @@ def attribute(ios: TracedIOs, shapes: Sequence[StepShape]) -> np.ndarray:
     ends = np.r_[change[1:], len(size)]
 
     def fits(k: int, sz: int, w: bool) -> bool:
-        return 0 <= k < len(shapes) and shapes[k].block_size_bytes == sz and (shapes[k].writes if w else shapes[k].reads)
+        if not 0 <= k < len(shapes) or not (shapes[k].writes if w else shapes[k].reads):
+            return False
+        bs = shapes[k].block_size_bytes
+        if sz == bs:
+            return True
+        # a piece of a split IO: smaller than the step's block size, dividing it, and not the size
+        # of a neighbouring step
+        near = {shapes[j].block_size_bytes for j in (k - 1, k + 1) if 0 <= j < len(shapes)}
+        return sz < bs and bs % sz == 0 and sz not in near
 
     cur = 0
     for a, b in zip(change, ends):
