@@ -49,8 +49,8 @@ from _devices import loop_device, zram_device
 from ssdpts.engine import blocktrace as bt
 from ssdpts.engine.base import Area, Batch
 from ssdpts.engine.fio import FioExecutor, default_ioengine, render_job_file
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import active_range_bytes, build_parts
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import active_range_bytes, build_parts
 
 SCHEDULES = ("gate", "startdelay", "stonewall", "wait_for", "process", "server")
 LIMIT_MS = 10.0

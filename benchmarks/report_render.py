@@ -32,7 +32,7 @@ def make_run(tmp: Path) -> Path:
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.session import start_run
-    from ssdpts.spec.runspec import RunSpec
+    from ssdpts.pts.runspec import RunSpec
 
     target = open_target(str(tmp / "target.bin"), size_bytes=256 * 2**20)
     store, _ = start_run(RunSpec(tests=("iops",), step_seconds=1, max_rounds=25), target,

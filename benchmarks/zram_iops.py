@@ -22,7 +22,7 @@ from _devices import zram_device
 
 from ssdpts.engine.base import Area, Batch
 from ssdpts.engine.fio import FioExecutor, default_ioengine
-from ssdpts.spec.workload import Step, Workload
+from ssdpts.pts.workload import Step, Workload
 
 
 def ssdpts_iops(dev: str, size: int, seconds: float, wd: Path, engine: str) -> float:

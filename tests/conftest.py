@@ -63,8 +63,11 @@ def patch_store_os(monkeypatch):
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_results_library(tmp_path_factory):
-    """Runs made by the tests go to a throw-away results library, not the user's."""
+    """Runs made by the tests go to a throw-away results library, not the user's, and take their
+    device locks in a throw-away directory, not /run/ssdpts (a run killed by a test leaves its
+    unlocked lock file behind)."""
     import os
 
     os.environ["SSDPTS_DB"] = str(tmp_path_factory.mktemp("resultsdb") / "results.db")
+    os.environ["SSDPTS_LOCK_DIR"] = str(tmp_path_factory.mktemp("locks"))
     yield

@@ -13,15 +13,18 @@ timeline (engine/fio.py step_timeline), with the limits of docs/methodology.md "
 from __future__ import annotations
 
 from collections import defaultdict
+import statistics
 from typing import Iterable
-
-import numpy as np
 
 from .device.telemetry import throttle_warnings
 from .measurement import Measurement
-from .spec.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
-from .spec.tests import Part
-from .spec.workload import Step
+from .pts import wsat
+from .pts.parts import Part
+from .pts.registry import TESTS
+from .pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
+from .pts.tables import Table
+from .pts.workload import Step
+from .results.records import NoWindow, PartResult, Series, SteadyStateResult, Summary, Wipc, WindowResume
 
 
 def part_records(steps: Iterable[dict], part: Part) -> list[dict]:
@@ -135,11 +138,6 @@ def _window(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -
     return sorted(eligible_rounds(rounds, keep))[-WINDOW_ROUNDS:]
 
 
-def _avg(values: list[float]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return float(np.mean(vals)) if vals else None
-
-
 def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[Measurement]]:
     cells: dict[str, list[Measurement]] = defaultdict(list)
     for rno in window:
@@ -148,121 +146,61 @@ def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[M
     return cells
 
 
-def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> dict:
-    cells = _cells(rounds, window)
+def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> Table:
+    """The part's measurement-window table, built by its test (pts/iops.py etc.)."""
     steps = part.round_steps(window[0]) if window else part.round_steps(1)
-    if part.test == "iops":
-        bss = list(dict.fromkeys(s.workload.block_size_bytes for s in steps))
-        mixes = list(dict.fromkeys(s.workload.mix for s in steps))
-        rows = []
-        for bs in bss:
-            vals = {}
-            for s in steps:
-                if s.workload.block_size_bytes == bs:
-                    vals[s.workload.mix] = _avg([m.iops for m in cells.get(s.workload.key, [])])
-            rows.append({"block_size_bytes": bs, "values": vals})
-        return {"kind": "iops-matrix", "unit": "IOPS", "mixes": mixes, "rows": rows}
-    if part.test == "tp":
-        read = next(s for s in steps if s.workload.read_pct == 100)
-        write = next(s for s in steps if s.workload.read_pct == 0)
-        return {
-            "kind": "throughput", "unit": "MB/s", "block_size_bytes": read.workload.block_size_bytes,
-            "read_mb_per_s": _avg([m.read.bw_bytes_per_s / 1e6 for m in cells.get(read.workload.key, [])]),
-            "write_mb_per_s": _avg([m.write.bw_bytes_per_s / 1e6 for m in cells.get(write.workload.key, [])]),
-        }
-    if part.test == "lat":
-        rows = []
-        for s in steps:
-            ms = cells.get(s.workload.key, [])
-            p5 = [m.lat_percentile_ns(99.999) for m in ms]
-            rows.append({
-                "block_size_bytes": s.workload.block_size_bytes, "mix": s.workload.mix,
-                "lat_mean_us": _avg([m.lat_mean_ns / 1e3 for m in ms]),
-                "lat_p99999_us": _avg([p / 1e3 for p in p5 if p is not None]),
-                "lat_max_us": _avg([m.lat_max_ns / 1e3 for m in ms]),
-                "lat_max_in_window_us": max((m.lat_max_ns / 1e3 for m in ms), default=None),
-                "iops": _avg([m.iops for m in ms]),
-            })
-        return {"kind": "latency", "unit": "µs", "rows": rows}
-    raise ValueError(part.test)
+    return TESTS[part.test].build_table(steps, _cells(rounds, window))
 
 
-def wsat_series(records: list[dict], capacity_bytes: int) -> dict:
+def wsat_table(records: list[dict], capacity_bytes: int) -> Table:
     rs = sorted((r for r in records if r["phase"] == "round"), key=lambda r: r["index"])
-    series = []
-    written = 0
-    for r in rs:
-        m = _m(r)
-        written += m.write.io_bytes
-        series.append({
-            "minute": r["index"], "iops": m.iops, "tgbw_gb": written / 1e9,
-            "drive_fills": written / capacity_bytes if capacity_bytes else None,
-            "lat_mean_us": m.lat_mean_ns / 1e3, "lat_max_us": m.lat_max_ns / 1e3,
-            "lat_p99999_us": (lambda p: p / 1e3 if p is not None else None)(m.lat_percentile_ns(99.999)),
-            "start_time": m.start_time,
-        })
-    last = series[-WINDOW_ROUNDS:]
-    return {
-        "kind": "wsat", "unit": "IOPS", "series": series,
-        "tgbw_gb": written / 1e9, "drive_fills": written / capacity_bytes if capacity_bytes else None,
-        "final_window_minutes": [s["minute"] for s in last],
-        "final_window_iops": _avg([s["iops"] for s in last]),
-    }
+    return wsat.build_table([(r["index"], _m(r)) for r in rs], capacity_bytes)
 
 
-def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> dict:
+def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> PartResult:
     records = part_records(steps, part)
-    base = {"id": part.id, "test": part.test, "part": part.part, "title": part.title,
-            "stop_reason": stop_reason(records, part, keep)}
     wipc = [r for r in records if r["phase"] == "wipc"]
-    base["wipc"] = ({"workload": wipc[-1]["label"], "io_bytes": wipc[-1]["measurement"]["write"]["io_bytes"],
-                     "duration_s": wipc[-1]["measurement"]["duration_s"]} if wipc else None)
+    base = dict(id=part.id, test=part.test, part=part.part, title=part.title, stop_reason=stop_reason(records, part, keep),
+                wipc=Wipc(wipc[-1]["label"], wipc[-1]["measurement"]["write"]["io_bytes"],
+                          wipc[-1]["measurement"]["duration_s"]) if wipc else None)
     if part.test == "wsat":
-        n, written = wsat_totals(records)
-        base.update({"samples": n, "steady_state": None, "table": wsat_series(records, capacity_bytes),
-                     "warnings": throttle_warnings([r for r in records if r["phase"] == "round"]),
-                     "boundaries": boundary_summary(records), "resumptions": resumption_summary(records, keep)})
-        return base
+        n, _written = wsat_totals(records)
+        return PartResult(**base, samples=n, table=wsat_table(records, capacity_bytes),
+                          warnings=tuple(throttle_warnings([r for r in records if r["phase"] == "round"])),
+                          boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)))
     rounds = complete_rounds(records, part)
     window = _window(rounds, keep)
     vs = verdicts(rounds, part, keep)
-    base["rounds_run"] = len(rounds)
-    base["series"] = {name: {"rounds": xs, "values": ys} for name, (xs, ys) in tracking_series(rounds, part).items()}
     series = tracking_series(rounds, part)
-    base["steady_state"] = {
-        "reached": all_reached(vs),
-        "window_rounds": window,
-        "variables": [
-            v.to_dict() if v is not None else
-            {"variable": t.name, "unit": t.unit, "rounds": series[t.name][0], "values": series[t.name][1],
-             "reached": False, "note": f"fewer than {WINDOW_ROUNDS} rounds: no steady-state window"}
-            for t, v in zip(part.tracking, vs)
-        ],
-    }
-    base["steady_state"]["window_from_round"] = window_rounds_from(rounds, keep)
-    base["steady_state"]["spans_resume"] = window_span_of_resume([r for rno in window for r in rounds[rno]])
-    base["round_limit"] = round_limit(part, rounds, keep)
-    base["table"] = table_for(part, rounds, window) if window else None
-    base["warnings"] = throttle_warnings([r for rno in window for r in rounds[rno]]) if window else []
-    base["boundaries"] = boundary_summary(records)
-    base["resumptions"] = resumption_summary(records, keep)
-    return base
+    return PartResult(
+        **base, rounds_run=len(rounds),
+        series={name: Series(tuple(xs), tuple(ys)) for name, (xs, ys) in series.items()},
+        steady_state=SteadyStateResult(all_reached(vs), tuple(window), tuple(
+            v if v is not None else NoWindow(t.name, t.unit, tuple(series[t.name][0]), tuple(series[t.name][1]))
+            for t, v in zip(part.tracking, vs)),
+            resume=WindowResume(window_rounds_from(rounds, keep),
+                                window_span_of_resume([r for rno in window for r in rounds[rno]]))),
+        table=table_for(part, rounds, window) if window else None,
+        warnings=tuple(throttle_warnings([r for rno in window for r in rounds[rno]]) if window else ()),
+        round_limit=round_limit(part, rounds, keep), boundaries=boundary_summary(records),
+        resumptions=tuple(resumption_summary(records, keep)),
+    )
+
+
+def summarize_typed(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,
+                    deviations: list[str], keep: frozenset[int] = frozenset()) -> Summary:
+    out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in parts]
+    tests: dict[str, list[str]] = defaultdict(list)
+    for p in out_parts:
+        tests[p.test].append(p.id)
+    return Summary(status, not deviations, tuple(deviations), {t: tuple(ids) for t, ids in tests.items()},
+                   {p.id: p for p in out_parts}, boundaries=run_boundary_summary([p.boundaries or {} for p in out_parts]))
 
 
 def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,
               deviations: list[str], keep: frozenset[int] = frozenset()) -> dict:
-    out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in parts]
-    tests: dict[str, list[str]] = defaultdict(list)
-    for p in out_parts:
-        tests[p["test"]].append(p["id"])
-    return {
-        "status": status,
-        "pts_compliant": not deviations,
-        "deviations": deviations,
-        "tests": dict(tests),
-        "parts": {p["id"]: p for p in out_parts},
-        "boundaries": run_boundary_summary(out_parts),
-    }
+    """summary.json's content (results/records.py Summary, written as JSON)."""
+    return summarize_typed(parts, steps, capacity_bytes, status=status, deviations=deviations, keep=keep).to_dict()
 
 
 def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, label: str | None = None,
@@ -364,7 +302,7 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
 def _stat(vals: list[float]) -> dict:
     if not vals:
         return {"median": None, "worst": None}
-    return {"median": round(float(np.median(vals)), 3), "worst": round(float(max(vals)), 3)}
+    return {"median": round(float(statistics.median(vals)), 3), "worst": round(float(max(vals)), 3)}
 
 
 def boundary_summary(records: list[dict]) -> dict:
@@ -403,11 +341,10 @@ def boundary_summary(records: list[dict]) -> dict:
 
 
 def run_boundary_summary(parts: list[dict]) -> dict:
-    """Over every part: the worst boundary and how many exceed the limits."""
+    """Over every part (each part's boundary_summary): the worst boundary and how many exceed the limits."""
     worst_idle, worst_overlap, over = 0.0, 0.0, 0
     n = 0
-    for p in parts:
-        b = p.get("boundaries") or {}
+    for b in parts:
         for k in ("within_rounds", "between_rounds"):
             g = b.get(k) or {}
             n += g.get("boundaries", 0)

@@ -23,114 +23,25 @@ The seed is not one: a different seed is a different sample of the same experime
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import hashlib
-import json
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from .errors import UserError
-from .spec.units import fmt_block_size
-from .store import MANIFEST, SUMMARY, RunStore
+from .pts.registry import TESTS
+from .results.cells import MIX_ORDER, CellRow, shared_parts, table_cells
+from .results.reader import RunResults, labelled, read_runs
+from .results.records import DEFAULT_DATA_PATTERN
+from .results.registry import (COMPARED_SETTINGS, METRICS, RUN_FIELDS, SHORT, SPEED, TIME, RunField, fmt_delta,
+                               fmt_pct, fmt_value)
 
-SPEED = "speed"
-TIME = "time"
 RSE_LIMIT = 0.05  # seed 004: RSE above 5% is too variable
 MAX_REPEATS = 7  # seed 004: more than 7 runs needed -> discard / investigate
 MIN_REPEATS = 3
-TEST_ORDER = ("wsat", "iops", "tp", "lat")
-TEST_TITLES = {"iops": "IOPS", "tp": "Throughput", "lat": "Latency", "wsat": "Write Saturation"}
-DEFAULT_DATA_PATTERN = "random (fio buffers, tausworthe64)"
+SETTINGS: tuple[RunField, ...] = tuple(RUN_FIELDS[n] for n in COMPARED_SETTINGS)
 
-
-@dataclass(frozen=True, slots=True)
-class Metric:
-    name: str
-    unit: str
-    kind: str  # SPEED (higher is better) or TIME (lower is better)
-    label: str
-
-
-METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("iops", "IOPS", SPEED, "IOPS"),
-    Metric("read_mb_per_s", "MB/s", SPEED, "SEQ read MB/s"),
-    Metric("write_mb_per_s", "MB/s", SPEED, "SEQ write MB/s"),
-    Metric("lat_mean_us", "µs", TIME, "mean response time"),
-    Metric("lat_p99999_us", "µs", TIME, "99.999th percentile response time"),
-    Metric("lat_max_us", "µs", TIME, "max response time (window average)"),
-    Metric("lat_max_in_window_us", "µs", TIME, "max response time (highest in window)"),
-    Metric("final_window_iops", "IOPS", SPEED, "WSAT steady level (final window IOPS)"),
-)}
-SHORT = {"lat_mean_us": "mean", "lat_p99999_us": "99.999%", "lat_max_us": "max", "lat_max_in_window_us": "max in window"}
-
-# The metrics a comparison shows per test (the database holds every table cell; see table_cells).
-COMPARED: dict[str, tuple[str, ...]] = {
-    "iops": ("iops",),
-    "tp": ("read_mb_per_s", "write_mb_per_s"),
-    "lat": ("lat_mean_us", "lat_p99999_us", "lat_max_us"),
-    "wsat": ("final_window_iops",),
-}
-
-
-# ---- one value of a run ----------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class CellValue:
-    """One measurement-window value (one cell of a summary.json table)."""
-
-    test: str
-    part: str  # summary part id, e.g. "iops", "tp-1024KiB"
-    metric: str
-    block_size_bytes: int | None
-    mix: str | None  # R/W mix "65/35", None where the table has none (TP: the metric says R or W; WSAT)
-    value: float | None  # None: the cell exists but has no value (e.g. no rounds finished)
-    unit: str
-    steady_state_reached: bool | None  # None: the test has no steady-state criterion (WSAT)
-
-    @property
-    def key(self) -> tuple:
-        return (self.part, self.metric, self.block_size_bytes, self.mix)
-
-
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-def table_cells(summary: dict) -> list[CellValue]:
-    """Every value of every measurement-window table in a summary.json (analysis.summarize)."""
-    out: list[CellValue] = []
-    for pid, p in (summary.get("parts") or {}).items():
-        t = p.get("table")
-        if not t:
-            continue
-        test = p.get("test", "")
-        ss = p.get("steady_state")
-        reached = None if ss is None else bool(ss.get("reached"))
-        kind = t.get("kind")
-        if kind == "iops-matrix":
-            for row in t.get("rows") or []:
-                for mix, v in (row.get("values") or {}).items():
-                    out.append(CellValue(test, pid, "iops", int(row["block_size_bytes"]), mix, _num(v), "IOPS", reached))
-        elif kind == "throughput":
-            bs = int(t["block_size_bytes"])
-            for m in ("read_mb_per_s", "write_mb_per_s"):
-                out.append(CellValue(test, pid, m, bs, None, _num(t.get(m)), "MB/s", reached))
-        elif kind == "latency":
-            for row in t.get("rows") or []:
-                for m in ("lat_mean_us", "lat_p99999_us", "lat_max_us", "lat_max_in_window_us", "iops"):
-                    if m in row:
-                        out.append(CellValue(test, pid, m, int(row["block_size_bytes"]), row.get("mix"), _num(row[m]),
-                                             METRICS[m].unit, reached))
-        elif kind == "wsat":
-            out.append(CellValue(test, pid, "final_window_iops", 4096, "0/100", _num(t.get("final_window_iops")),
-                                 "IOPS", reached))
-    return out
+__all__ = ["DEFAULT_DATA_PATTERN", "METRICS", "MIX_ORDER", "SHORT", "SPEED", "TIME", "fmt_delta", "fmt_pct",
+           "fmt_value", "table_cells"]
 
 
 def delta(value: float | None, baseline: float | None, kind: str) -> float | None:
@@ -145,208 +56,23 @@ def delta(value: float | None, baseline: float | None, kind: str) -> float | Non
     raise ValueError(f"metric kind must be {SPEED!r} or {TIME!r}, not {kind!r}")
 
 
-# ---- a run ------------------------------------------------------------------------------------------
-
-@dataclass
-class Run:
-    path: Path
-    manifest: dict
-    summary: dict
-    label: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.path.name
-
-    @property
-    def spec(self) -> dict:
-        return self.manifest.get("run_spec") or {}
-
-    @property
-    def target(self) -> dict:
-        return self.manifest.get("target") or {}
-
-    @property
-    def host(self) -> dict:
-        return self.manifest.get("host") or {}
-
-    @property
-    def status(self) -> str:
-        ms, ss = self.manifest.get("status"), self.summary.get("status")
-        if ms == "complete" and ss in ("complete", None):
-            return "complete"
-        return str(ms if ms != "complete" else ss)
-
-    @property
-    def created(self) -> str:
-        return str(self.manifest.get("created") or "")
-
-    @property
-    def uid(self) -> str:
-        """Stable identity of the run, from its own files (the same after a copy or a database rebuild)."""
-        ident = [self.created, self.host.get("hostname"), self.target.get("real_path") or self.target.get("path"),
-                 self.name, self.spec.get("seed")]
-        return hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
-
-    @property
-    def device_key(self) -> tuple:
-        """Same device = same serial (and model); targets without a serial (loop, zram, files): same path."""
-        t = self.target
-        if t.get("serial"):
-            return ("serial", t.get("model"), t.get("serial"))
-        return ("path", t.get("real_path") or t.get("path"))
-
-    @property
-    def device_name(self) -> str:
-        t = self.target
-        name = t.get("model") or t.get("name") or Path(str(t.get("path") or "?")).name
-        if t.get("serial"):
-            name += f" {t['serial'][-8:]}"
-        return name
-
-    def part_ids(self) -> list[str]:
-        parts = self.summary.get("parts") or {}
-        ids = [pid for tests in (self.summary.get("tests") or {}).values() for pid in tests if pid in parts]
-        ids += [pid for pid in parts if pid not in ids]
-        order = {t: i for i, t in enumerate(TEST_ORDER)}
-        return sorted(ids, key=lambda pid: order.get(parts[pid].get("test"), 99))
-
-    def part(self, pid: str) -> dict:
-        return (self.summary.get("parts") or {}).get(pid) or {}
-
-    def ss_reached(self, pid: str) -> bool | None:
-        ss = self.part(pid).get("steady_state")
-        return None if ss is None else bool(ss.get("reached"))
-
-    def cells(self) -> dict[tuple, CellValue]:
-        return {c.key: c for c in table_cells(self.summary)}
-
-
-def load_run(path: str | Path) -> Run:
-    """Read a run directory (manifest.json and summary.json) or refuse with a clear message."""
-    path = Path(path)
-    if not (path / MANIFEST).exists():
-        raise UserError(f"{path} is not an ssdpts run directory (no {MANIFEST}): give directories made by 'ssdpts run'")
-    store = RunStore.open(path)
-    man = store.manifest()
-    if not (path / SUMMARY).exists():
-        raise UserError(f"{path} has no {SUMMARY} yet (status {man.get('status', 'unknown')}): "
-                        f"let the run finish or 'ssdpts resume {path}', then compare")
-    return Run(path=path, manifest=man, summary=store.summary())
-
-
-def _label_runs(runs: list[Run], *, repeats: bool = False) -> None:
-    """Short, unique labels for tables and legends: the device, or 'run N' for repeats of one device."""
-    if repeats:
-        for i, r in enumerate(runs, start=1):
-            r.label = f"run {i}"
-        return
-    bases = [r.device_name for r in runs]
-    for i, (r, b) in enumerate(zip(runs, bases), start=1):
-        r.label = b if bases.count(b) == 1 else f"{b} #{i}"
-
-
-def load_runs(paths: Iterable[str | Path]) -> list[Run]:
-    runs: list[Run] = []
-    seen: dict[Path, str] = {}
-    for p in paths:
-        rp = Path(p).resolve()
-        if rp in seen:
-            raise UserError(f"{p} is given twice: name each run directory once")
-        seen[rp] = str(p)
-        runs.append(load_run(p))
-    return runs
-
-
 # ---- settings -------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Setting:
-    name: str
-    label: str
-    invalidates: bool  # True: a difference makes the comparison invalid (refused unless allowed)
-
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting("profile", "profile", True),
-    Setting("threads", "TC (threads)", True),
-    Setting("iodepth", "QD (iodepth)", True),
-    Setting("active_range_pct", "active range (%)", True),
-    Setting("step_seconds", "step duration (s)", True),
-    Setting("pts_version", "PTS version", True),
-    Setting("data_pattern", "data pattern", True),
-    Setting("ioengine", "ioengine", True),
-    # Shown, and highlighted when they differ, but no reason to refuse:
-    Setting("max_rounds", "max rounds", False),
-    Setting("wipc_capacity_multiple", "WIPC (× capacity)", False),
-    Setting("wsat_limits", "WSAT limits", False),
-    Setting("purge", "purge method", False),
-    Setting("seed", "seed", False),
-    Setting("executor", "executor", False),
-    Setting("fio_version", "fio version", False),
-    Setting("ssdpts_version", "ssdpts version", False),
-    Setting("capacity", "capacity (bytes)", False),
-    Setting("logical_block_size_bytes", "logical block size (bytes)", False),
-    Setting("host", "host", False),
-)
-
-
-def _fmt_setting(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
-def data_pattern(spec: dict) -> str:
-    """The recorded data pattern; ssdpts always writes fio's random buffers unless a run says otherwise."""
-    return str(spec.get("data_pattern") or (spec.get("extra") or {}).get("data_pattern") or DEFAULT_DATA_PATTERN)
-
-
-def settings_of(run: Run) -> dict[str, str]:
+def settings_of(run: RunResults) -> dict[str, str]:
     """The settings a comparison checks, as display strings (profile defaults resolved)."""
-    s = run.spec
-    res = s.get("resolved") or {}
-    purges = sorted({str((p.get("purge") or {}).get("method")) for p in (run.manifest.get("parts") or {}).values()
-                     if isinstance(p, dict) and p.get("purge")})
-    tests = set(s.get("tests") or [])
-    wsat = (f"{_fmt_setting(s.get('wsat_hours'))} h or {_fmt_setting(s.get('wsat_capacity_multiple'))}× capacity"
-            if "wsat" in tests else "—")
-    vals = {
-        "profile": s.get("profile"),
-        "threads": res.get("threads", s.get("threads")),
-        "iodepth": res.get("iodepth", s.get("iodepth")),
-        "active_range_pct": _num(res.get("active_range_pct", s.get("active_range_pct"))),
-        "step_seconds": _num(s.get("step_seconds")),
-        "pts_version": s.get("pts_version"),
-        "data_pattern": data_pattern(s),
-        "ioengine": s.get("ioengine"),
-        "max_rounds": s.get("max_rounds"),
-        "wipc_capacity_multiple": _num(s.get("wipc_capacity_multiple")),
-        "wsat_limits": wsat,
-        "purge": ", ".join(purges) if purges else s.get("purge"),
-        "seed": s.get("seed"),
-        "executor": run.manifest.get("executor"),
-        "fio_version": run.manifest.get("fio_version"),
-        "ssdpts_version": run.manifest.get("ssdpts_version"),
-        "capacity": run.target.get("size_bytes"),
-        "logical_block_size_bytes": run.target.get("logical_block_size_bytes"),
-        "host": run.host.get("hostname"),
-    }
-    return {k: _fmt_setting(v) for k, v in vals.items()}
+    return {s.name: s.text(run) for s in SETTINGS}
 
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    setting: Setting
+    setting: RunField
     values: tuple[str, ...]  # per run, in run order
 
     def text(self, labels: list[str]) -> str:
         return f"{self.setting.label}: " + ", ".join(f"{lab} {v}" for lab, v in zip(labels, self.values))
 
 
-def setting_differences(runs: list[Run]) -> list[Difference]:
+def setting_differences(runs: list[RunResults]) -> list[Difference]:
     """Every setting whose value is not the same in all runs (invalidating ones first)."""
     table = [settings_of(r) for r in runs]
     out = [Difference(s, tuple(t[s.name] for t in table)) for s in SETTINGS
@@ -354,7 +80,7 @@ def setting_differences(runs: list[Run]) -> list[Difference]:
     return sorted(out, key=lambda d: not d.setting.invalidates)
 
 
-def check_settings(runs: list[Run], allow_different: bool, *, what: str = "compare") -> list[Difference]:
+def check_settings(runs: list[RunResults], allow_different: bool, *, what: str = "compare") -> list[Difference]:
     """Refuse (one line, every difference) when invalidating settings differ, unless allowed."""
     diffs = setting_differences(runs)
     bad = [d for d in diffs if d.setting.invalidates]
@@ -369,36 +95,15 @@ def check_settings(runs: list[Run], allow_different: bool, *, what: str = "compa
 # ---- comparison -------------------------------------------------------------------------------------
 
 @dataclass
-class Row:
-    """One compared value: the same cell of every run, and each run's delta against the baseline."""
+class Row(CellRow):
+    """One compared value: the same cell of every run (None: missing in that run -> "n/a"), and each
+    run's delta against the baseline."""
 
-    part: str
-    test: str
-    metric: str
-    block_size_bytes: int | None
-    mix: str | None
-    values: list[float | None]  # per run (None: missing in that run -> "n/a")
-    deltas: list[float | None]  # per run; None for the baseline and where a value is missing
+    deltas: list[float | None] = field(default_factory=list)  # per run; None for the baseline and where missing
 
     @property
     def kind(self) -> str:
         return METRICS[self.metric].kind
-
-    @property
-    def unit(self) -> str:
-        return METRICS[self.metric].unit
-
-    @property
-    def label(self) -> str:
-        return cell_label(self.test, self.metric, self.block_size_bytes, self.mix)
-
-
-def cell_label(test: str, metric: str, bs: int | None, mix: str | None) -> str:
-    if test == "tp":
-        return f"SEQ {fmt_block_size(bs)} " + ("read" if metric.startswith("read") else "write")
-    if test == "wsat":
-        return "RND 4KiB 0/100, final window"
-    return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
 
 
 @dataclass
@@ -421,7 +126,7 @@ class PartComparison:
 
 @dataclass
 class Comparison:
-    runs: list[Run]  # the baseline first
+    runs: list[RunResults]  # the baseline first
     parts: list[PartComparison]
     differences: list[Difference]
     allowed_different: bool
@@ -429,7 +134,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def baseline(self) -> Run:
+    def baseline(self) -> RunResults:
         return self.runs[0]
 
     @property
@@ -439,24 +144,6 @@ class Comparison:
     @property
     def invalidating(self) -> list[Difference]:
         return [d for d in self.differences if d.setting.invalidates]
-
-
-MIX_ORDER = ("100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100")  # PTS outer loop
-
-
-def _order(key: tuple) -> tuple:
-    """PTS order of a cell key (part, metric, block size, mix): the IOPS matrix by block size then
-    mix, the LAT table by mix then block size (largest first, as the PTS lists them)."""
-    _pid, metric, bs, mix = key
-    m = list(METRICS).index(metric) if metric in METRICS else 99
-    mi = MIX_ORDER.index(mix) if mix in MIX_ORDER else 99
-    b = -(bs or 0)
-    return (m, b, mi) if metric == "iops" and _pid.startswith("iops") else (m, mi, b)
-
-
-def _shared_keys(cells: list[dict[tuple, CellValue]], pid: str, test: str) -> list[tuple]:
-    keys = [k for k in dict.fromkeys(k for cs in cells for k in cs) if k[0] == pid and k[1] in COMPARED.get(test, ())]
-    return sorted(keys, key=_order)
 
 
 def compare_runs(paths: Iterable[str | Path], baseline: str | Path | None = None, *,
@@ -469,36 +156,20 @@ def compare_runs(paths: Iterable[str | Path], baseline: str | Path | None = None
         paths = [Path(baseline), *rest]
     if len(paths) < 2:
         raise UserError("compare needs at least two run directories (or one and --baseline)")
-    runs = load_runs(paths)
-    _label_runs(runs)
+    runs = labelled(read_runs(paths, need_summary="compare"))
     diffs = check_settings(runs, allow_different)
     notes = []
     for r in runs:
         if r.status != "complete":
             notes.append(f"{r.label}: run status {r.status} — its results cover only what finished")
-        if r.manifest.get("executor") == "fake":
+        if r.manifest.executor == "fake":
             notes.append(f"{r.label}: synthetic data (FakeExecutor), not fio on a device")
-    pids_all = [r.part_ids() for r in runs]
-    shared = [pid for pid in pids_all[0] if all(pid in ids for ids in pids_all[1:])]
-    not_shared = []
-    for pid in dict.fromkeys(p for ids in pids_all for p in ids):
-        if pid not in shared:
-            have = [r.label for r, ids in zip(runs, pids_all) if pid in ids]
-            not_shared.append(f"{pid} (only in {', '.join(have)})")
-    cells = [r.cells() for r in runs]
+    shared, not_shared = shared_parts(runs)
     parts = []
-    for pid in shared:
-        bp = runs[0].part(pid)
-        test = bp.get("test", pid)
-        keys = _shared_keys(cells, pid, test)
-        rows = []
-        for key in keys:
-            vals = [cs[key].value if key in cs else None for cs in cells]
-            kind = METRICS[key[1]].kind
-            deltas = [None] + [delta(v, vals[0], kind) for v in vals[1:]]
-            rows.append(Row(pid, test, key[1], key[2], key[3], vals, deltas))
-        parts.append(PartComparison(pid, test, bp.get("title") or pid, rows, [r.ss_reached(pid) for r in runs],
-                                    [r.part(pid).get("stop_reason") for r in runs]))
+    for sp in shared:
+        rows = [Row(c.part, c.test, c.metric, c.block_size_bytes, c.mix, c.values,
+                    [None] + [delta(v, c.values[0], METRICS[c.metric].kind) for v in c.values[1:]]) for c in sp.rows]
+        parts.append(PartComparison(sp.part, sp.test, sp.title, rows, sp.reached, sp.stop_reasons))
     if not parts:
         raise UserError("these runs share no test with results: compare runs of the same tests "
                         f"({'; '.join(f'{r.label}: {chr(44).join(r.part_ids()) or chr(8212)}' for r in runs)})")
@@ -549,22 +220,10 @@ def advice_for(n: int, any_flagged: bool) -> str | None:
 
 
 @dataclass
-class RepeatRow:
-    part: str
-    test: str
-    metric: str
-    block_size_bytes: int | None
-    mix: str | None
-    values: list[float | None]  # per run
-    stats: RepeatStats | None  # None when fewer than MIN_REPEATS runs have the value
+class RepeatRow(CellRow):
+    """One cell of repeated runs: its value in every run and their statistics."""
 
-    @property
-    def unit(self) -> str:
-        return METRICS[self.metric].unit
-
-    @property
-    def label(self) -> str:
-        return cell_label(self.test, self.metric, self.block_size_bytes, self.mix)
+    stats: RepeatStats | None = None  # None when fewer than MIN_REPEATS runs have the value
 
     @property
     def flagged(self) -> bool:
@@ -582,7 +241,7 @@ class RepeatPart:
 
 @dataclass
 class Repeats:
-    runs: list[Run]
+    runs: list[RunResults]
     parts: list[RepeatPart]
     differences: list[Difference]
     allowed_different: bool
@@ -610,14 +269,24 @@ class Repeats:
         return [d for d in self.differences if d.setting.invalidates]
 
 
+def _stats(values: list[float | None]) -> RepeatStats | None:
+    """Median run, mean, s and RSE of the runs that have the value (None below MIN_REPEATS of them);
+    median_index counts every run given."""
+    idx = [i for i, v in enumerate(values) if v is not None]
+    if len(idx) < MIN_REPEATS:
+        return None
+    s = repeat_stats([values[i] for i in idx])
+    return RepeatStats(s.n, s.median, idx[s.median_index], s.mean, s.stdev, s.rse)
+
+
 def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = False) -> Repeats:
     """Repeated runs of one device with the same settings: median run value and RSE per metric."""
-    runs = load_runs(paths)
+    runs = read_runs(paths, need_summary="compare")
     n = len(runs)
     if n < MIN_REPEATS:
         raise UserError(f"--repeats needs at least {MIN_REPEATS} runs of one device (seed 004: the median of an odd "
                         f"number >= 3 of runs); {n} given")
-    _label_runs(runs, repeats=True)
+    runs = labelled(runs, repeats=True)
     devices = {r.device_key for r in runs}
     if len(devices) > 1:
         raise UserError("--repeats takes repeated runs of ONE device, but these runs are of different devices ("
@@ -631,84 +300,27 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
     for r in runs:
         if r.status != "complete":
             warnings.append(f"{r.label}: run status {r.status} — its results cover only what finished")
-    pids_all = [r.part_ids() for r in runs]
-    shared = [pid for pid in pids_all[0] if all(pid in ids for ids in pids_all[1:])]
-    cells = [r.cells() for r in runs]
     parts = []
-    for pid in shared:
-        bp = runs[0].part(pid)
-        test = bp.get("test", pid)
-        keys = _shared_keys(cells, pid, test)
-        rows = []
-        for key in keys:
-            vals = [cs[key].value if key in cs else None for cs in cells]
-            have = [v for v in vals if v is not None]
-            st = None
-            if len(have) >= MIN_REPEATS:
-                idx = [i for i, v in enumerate(vals) if v is not None]
-                s = repeat_stats(have)
-                st = RepeatStats(s.n, s.median, idx[s.median_index], s.mean, s.stdev, s.rse)
-            rows.append(RepeatRow(pid, test, key[1], key[2], key[3], vals, st))
-        parts.append(RepeatPart(pid, test, bp.get("title") or pid, rows, [r.ss_reached(pid) for r in runs]))
-        missed = [r.label for r in runs if r.ss_reached(pid) is False]
+    for sp in shared_parts(runs)[0]:
+        rows = [RepeatRow(c.part, c.test, c.metric, c.block_size_bytes, c.mix, c.values, _stats(c.values))
+                for c in sp.rows]
+        parts.append(RepeatPart(sp.part, sp.test, sp.title, rows, sp.reached))
+        missed = [r.label for r, reached in zip(runs, sp.reached) if reached is False]
         if missed:
-            warnings.append(f"{bp.get('title') or pid}: steady state NOT reached in {', '.join(missed)}")
+            warnings.append(f"{sp.title}: steady state NOT reached in {', '.join(missed)}")
     if not parts:
         raise UserError("these runs share no test with results: give repeated runs of the same tests")
     flagged = any(row.flagged for p in parts for row in p.rows)
     return Repeats(runs, parts, diffs, allow_different, warnings, advice_for(n, flagged))
 
 
-# ---- formatting (one place, shared by the terminal, HTML and PDF output) ----------------------------
-
-def fmt_value(v: float | None, unit: str = "", missing: str = "n/a") -> str:
-    """IOPS whole numbers (one decimal below 100); MB/s and µs one decimal (two below 10); thousands
-    separated by commas. ``missing``: the text for no value (None)."""
-    if v is None:
-        return missing
-    a = abs(v)
-    if unit == "IOPS":
-        return f"{v:,.0f}" if a >= 100 else f"{v:,.1f}"
-    if a >= 10:
-        return f"{v:,.1f}"
-    return f"{v:,.2f}" if a >= 0.01 or a == 0 else f"{v:.2g}"
-
-
-def fmt_delta(d: float | None) -> str:
-    if d is None:
-        return "n/a"
-    if abs(d) < 0.0005:
-        return "±0.0%"
-    if abs(d) >= 10:  # +83,082% reads better than +83082.4%
-        return f"{d * 100:+,.0f}%".replace("-", "−")
-    return f"{d * 100:+.1f}%".replace("-", "−")
-
-
-def fmt_pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:.2f}%"
-
-
-HEADLINES: tuple[tuple[str, str, int | None, str | None], ...] = (
-    ("iops", "iops", 4096, "100/0"),
-    ("iops", "iops", 4096, "0/100"),
-    ("iops", "iops", 65536, "65/35"),
-    ("iops", "iops", 1048576, "100/0"),
-    ("tp", "read_mb_per_s", None, None),
-    ("tp", "write_mb_per_s", None, None),
-    ("lat", "lat_mean_us", 4096, "100/0"),
-    ("lat", "lat_mean_us", 4096, "0/100"),
-    ("lat", "lat_p99999_us", 4096, "0/100"),
-    ("wsat", "final_window_iops", None, None),
-)
-
+# ---- text output ----------------------------------------------------------------------------------
 
 def headline_rows(cmp: Comparison) -> list[tuple[PartComparison, Row]]:
     """A few representative rows per test for the summary (the PTS's tracking cells and TP)."""
     out = []
     for p in cmp.parts:
-        for test, metric, bs, mix in HEADLINES:
-            if p.test != test:
-                continue
+        for metric, bs, mix in getattr(TESTS.get(p.test), "HEADLINES", ()):
             row = p.row(metric, bs, mix)
             if row is not None:
                 out.append((p, row))
@@ -762,11 +374,11 @@ def repeats_text(rep: Repeats) -> str:
 
 # ---- machine-readable output ------------------------------------------------------------------------
 
-def _run_dict(r: Run) -> dict:
-    t = r.target
+def _run_dict(r: RunResults) -> dict:
+    t = r.manifest.target
     return {"label": r.label, "run_dir": str(r.path), "run_uid": r.uid, "created": r.created, "status": r.status,
-            "device": {k: t.get(k) for k in ("path", "kind", "name", "vendor", "model", "serial", "firmware",
-                                             "size_bytes", "logical_block_size_bytes")},
+            "device": {k: getattr(t, k) if t else None for k in ("path", "kind", "name", "vendor", "model", "serial",
+                                                                 "firmware", "size_bytes", "logical_block_size_bytes")},
             "settings": settings_of(r)}
 
 

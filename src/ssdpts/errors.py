@@ -6,10 +6,12 @@ exit code. Every message says what is wrong and what to do next.
 
 from __future__ import annotations
 
+import signal
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130; a run stopped by signal n exits 128 + n
 
 
 class UserError(Exception):
@@ -25,6 +27,31 @@ class RunFailed(UserError):
 
 
 class Interrupted(Exception):
-    """The user (SIGINT/SIGTERM) stopped the run; everything finished so far is kept."""
+    """The run was stopped (a signal, or the device became unsafe); everything finished so far is
+    kept and the run is marked ``interrupted``. ``exit_code``: 128 + the signal's number."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+class DeviceUnsafe(Interrupted):
+    """The guard found the device no longer safe to write between rounds (mounted, partitioned,
+    re-attached, ...): the run stops ``interrupted`` with the reason, exit 1."""
+
+    exit_code = EXIT_FAILED
+
+
+class Signalled(KeyboardInterrupt):
+    """A terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) arrived: raised by cli.main's handler
+    wherever the program is, so every ``except KeyboardInterrupt`` cleanup path runs."""
+
+    def __init__(self, signum: int):
+        super().__init__()
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name

@@ -148,7 +148,7 @@ class Measurement:
         return min(value, self.lat_max_ns) if self.lat_max_ns else value
 
     def metric(self, name: str) -> float:
-        """A tracking metric by name (spec.tests.Tracking.metric)."""
+        """A tracking metric by name (pts.parts.Tracking.metric)."""
         if name == "iops":
             return self.iops
         if name == "write_mb_per_s":

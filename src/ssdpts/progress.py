@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .spec.tests import Part
+from .pts.parts import Part
 
 
 def _fmt_rate(info: dict) -> str:

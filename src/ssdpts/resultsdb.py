@@ -18,6 +18,7 @@ stdlib sqlite3 only; pyarrow is imported for Parquet export alone (optional, not
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from datetime import datetime, timedelta
 import io
 import json
@@ -27,62 +28,22 @@ import sqlite3
 import sys
 from typing import Any, Iterable
 
-from .compare import Run, data_pattern, load_run, table_cells
 from .errors import UserError
-from .store import MANIFEST
+from .results.cells import table_cells
+from .results.reader import RunResults, find_run_dirs, read_run
+from .results.registry import RUN_FIELDS
 
 SCHEMA_VERSION = 1
 ENV_DB = "SSDPTS_DB"
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
-# (name, SQL type, description) — the one list; docs/results-db.md mirrors it.
-RUN_COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("run_uid", "TEXT PRIMARY KEY", "stable id: sha256 of created time, host name, target path, directory name, seed (16 hex)"),
-    ("run_name", "TEXT NOT NULL", "run directory name"),
-    ("path", "TEXT NOT NULL", "absolute path of the run directory when it was added"),
-    ("status", "TEXT NOT NULL", "run status (always 'complete': other runs are refused)"),
-    ("created", "TEXT", "run start, UTC, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ)"),
-    ("ended", "TEXT", "run end, UTC, ISO 8601"),
-    ("ssdpts_version", "TEXT", "ssdpts version that made the run"),
-    ("fio_version", "TEXT", "fio version (or the executor's)"),
-    ("executor", "TEXT", "fio, or fake for synthetic runs"),
-    ("pts_compliant", "INTEGER", "1 when the run has no deviation from PTS 2.0.2"),
-    ("deviations", "TEXT", "JSON array of the deviations from the PTS"),
-    ("tests", "TEXT", "tests of the run, comma-separated (wsat,iops,tp,lat)"),
-    ("profile", "TEXT", "enterprise or client"),
-    ("threads", "INTEGER", "TC for IOPS and WSAT (profile default resolved)"),
-    ("iodepth", "INTEGER", "QD per thread for IOPS and WSAT (resolved)"),
-    ("active_range_pct", "REAL", "active range, % of LBAs (resolved)"),
-    ("step_seconds", "REAL", "length of one PTS step, s (60 = PTS)"),
-    ("max_rounds", "INTEGER", "rounds allowed to reach steady state"),
-    ("pts_version", "TEXT", "2.0.2 or 1.1"),
-    ("ioengine", "TEXT", "fio ioengine"),
-    ("data_pattern", "TEXT", "data written (random fio buffers, tausworthe64)"),
-    ("seed", "INTEGER", "base seed of fio's random LBAs and data"),
-    ("purge", "TEXT", "purge methods used, comma-separated"),
-    ("wipc_capacity_multiple", "REAL", "WIPC writes this × the active range"),
-    ("wsat_hours", "REAL", "WSAT time limit, h"),
-    ("wsat_capacity_multiple", "REAL", "WSAT stops after this × capacity written"),
-    ("target_kind", "TEXT", "block or file"),
-    ("target_path", "TEXT", "device or file path as given"),
-    ("device_vendor", "TEXT", "vendor"),
-    ("device_model", "TEXT", "model"),
-    ("device_serial", "TEXT", "serial number"),
-    ("device_firmware", "TEXT", "firmware revision"),
-    ("device_transport", "TEXT", "nvme, sata, sas, usb, ..."),
-    ("device_wwid", "TEXT", "world-wide id"),
-    ("capacity_bytes", "INTEGER", "user capacity, bytes"),
-    ("logical_block_size_bytes", "INTEGER", "logical block size, bytes"),
-    ("host_name", "TEXT", "host name"),
-    ("host_kernel", "TEXT", "kernel release"),
-    ("host_distribution", "TEXT", "operating system"),
-    ("host_cpu_model", "TEXT", "CPU model"),
-    ("host_cpu_count", "INTEGER", "logical CPUs online"),
-    ("host_memory_bytes", "INTEGER", "RAM the kernel sees, bytes"),
-    ("run_spec_json", "TEXT", "manifest run_spec, JSON (every setting)"),
-    ("target_json", "TEXT", "manifest target, JSON"),
-    ("host_json", "TEXT", "manifest host facts, JSON"),
-)
+# (name, SQL type, description); docs/results-db.md mirrors them. A run's columns are the results
+# registry's run fields (results/registry.py: one place knows each field), plus where the run was added.
+_RUN_FIELDS = [f for f in RUN_FIELDS.values() if f.column]
+RUN_COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
+    [(f.column, f.sql_decl, f.description) for f in _RUN_FIELDS[:2]]
+    + [("path", "TEXT NOT NULL", "absolute path of the run directory when it was added")]
+    + [(f.column, f.sql_decl, f.description) for f in _RUN_FIELDS[2:]])
 PART_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
     ("part_id", "TEXT NOT NULL", "part id: iops, lat, wsat, tp-1024KiB, tp-128KiB"),
@@ -145,110 +106,44 @@ def default_path() -> Path:
 
 # ---- values from a run --------------------------------------------------------------------------
 
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return None
+def run_row(run: RunResults, path: Path) -> dict[str, Any]:
+    return {"path": str(path.resolve()), **{f.column: f.stored(run) for f in _RUN_FIELDS}}
 
 
-def _float(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v)
-
-
-def _str(v: Any) -> str | None:
-    if v is None or v == "":
-        return None
-    return str(v)
-
-
-def _bool(v: Any) -> int | None:
-    return None if v is None else int(bool(v))
-
-
-def run_row(run: Run, path: Path) -> dict[str, Any]:
-    m, s, t, h = run.manifest, run.spec, run.target, run.host
-    res = s.get("resolved") or {}
-    parts = m.get("parts") or {}
-    purges = sorted({str((p.get("purge") or {}).get("method")) for p in parts.values()
-                     if isinstance(p, dict) and p.get("purge")})
-    return {
-        "run_uid": run.uid, "run_name": run.name, "path": str(path.resolve()), "status": run.status,
-        "created": _str(m.get("created")), "ended": _str(m.get("ended")),
-        "ssdpts_version": _str(m.get("ssdpts_version")), "fio_version": _str(m.get("fio_version")),
-        "executor": _str(m.get("executor")),
-        "pts_compliant": _bool(run.summary.get("pts_compliant", m.get("pts_compliant"))),
-        "deviations": json.dumps(run.summary.get("deviations", m.get("deviations")) or []),
-        "tests": ",".join(s.get("tests") or []),
-        "profile": _str(s.get("profile")),
-        "threads": _int(res.get("threads", s.get("threads"))),
-        "iodepth": _int(res.get("iodepth", s.get("iodepth"))),
-        "active_range_pct": _float(res.get("active_range_pct", s.get("active_range_pct"))),
-        "step_seconds": _float(s.get("step_seconds")),
-        "max_rounds": _int(s.get("max_rounds")),
-        "pts_version": _str(s.get("pts_version")),
-        "ioengine": _str(s.get("ioengine")),
-        "data_pattern": data_pattern(s),
-        "seed": _int(s.get("seed")),
-        "purge": ",".join(purges) or _str(s.get("purge")),
-        "wipc_capacity_multiple": _float(s.get("wipc_capacity_multiple")),
-        "wsat_hours": _float(s.get("wsat_hours")),
-        "wsat_capacity_multiple": _float(s.get("wsat_capacity_multiple")),
-        "target_kind": _str(t.get("kind")), "target_path": _str(t.get("path")),
-        "device_vendor": _str(t.get("vendor")), "device_model": _str(t.get("model")),
-        "device_serial": _str(t.get("serial")), "device_firmware": _str(t.get("firmware")),
-        "device_transport": _str(t.get("transport")), "device_wwid": _str(t.get("wwid")),
-        "capacity_bytes": _int(t.get("size_bytes")),
-        "logical_block_size_bytes": _int(t.get("logical_block_size_bytes")),
-        "host_name": _str(h.get("hostname")), "host_kernel": _str(h.get("kernel")),
-        "host_distribution": _str(h.get("distribution")), "host_cpu_model": _str(h.get("cpu_model")),
-        "host_cpu_count": _int(h.get("cpu_count")), "host_memory_bytes": _int(h.get("memory_bytes")),
-        "run_spec_json": json.dumps(s, sort_keys=True, default=str),
-        "target_json": json.dumps(t, sort_keys=True, default=str),
-        "host_json": json.dumps(h, sort_keys=True, default=str),
-    }
-
-
-def part_rows(run: Run) -> list[dict[str, Any]]:
+def part_rows(run: RunResults) -> list[dict[str, Any]]:
     out = []
-    mparts = run.manifest.get("parts") or {}
     for pid in run.part_ids():
-        p = run.part(pid)
-        ss = p.get("steady_state")
-        rounds = p.get("rounds_run", p.get("samples"))
-        purge = (mparts.get(pid) or {}).get("purge") or {}
+        p = run.summary.parts[pid]
+        state = run.manifest.parts.get(pid)
+        purge = state.purge if state is not None else None
+        wsat_window = getattr(p.table, "final_window_minutes", ())
         out.append({
-            "run_uid": run.uid, "part_id": pid, "test": p.get("test") or pid, "part": p.get("part", ""),
-            "title": _str(p.get("title")), "stop_reason": _str(p.get("stop_reason")),
-            "steady_state_reached": None if ss is None else int(bool(ss.get("reached"))),
-            "rounds_run": _int(rounds),
-            "window_rounds": json.dumps((ss or {}).get("window_rounds") or
-                                        ((p.get("table") or {}).get("final_window_minutes") or [])),
-            "purge_method": _str(purge.get("method")),
+            "run_uid": run.uid, "part_id": pid, "test": p.test, "part": p.part, "title": p.title or None,
+            "stop_reason": p.stop_reason, "steady_state_reached": None if p.reached is None else int(p.reached),
+            "rounds_run": p.rounds_run if p.rounds_run is not None else p.samples,
+            "window_rounds": json.dumps(list(p.window_rounds or wsat_window)),
+            "purge_method": purge.method or None if purge is not None else None,
         })
     return out
 
 
-def measurement_rows(run: Run) -> list[dict[str, Any]]:
+def measurement_rows(run: RunResults) -> list[dict[str, Any]]:
     return [{"run_uid": run.uid, "ord": i, "test": c.test, "part": c.part, "metric": c.metric,
              "block_size_bytes": c.block_size_bytes, "mix": c.mix, "value": c.value, "unit": c.unit,
-             "steady_state_reached": _bool(c.steady_state_reached)}
+             "steady_state_reached": None if c.steady_state_reached is None else int(c.steady_state_reached)}
             for i, c in enumerate(table_cells(run.summary))]
 
 
-def load_complete(path: str | Path) -> Run:
+def load_complete(path: str | Path) -> RunResults:
     """A run that may go into the library, or a UserError saying why not and what to do."""
     path = Path(path)
-    run = load_run(path)
+    run = read_run(path, need_summary="compare")
     if run.status != "complete":
         raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
                         f"(finish it with 'ssdpts resume {path}', then add it)")
-    return run
+    from .results.integrity import check
+
+    return replace(run, damage=tuple(p.line() for p in check(path).problems))  # added, but marked damaged
 
 
 # ---- the database -------------------------------------------------------------------------------
@@ -311,7 +206,7 @@ class ResultsDB:
         sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         self.con.executemany(sql, [tuple(r[n] for n in names) for r in rows])
 
-    def _put(self, run: Run, path: Path) -> bool:
+    def _put(self, run: RunResults, path: Path) -> bool:
         """Insert or replace one run (no commit). True when it replaced an existing entry."""
         uid = run.uid
         existed = self.con.execute("SELECT 1 FROM runs WHERE run_uid = ?", (uid,)).fetchone() is not None
@@ -322,7 +217,7 @@ class ResultsDB:
         self._insert("measurements", measurement_rows(run), MEASUREMENT_COLUMNS)
         return existed
 
-    def add(self, run_dirs: Iterable[str | Path]) -> list[tuple[Run, bool]]:
+    def add(self, run_dirs: Iterable[str | Path]) -> list[tuple[RunResults, bool]]:
         """Add runs (all or nothing): every directory is checked first, so one incomplete run
         refuses the whole command with nothing written. Returns (run, replaced) per directory."""
         dirs = [Path(d) for d in run_dirs]
@@ -378,6 +273,7 @@ class ResultsDB:
             where += (" AND " if where else " WHERE ") + "m.metric = ?"
             args.append(metric)
         cols = ", ".join([f"r.{c}" for c in EXPORT_RUN_FIELDS] + [f"m.{c}" for c in EXPORT_MEAS_FIELDS])
+        where += (" AND " if where else " WHERE ") + "r.status = 'complete'"  # not damaged runs
         sql = (f"SELECT {cols} FROM measurements m JOIN runs r ON r.run_uid = m.run_uid{where} "
                f"ORDER BY r.created, r.run_uid, m.ord")
         return [dict(r) for r in self.con.execute(sql, args)]
@@ -406,6 +302,9 @@ def record_run(run_dir: str | Path, db_path: str | Path | None = None) -> str:
     try:
         with ResultsDB(db_path) as db:
             ((run, replaced),) = db.add([run_dir])
+            if run.damage:
+                return (f"added to the results library {db.path} as {run.uid}, marked DAMAGED: {run.damage[0]} "
+                        f"(see 'ssdpts verify {run_dir}')")
             return f"added to the results library {db.path} as {run.uid}"
     except UserError as exc:
         return f"not added to the results library: {exc}"
@@ -415,24 +314,7 @@ def record_run(run_dir: str | Path, db_path: str | Path | None = None) -> str:
 
 # ---- rebuild ---------------------------------------------------------------------------------------
 
-def find_run_dirs(dirs: Iterable[str | Path]) -> list[Path]:
-    """Every run directory in or under the given directories (a run directory may be given itself).
-    The search does not descend into a run directory."""
-    out: list[Path] = []
-    for d in dirs:
-        d = Path(d)
-        if not d.is_dir():
-            raise UserError(f"{d} is not a directory: give directories that hold run directories")
-        for root, subdirs, files in os.walk(d):
-            if MANIFEST in files:
-                out.append(Path(root))
-                subdirs[:] = []
-            else:
-                subdirs.sort()
-    return list(dict.fromkeys(out))
-
-
-def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
+def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[list[RunResults], list[str]]:
     """Recreate the database from run directories: built in a new file, then renamed over the old
     one, so a failure leaves the old database untouched. Complete runs are added; everything else is
     skipped with the reason. Returns (runs added, skip messages)."""
@@ -444,7 +326,7 @@ def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[lis
     except OSError as exc:
         raise UserError(f"cannot create {path.parent} ({exc.strerror}): pass another --db PATH") from None
     tmp.unlink(missing_ok=True)
-    added: list[Run] = []
+    added: list[RunResults] = []
     skipped: list[str] = []
     db = ResultsDB(tmp)
     try:

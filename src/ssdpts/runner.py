@@ -20,8 +20,8 @@ from typing import Callable, Protocol
 
 from . import analysis
 from .engine.base import Area, Batch, Executor
-from .errors import Interrupted, RunFailed
-from .spec.tests import Part
+from .errors import DeviceUnsafe, Interrupted, RunFailed, Signalled
+from .pts.parts import Part
 from .store import RunStore, disk_error, utc_now
 
 
@@ -75,6 +75,9 @@ class RunContext:
     session: int = 0  # 0: the first run; n: the n-th 'ssdpts resume' (recorded in every step)
     keep: frozenset[int] = frozenset()  # sessions resumed with --keep-window (analysis.eligible_rounds)
     snapshots: list[dict] = field(default_factory=list)  # recent telemetry snapshots (time-stamped)
+    # Called before the purge and before every batch; raises DeviceUnsafe when the target is no
+    # longer safe to write (device/claim.py: Claim.check).
+    guard: Callable[[], None] | None = None
 
 
 def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
@@ -116,19 +119,27 @@ def execute(ctx: RunContext) -> dict:
             drop_incomplete_rounds(store, ctx.parts)
             for n, part in enumerate(ctx.parts, start=1):
                 run_part(ctx, part, n)
-        except (KeyboardInterrupt, Interrupted):
-            ctx.progress.close()
-            _finish(ctx, "interrupted")
-            stop = Interrupted(f"interrupted: every finished round is saved in {store.path}; "
-                               f"continue with 'ssdpts resume {store.path}'")
+        except (KeyboardInterrupt, Interrupted) as exc:
+            _close(ctx.progress)
+            why = _interruption(exc)
+            _finish(ctx, "interrupted", interruption=why)
+            if isinstance(exc, DeviceUnsafe):
+                text = (f"stopped: {exc}: every finished round is saved in {store.path}; once the device is "
+                        f"safe again continue with 'ssdpts resume {store.path}'")
+            else:
+                by = f" by {why['signal']}" if why.get("signal") else ""
+                text = (f"interrupted{by}: every finished round is saved in {store.path}; "
+                        f"continue with 'ssdpts resume {store.path}'")
+            stop = Interrupted(text)
+            stop.exit_code = getattr(exc, "exit_code", Interrupted.exit_code)  # type: ignore[misc]
             stop.run_dir = store.path  # type: ignore[attr-defined]  (the CLI renders a partial report)
             raise stop from None
         except RunFailed as exc:
-            ctx.progress.close()
+            _close(ctx.progress)
             _finish(ctx, "failed", error=str(exc))
             exc.run_dir = store.path  # type: ignore[attr-defined]
             raise
-        ctx.progress.close()
+        _close(ctx.progress)
         return _finish(ctx, "complete")
     finally:
         # Nothing started ahead may outlive the run (an interrupt between two rounds, a failure).
@@ -137,10 +148,30 @@ def execute(ctx: RunContext) -> dict:
         store.unlock()
 
 
-def _finish(ctx: RunContext, status: str, error: str | None = None) -> dict:
+def _close(progress: ProgressSink) -> None:
+    """Close the display; a terminal that is gone (SIGHUP: writes fail with EIO) must not keep the
+    run from being marked and saved."""
+    try:
+        progress.close()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _interruption(exc: BaseException) -> dict:
+    """What stopped the run, for the manifest: the signal, or the guard's reason."""
+    if isinstance(exc, Signalled):
+        return {"at": utc_now(), "signal": exc.name}
+    if isinstance(exc, DeviceUnsafe):
+        return {"at": utc_now(), "device_unsafe": str(exc)}
+    return {"at": utc_now(), "signal": "SIGINT" if isinstance(exc, KeyboardInterrupt) else None}
+
+
+def _finish(ctx: RunContext, status: str, error: str | None = None, interruption: dict | None = None) -> dict:
     changes: dict = {"status": status, "ended": utc_now()}
     if error:
         changes["error"] = error
+    if interruption:
+        changes["interruption"] = interruption
     try:
         ctx.store.update_manifest(**changes)
         return write_summary(ctx, status)
@@ -165,6 +196,7 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
     if not started:
         purge_end = None
         if part.purge:
+            _guard(ctx)
             ctx.progress.phase(part, "purge")
             rec = ctx.purger(ctx.progress.message)
             purge_end = time.time()
@@ -230,8 +262,14 @@ def _round_space(ctx: RunContext) -> int:
     return max(MIN_ROUND_SPACE_BYTES, 3 * largest)
 
 
+def _guard(ctx: RunContext) -> None:
+    if ctx.guard is not None:
+        ctx.guard()
+
+
 def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: dict | None = None,
                next_steps: list | None = None, next_name: str | None = None) -> list[dict]:
+    _guard(ctx)
     ctx.store.ensure_space(_round_space(ctx))
     job, out = ctx.store.fio_paths(part.id, name)
     src = ctx.telemetry
@@ -269,6 +307,11 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
         rec["telemetry"] = _telemetry(src, ctx.snapshots, rec)
         recs.append(rec)
         prev = rec
+    # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
+    try:
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], len(recs))
+    except OSError as exc:
+        raise disk_error(out, exc, ctx.store.path) from None
     ctx.store.append_steps(recs)
     for w in res.warnings:
         ctx.progress.message(f"fio: {w}")

@@ -11,16 +11,18 @@ import os
 from pathlib import Path
 import sys
 
-from . import __version__
-from .device import audit, host, identify, safety, telemetry, writecache
+from . import __version__, preflight
+from .device import audit, fingerprint, host, identify, safety, telemetry, writecache
+from .device.claim import Claim
 from .device.purge import is_pts_purge, select_purge
 from .device.target import Target, open_target
 from .engine.base import Area, Executor
 from .analysis import kept_sessions
 from .errors import UserError
 from .runner import RunContext, execute
-from .spec.runspec import RunSpec
-from .spec.tests import active_range_bytes, build_parts, deviations_for, required_bytes
+from .pts.runspec import RunSpec
+from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes
+from .results import integrity
 from .store import RunStore, utc_now
 
 
@@ -37,7 +39,8 @@ def _prepare_file(target: Target) -> Target:
 
 
 def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             telemetry_source, session: int = 0, keep: frozenset[int] = frozenset()) -> RunContext:
+             telemetry_source, claim: Claim | None, session: int = 0,
+             keep: frozenset[int] = frozenset()) -> RunContext:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge, info=info)
     deviations = _deviations(spec, target, method)
@@ -50,7 +53,7 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
         area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
         deviations=deviations, progress=progress,
-        telemetry=telemetry_source, session=session, keep=keep,
+        telemetry=telemetry_source, guard=claim.check if claim is not None else None, session=session, keep=keep,
     )
 
 
@@ -62,13 +65,13 @@ def _deviations(spec: RunSpec, target: Target, method) -> list[str]:
 
 
 def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
+             claim: Claim | None = None, session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
     """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run."""
     src = telemetry.make_source(target, info=info)
     cache = writecache.apply(target, spec.prof.write_cache, info=info)
     store.update_manifest(write_cache=cache.summary, write_cache_record=cache.to_dict(), telemetry=src.describe())
     try:
-        return execute(_context(store, spec, target, executor, progress, info, src, session, keep))
+        return execute(_context(store, spec, target, executor, progress, info, src, claim, session, keep))
     finally:
         src.close()
         restored = writecache.restore(cache, target)
@@ -81,69 +84,97 @@ def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
               interactive: bool = False, progress=None, argv: list[str] | None = None,
               describe: str | None = None) -> tuple[RunStore, dict]:
-    """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure."""
+    """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure.
+
+    Every check that can refuse comes before the first byte is written, to the device or anywhere
+    else: the results disk, the ssdpts lock on the device (another run?), the safety verdict and the
+    confirmation, the kernel's exclusive claim. The claim is then held until the run ends."""
     from .runner import NullProgress
 
+    progress = progress or NullProgress()
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
-    safety.check_writable(target, needed_bytes=needed if target.kind == "block" else target.size_bytes,
-                          confirm=confirm, interactive=interactive)
+    space = preflight.results_space(out_dir, parts)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
-    target = _prepare_file(target)
-    info, raw = identify.gather(target)
-    method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
-    checks = audit.audit()
-    deviations = _deviations(spec, target, method)
-    manifest = {
-        "ssdpts_version": __version__,
-        "fio_version": tool_version,
-        "executor": executor.name,
-        "command_line": argv if argv is not None else sys.argv,
-        "run_spec": spec.to_dict(),
-        "pts_compliant": not deviations,
-        "deviations": deviations,
-        "target": target.to_dict(),
-        "confirmation": confirm,
-        "device": info,
-        "host": host.collect(fio_version=tool_version),
-        "audit": audit.manifest_entry(checks),
-        "description": description,
-        "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
-        "parts": {},
-        "resumptions": [],
-    }
-    label = "-".join(spec.tests) + "-" + target.identity_label
-    store = RunStore.create(out_dir, label, manifest)
-    for name, text in raw.items():
-        store.write_device_file(name, text)
-    store.write_device_file("host.json", json.dumps(manifest["host"], indent=1, default=str))
-    store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
-    progress = progress or NullProgress()
-    for c in checks:
-        if c.ok is False:
-            progress.message(f"host audit: {c.name} is {c.current}, recommended {c.recommended}: {c.fix_command}")
-    return store, _execute(store, spec, target, executor, progress, info)
+    claim = Claim(target)
+    claim.lock()
+    try:
+        safety.check_writable(target, needed_bytes=needed if target.kind == "block" else target.size_bytes,
+                              confirm=confirm, interactive=interactive)
+        claim.claim_device()
+        target = _prepare_file(target)
+        claim.target = target
+        info, raw = identify.gather(target)
+        method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
+        checks = audit.audit()
+        deviations = _deviations(spec, target, method)
+        manifest = {
+            "ssdpts_version": __version__,
+            "fio_version": tool_version,
+            "executor": executor.name,
+            "command_line": argv if argv is not None else sys.argv,
+            "run_spec": spec.to_dict(),
+            "pts_compliant": not deviations,
+            "deviations": deviations,
+            "target": target.to_dict(),
+            "fingerprint": fingerprint.take(target, claim.fd),
+            "confirmation": confirm,
+            "claim": _claim_record(claim),
+            "results_space": space.to_dict(),
+            "device": info,
+            "host": host.collect(fio_version=tool_version),
+            "audit": audit.manifest_entry(checks),
+            "description": description,
+            "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
+            "parts": {},
+            "resumptions": [],
+        }
+        label = "-".join(spec.tests) + "-" + target.identity_label
+        store = RunStore.create(out_dir, label, manifest)
+        claim.set_run_dir(store.path)
+        for name, text in raw.items():
+            store.write_device_file(name, text)
+        store.write_device_file("host.json", json.dumps(manifest["host"], indent=1, default=str))
+        store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
+        if space.warning:
+            progress.message(space.warning)
+        for c in checks:
+            if c.ok is False:
+                progress.message(f"host audit: {c.name} is {c.current}, recommended {c.recommended}: {c.fix_command}")
+        return store, _execute(store, spec, target, executor, progress, info, claim)
+    finally:
+        claim.release()
+
+
+def _claim_record(claim: Claim) -> dict:
+    return {"kernel_exclusive": claim.fd is not None, "locks": [what for _key, what in claim.keys]}
 
 
 def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False,
-               keep_window: bool = False) -> tuple[RunStore, dict]:
-    """Continue an interrupted run. By default every part in progress re-preconditions: its
-    interrupted round is run again and its steady-state window counts only rounds run from now on
-    (hours of idle break the PTS's 'no delay between rounds'; analysis.window_rounds_from).
-    ``keep_window``: rounds from before count too, and the window discloses the resume it spans."""
+               confirm: str | None = None, keep_window: bool = False) -> tuple[RunStore, dict]:
+    """Continue a run at the round in flight, on the device it started on. ``confirm``: ``resume
+    --destroy-data-on``, needed (or typed at the prompt when ``interactive``) when nothing proves the
+    device is the one the run started on (no serial: loop re-attached, zram, a manifest without a
+    fingerprint).
+
+    By default every part in progress re-preconditions: its interrupted round is run again and its
+    steady-state window counts only rounds run from now on (hours of idle break the PTS's 'no delay
+    between rounds'; analysis.window_rounds_from). ``keep_window``: rounds from before count too,
+    and the window discloses the resume it spans."""
     from .runner import NullProgress
 
     store = RunStore.open(run_dir)
     store.lock()
     try:
-        return store, _resume(store, run_dir, executor, progress or NullProgress(), interactive, keep_window)
+        return store, _resume(store, Path(run_dir), executor, progress or NullProgress(), interactive, confirm,
+                              keep_window)
     finally:
         store.unlock()
 
 
 def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool,
-            keep_window: bool = False) -> dict:
+            confirm: str | None, keep_window: bool = False) -> dict:
     man = store.manifest()
     status = man.get("status")
     if status == "complete":
@@ -151,22 +182,64 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     try:
         spec = RunSpec.from_dict(man["run_spec"])
         recorded = man["target"]
+        path = recorded["path"]
     except (KeyError, TypeError) as exc:
         raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
-    target = open_target(recorded["path"])
-    for field in ("kind", "serial", "size_bytes", "model"):
-        if recorded.get(field) != getattr(target, field):
-            raise UserError(f"{recorded['path']} is not the device this run started on ({field} was "
-                            f"{recorded.get(field)!r}, now {getattr(target, field)!r}): reattach the right device")
+    damage = integrity.check(run_dir)
+    if damage.problems:
+        raise UserError(f"{run_dir} is damaged, resuming would build on it: "
+                        f"{integrity.describe(damage.problems, run_dir)}; restore the files or start a new run")
+    target = open_target(path)
+    before = man.get("fingerprint")
+    now = fingerprint.take(target)
+    if isinstance(before, dict):
+        diffs = fingerprint.differences(before, now)
+        if diffs:
+            what, was, is_now = diffs[0]
+            raise UserError(f"{fingerprint.describe_difference(path, what, was, is_now)}: attach the device the run "
+                            f"started on at {path}, or start a new run (nothing was written)")
+        proof = fingerprint.proven_same(before, now)
+        why = None if proof else fingerprint.why_unproven(before, now)
+    else:  # a manifest from before fingerprints: the fields it has, and no proof
+        for field in ("kind", "serial", "size_bytes", "model"):
+            if recorded.get(field) != getattr(target, field):
+                raise UserError(f"{path} is not the device this run started on ({field} was "
+                                f"{recorded.get(field)!r}, now {getattr(target, field)!r}): reattach the right device")
+        proof, why = None, f"the run's manifest has no fingerprint of {path} (made by an older ssdpts)"
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
-    if target.kind == "block":
-        safety.check_writable(target, needed_bytes=required_bytes(parts), confirm=man.get("confirmation"),
-                              interactive=interactive)
-    elif not safety.is_ssdpts_file(target.path):
-        raise UserError(f"{target.path} was not created by ssdpts: refusing to write to it")
-    resumptions = man.get("resumptions", [])
-    resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
-                        "steps_kept": sum(1 for _ in store.iter_steps()), "keep_window": keep_window})
-    man = store.update_manifest(resumptions=resumptions, status="running", error=None)
-    return _execute(store, spec, target, executor, progress, man.get("device"), session=len(resumptions),
-                    keep=kept_sessions(man))
+    preflight.results_space(run_dir, parts)
+    claim = Claim(target)
+    claim.lock()
+    try:
+        if target.kind == "block":
+            use = confirm if confirm is not None else (man.get("confirmation") if proof else None)
+            ask = input
+            if use is None and why is not None:
+                if not interactive:
+                    raise UserError(f"{why}, so nothing proves it is the device this run started on: pass "
+                                    f"--destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' to confirm "
+                                    "that its data may be destroyed (nothing was written)")
+
+                def ask(prompt: str) -> str:
+                    return input(f"{why}, so nothing proves it is the device this run started on. {prompt}")
+            safety.check_writable(target, needed_bytes=required_bytes(parts), confirm=use, interactive=interactive,
+                                  ask=ask)
+        else:
+            safety.check_writable(target, needed_bytes=target.size_bytes, confirm=None)  # still ssdpts's file?
+        claim.claim_device()
+        claim.set_run_dir(store.path)
+        forgotten = store.forget_unbacked_rounds()
+        resumptions = man.get("resumptions", [])
+        resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
+                            "steps_kept": sum(1 for _ in store.iter_steps()),
+                            "identity": proof or ("confirmed again by --destroy-data-on" if confirm is not None
+                                                  else "confirmed again at the prompt"),
+                            "rounds_measured_again": forgotten, "interruption": man.get("interruption"),
+                            "keep_window": keep_window})
+        man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
+        for note in damage.notes:
+            progress.message(note)
+        return _execute(store, spec, target, executor, progress, man.get("device"), claim,
+                        session=len(resumptions), keep=kept_sessions(man))
+    finally:
+        claim.release()

@@ -6,6 +6,9 @@
     steps.jsonl     one line per finished step, appended and fsync'd after every round
     summary.json    steady-state verdicts and measurement-window tables
 
+Integrity: each round's raw files are recorded in the manifest with size and SHA-256, and its
+step count, before its steps are appended (record_round); results/integrity.py checks them.
+
 Durability: a round's step lines are written with one write() and fsync'd; JSON documents are
 replaced atomically (temporary file, fsync, rename, directory fsync). Progress is derived from
 steps.jsonl alone, so a crash between writing steps and updating the manifest cannot lose or
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -25,8 +29,8 @@ import time
 from typing import Any, Iterator
 
 from .errors import RunFailed, UserError
+from .results.formats import FORMAT, upgrade
 
-FORMAT = 1
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
 SUMMARY = "summary.json"
@@ -71,6 +75,17 @@ def write_json_atomic(path: Path, doc: dict) -> None:
         raise disk_error(path, exc) from None
 
 
+def file_digest(path: Path) -> dict[str, Any]:
+    """{"bytes", "sha256"} of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return {"bytes": size, "sha256": h.hexdigest()}
+
+
 def read_json(path: Path, what: str) -> dict:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -82,10 +97,7 @@ def read_json(path: Path, what: str) -> dict:
         raise UserError(f"cannot read {path} ({exc.strerror})") from None
     if not isinstance(doc, dict):
         raise UserError(f"{path} is not a {what} (not a JSON object)")
-    fmt = doc.get("format")
-    if fmt != FORMAT:
-        raise UserError(f"{path} has format {fmt!r}; this ssdpts reads format {FORMAT}: use a matching ssdpts version")
-    return doc
+    return upgrade(doc, str(path), kind="summary" if path.name == SUMMARY else "manifest")
 
 
 class RunStore:
@@ -170,6 +182,39 @@ class RunStore:
         doc["updated"] = utc_now()
         write_json_atomic(self.path / MANIFEST, doc)
 
+    # ---- integrity records (checked by results/integrity.py) -----------------------------------
+    def record_round(self, part_id: str, name: str, paths: list[Path], n_steps: int) -> None:
+        """Record round ``name`` ("wipc", "round-003") of ``part_id``: the raw files it wrote, with size
+        and SHA-256, and the number of step lines it is about to append. Called before append_steps,
+        so steps.jsonl stays the commit point: a crash in between leaves a recorded round without
+        steps, which resume measures again (forget_unbacked_rounds)."""
+        files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
+        doc = self.manifest()
+        rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
+        rounds[name] = {"steps": n_steps, "files": files}
+        doc["updated"] = utc_now()
+        write_json_atomic(self.path / MANIFEST, doc)
+
+    def forget_unbacked_rounds(self) -> list[str]:
+        """Drop the records of rounds with fewer step lines than they recorded (the round in flight
+        when the run stopped, or rounds cut off steps.jsonl): resume measures them again."""
+        counts: dict[str, int] = {}
+        for s in self.steps():
+            counts[s.get("fio_json")] = counts.get(s.get("fio_json"), 0) + 1
+        doc = self.manifest()
+        dropped = []
+        for pid, part in (doc.get("parts") or {}).items():
+            rounds = part.get("rounds") if isinstance(part, dict) else None
+            for name, rec in list((rounds or {}).items()):
+                raw = next((f for f in rec.get("files") or {} if f.endswith(".json")), None)
+                if counts.get(raw, 0) < int(rec.get("steps", 0)):
+                    del rounds[name]
+                    dropped.append(f"{pid} {name}")
+        if dropped:
+            doc["updated"] = utc_now()
+            write_json_atomic(self.path / MANIFEST, doc)
+        return dropped
+
     # ---- steps --------------------------------------------------------------------------------
     def append_steps(self, records: list[dict]) -> None:
         if not records:
@@ -232,8 +277,10 @@ class RunStore:
                 if n == len(lines):  # torn last line: the write in flight when the process died
                     return
                 raise UserError(f"{path} line {n} is corrupt: restore the file or remove that line, then retry") from None
-            if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+            if not isinstance(rec, dict):
                 raise UserError(f"{path} line {n} is not a format-{FORMAT} step record: use a matching ssdpts version")
+            if rec.get("format") != FORMAT:
+                rec = upgrade(rec, f"{path} line {n}, not a format-{FORMAT} step record,", kind="step")
             yield rec
 
     def steps(self) -> list[dict]:

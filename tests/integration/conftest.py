@@ -7,6 +7,7 @@ swapon/mount the test left behind on it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -94,7 +95,38 @@ def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
     yield make
     for dev in reversed(created):
         _undo_leftovers(dev, tmp_path)
-        subprocess.run(["losetup", "-d", dev], check=False)
+        # Only while it is still ours: a test that re-attaches a node (loop_reattach) could, in the
+        # worst case, have lost it to another process creating loop devices at the same moment.
+        backing = Path(f"/sys/block/{os.path.basename(dev)}/loop/backing_file")
+        if backing.exists() and backing.read_text().strip().startswith(str(tmp_path)):
+            subprocess.run(["losetup", "-d", dev], check=False)
+
+
+_LOOP_SET_FD, _LOOP_CLR_FD, _LOOP_SET_DIRECT_IO = 0x4C00, 0x4C01, 0x4C08
+
+
+def loop_reattach(dev: str, image: Path) -> None:
+    """Detach loop device ``dev`` and attach the same node to ``image`` at once (two ioctls, no
+    losetup in between, so another process creating loop devices cannot take the node meanwhile)."""
+    import fcntl
+
+    fd = os.open(dev, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, _LOOP_CLR_FD, 0)
+    finally:
+        os.close(fd)  # the kernel tears the old binding down at this last close
+    fd = os.open(dev, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        backing = os.open(image, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            fcntl.ioctl(fd, _LOOP_SET_FD, backing)
+        except OSError as exc:
+            pytest.fail(f"cannot attach {image} to {dev} again ({exc.strerror}): another process took the node")
+        finally:
+            os.close(backing)
+        fcntl.ioctl(fd, _LOOP_SET_DIRECT_IO, 1)
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture
@@ -140,3 +172,25 @@ def checksum(dev: str) -> str:
         while chunk := f.read(1 << 22):
             h.update(chunk)
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def small_ext4(make_loop, tmp_path: Path, name: str, size: str = "32M", free_bytes: int | None = None) -> Iterator[Path]:
+    """A small ext4 filesystem on a loop device, mounted at tmp_path/name; filled up to
+    ``free_bytes`` when given. Loop devices left over a file on it are detached before the unmount."""
+    import shutil
+
+    small = make_loop(size)
+    run("mkfs.ext4", "-q", "-F", "-m", "0", small)
+    mnt = tmp_path / name
+    mnt.mkdir()
+    run("mount", small, mnt)
+    try:
+        if free_bytes is not None:
+            run("fallocate", "-l", str(shutil.disk_usage(mnt).free - free_bytes), mnt / "ballast")
+        yield mnt
+    finally:
+        for f in mnt.iterdir():
+            for ln in subprocess.run(["losetup", "-j", str(f)], capture_output=True, text=True).stdout.splitlines():
+                subprocess.run(["losetup", "-d", ln.split(":")[0]], check=False)
+        run("umount", mnt)

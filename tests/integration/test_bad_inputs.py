@@ -86,6 +86,14 @@ def test_every_subcommand_rejects_bad_input(victim, tmp_path):
     refused(ssdpts("demo", "--tests", "nope", "--out", str(tmp_path / "d")), "unknown test")
     refused(ssdpts("devices", "--bogus"))
     refused(ssdpts("doctor", "--bogus"))
+    # an empty --out used to mean the current directory
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    refused(ssdpts("run", "lat", "--target", victim, "--destroy-data-on", victim, "--out", "", cwd=cwd), "--out is empty")
+    refused(ssdpts("run", "lat", "--target", victim, "--destroy-data-on", victim, "--out", " ", cwd=cwd), "--out is empty")
+    assert not any(cwd.iterdir())
+    refused(ssdpts("verify", str(tmp_path / "nope")))
+    refused(ssdpts("resume", str(tmp_path / "nope"), "--destroy-data-on", victim))
 
 
 def _made_run(tmp_path: Path) -> Path:

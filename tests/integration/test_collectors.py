@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import host, identify, purge, safety, telemetry, writecache
+from ssdpts.device import fields, host, identify, purge, safety, telemetry, writecache
 from ssdpts.device.target import open_target
 
 from .conftest import system_disk
@@ -32,12 +32,12 @@ def _root() -> None:
 
 
 def _assert_every_field(info: dict) -> None:
-    for group in identify.GROUPS:
+    for group in fields.GROUPS:
         entries = info[group]
-        assert set(entries) == {f.name for f in identify.group_fields(group)}, group
+        assert set(entries) == {f.name for f in fields.group_fields(group)}, group
         for name, e in entries.items():
             if isinstance(e, dict):
-                assert set(e) == {"value", "unit"} and e["unit"] == identify.unit_of(group, name)
+                assert set(e) == {"value", "unit"} and e["unit"] == fields.unit_of(group, name)
             else:
                 assert isinstance(e, str) and e.startswith("not available: ") and len(e) > 16, (group, name, e)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import shutil
 import subprocess
 import time
 
 import pytest
 
-from .conftest import run as sh, ssdpts
+from .conftest import run as sh, small_ext4, ssdpts
 from .test_run_devices import _fio_children_gone, _wait_for_lines, run_dir_of, start_background_run, steps_of
 
 pytestmark = pytest.mark.root
@@ -34,16 +33,9 @@ def valid_run_dir(run: Path, status: str) -> list[dict]:
 
 def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path):
     target = make_loop("256M")
-    small = make_loop("32M")
-    sh("mkfs.ext4", "-q", "-F", "-m", "0", small)
-    mnt = tmp_path / "results"
-    mnt.mkdir()
-    sh("mount", small, mnt)
-    try:
-        # Leave 11 MB free: the run stops cleanly once a round no longer fits (it needs 8 MB at
-        # least), after one or two saved rounds, whatever the size of fio's output per round.
-        free = shutil.disk_usage(mnt).free
-        sh("fallocate", "-l", str(free - 11 * 2**20), mnt / "ballast")
+    # Leave 11 MB free: the run stops cleanly once a round no longer fits (it needs 8 MB at
+    # least), after one or two saved rounds, whatever the size of fio's output per round.
+    with small_ext4(make_loop, tmp_path, "results", free_bytes=11 * 2**20) as mnt:
         r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "6",
                    "--destroy-data-on", target, "--out", str(mnt), "--quiet")
         assert r.returncode == 1, r.stderr
@@ -56,8 +48,6 @@ def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path
         # move the run to a roomy disk and finish it there
         roomy = tmp_path / "roomy"
         sh("cp", "-a", str(run), str(roomy))
-    finally:
-        sh("umount", mnt)
     r = ssdpts("resume", str(roomy), "--quiet", "--keep-window")  # fault handling here, not the window
     assert r.returncode == 0, r.stderr
     steps = valid_run_dir(roomy, "complete")
@@ -83,12 +73,7 @@ def test_fio_killed_mid_round_fails_cleanly_then_resumes(make_loop, tmp_path):
 def test_device_failing_io_gives_one_error_and_failed_status(make_loop, tmp_path):
     # A loop device whose sparse backing file lives on a filesystem too small for it: writes past
     # the free space fail with an I/O error, as a dying drive's would.
-    holder = make_loop("96M")
-    sh("mkfs.ext4", "-q", "-F", "-m", "0", holder)
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    sh("mount", holder, mnt)
-    try:
+    with small_ext4(make_loop, tmp_path, "small", size="96M") as mnt:
         img = mnt / "failing.img"
         sh("truncate", "-s", "256M", img)
         dev = make_loop(image=img)
@@ -102,9 +87,3 @@ def test_device_failing_io_gives_one_error_and_failed_status(make_loop, tmp_path
         valid_run_dir(run, "failed")
         man = json.loads((run / "manifest.json").read_text())
         assert man["error"] == line.removeprefix("ssdpts: ")
-    finally:
-
-        for ln in subprocess.run(["losetup", "-j", str(mnt / "failing.img")], capture_output=True,
-                                 text=True).stdout.splitlines():
-            subprocess.run(["losetup", "-d", ln.split(":")[0]], check=False)
-        sh("umount", mnt)

@@ -15,7 +15,7 @@ import pytest
 from ssdpts.engine import fio as fio_mod
 from ssdpts.engine.base import Area, Batch
 from ssdpts.errors import RunFailed
-from ssdpts.spec.workload import Step, Workload
+from ssdpts.pts.workload import Step, Workload
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 

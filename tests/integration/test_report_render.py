@@ -24,7 +24,7 @@ from ssdpts.engine.fake import FakeExecutor  # noqa: E402
 from ssdpts.errors import Interrupted  # noqa: E402
 from ssdpts.report import render  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
-from ssdpts.spec.runspec import RunSpec  # noqa: E402
+from ssdpts.pts.runspec import RunSpec  # noqa: E402
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]

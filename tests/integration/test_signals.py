@@ -1,13 +1,20 @@
 """SIGINT, SIGTERM and SIGKILL at varied points of a real run (during WIPC, mid-round, between
 rounds); after each the run directory is valid, no finished step is lost or duplicated, the
-status is right, and resume completes the run."""
+status is right, and resume completes the run. Every terminating signal (SIGTERM, SIGHUP from a
+closed terminal, SIGINT once or twice, SIGQUIT) is an interruption: status interrupted, one line,
+a partial report, exit 128 + n, no fio left."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from pathlib import Path
+import pty
 import signal
 import subprocess
+import termios
+import threading
 import time
 
 import pytest
@@ -74,7 +81,7 @@ def test_signal_then_resume(make_loop, tmp_path, sig, point):
             proc.kill()
     assert _fio_children_gone(run), "fio outlived ssdpts"
     if sig != signal.SIGKILL:
-        assert proc.returncode == 130, err
+        assert proc.returncode == 128 + sig, err
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert len(lines) == 1 and "resume" in lines[0], err
     man = json.loads((run / "manifest.json").read_text())
@@ -114,3 +121,94 @@ def test_sigint_during_the_report_keeps_the_complete_run(make_loop, tmp_path):
     r = ssdpts("report", str(run))
     assert r.returncode == 0, r.stderr
     assert (run / "report.html").stat().st_size > 10_000 and (run / "report.pdf").stat().st_size > 10_000
+
+
+def _mid_round(out: Path) -> bool:
+    return POINTS["mid-round"](out)
+
+
+class _Terminal(threading.Thread):
+    """The master side of a pseudo-terminal: reads what ssdpts shows (rich's live display) so that
+    it never blocks writing, and closes it on request — in this thread, so that no read is in
+    flight on the descriptor when it goes (the kernel hangs the terminal up at that close)."""
+
+    def __init__(self, master: int):
+        super().__init__(daemon=True)
+        self.master = master
+        self.hang_up = threading.Event()
+
+    def run(self) -> None:
+        import select
+
+        while not self.hang_up.is_set():
+            if select.select([self.master], [], [], 0.05)[0]:
+                try:
+                    os.read(self.master, 65536)
+                except OSError:
+                    pass
+        os.close(self.master)
+
+    def close(self) -> None:
+        self.hang_up.set()
+        self.join(timeout=10)
+
+
+def _start_on_a_terminal(dev: str, out: Path) -> tuple[subprocess.Popen, _Terminal]:
+    """ssdpts as a session leader with a pseudo-terminal as its controlling terminal, progress display
+    on: closing the terminal's master side is a terminal window being closed (SIGHUP, then EIO)."""
+    master, slave = pty.openpty()
+
+    def controlling_tty() -> None:  # runs after setsid (start_new_session)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+                             "--destroy-data-on", dev, "--out", str(out)], stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True, preexec_fn=controlling_tty)
+    os.close(slave)
+    terminal = _Terminal(master)
+    terminal.start()
+    return proc, terminal
+
+
+# SIGQUIT takes the same path as SIGTERM (in CI above): full suite only.
+TERMINATING = [pytest.param("SIGHUP", id="SIGHUP-terminal-closed"),
+               pytest.param("SIGQUIT", id="SIGQUIT", marks=pytest.mark.slow),
+               pytest.param("SIGINT-twice", id="SIGINT-twice")]
+
+
+@pytest.mark.parametrize("how", TERMINATING)
+def test_every_terminating_signal_is_an_interruption(make_loop, tmp_path, how):
+    dev = make_loop("256M")
+    out = tmp_path / "runs"
+    if how == "SIGHUP":
+        proc, terminal = _start_on_a_terminal(dev, out)
+        _wait(lambda: _mid_round(out), proc)
+        terminal.close()  # the terminal goes away: the kernel sends SIGHUP, writes now fail with EIO
+        err = ""
+        proc.wait(timeout=180)
+        sig = signal.SIGHUP
+    else:
+        proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+                                 "--destroy-data-on", dev, "--out", str(out), "--quiet"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait(lambda: _mid_round(out), proc)
+        sig = signal.SIGQUIT if how == "SIGQUIT" else signal.SIGINT
+        proc.send_signal(sig)
+        if how == "SIGINT-twice":
+            run = [d for d in out.iterdir() if d.is_dir()][0]
+            # the second Ctrl-C arrives while the first is being handled (run marked, report rendering)
+            _wait(lambda: json.loads((run / "manifest.json").read_text()).get("status") == "interrupted", proc)
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=180)
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    assert _fio_children_gone(run), "fio outlived ssdpts"
+    assert proc.returncode == 128 + sig, (proc.returncode, err)
+    if err or how != "SIGHUP":
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and f"interrupted by {sig.name}" in lines[0] and "resume" in lines[0], err
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "interrupted" and man["interruption"]["signal"] == sig.name
+    assert "PARTIAL" in (run / "report.html").read_text() and (run / "report.pdf").stat().st_size > 10_000
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "interrupted"
+    assert len(steps_of(run)) >= 1 + 56  # WIPC and round 1 kept

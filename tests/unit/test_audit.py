@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import audit, host, identify
+from ssdpts.device import audit, host
+from ssdpts.device.tools import FakeTools
 
 
 def test_audit_runs_here_and_every_check_has_a_fix() -> None:
@@ -93,16 +94,14 @@ def test_checks_on_an_untuned_host(fakehost: Path) -> None:
     assert sw.actions[0].undo_argv == ("swapon", "-p", "100", "/dev/zram0")
 
 
-def test_apply_and_undo_round_trip(fakehost: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ran: list[tuple[str, ...]] = []
-    monkeypatch.setattr(audit, "run_tool",
-                        lambda argv, **kw: (ran.append(tuple(argv)),
-                                            identify.ToolResult(tuple(argv), 0, "", "", None))[1])
+def test_apply_and_undo_round_trip(fakehost: Path) -> None:
+    fake = FakeTools({(): ""}, destructive=True)
+    ran = fake.calls
     state = fakehost / "state" / "doctor-applied.json"
     cpu = Path(host.SYS_CPU)
     checks = [audit.check_governor(), audit.check_cstates(), audit.check_aspm(), audit.check_turbo(),
               audit.check_min_perf(), audit.check_swap(), audit.check_apst()]
-    done, failed = audit.apply(checks, state=state)
+    done, failed = audit.apply(checks, state=state, tools=fake)
     assert not failed and len(done) == 2 + 4 + 1 + 1 + 1 + 1 + 1
     assert (cpu / "cpu1" / "cpufreq" / "scaling_governor").read_text() == "performance"
     assert (cpu / "cpu0" / "cpuidle" / "state3" / "disable").read_text() == "1"
@@ -114,12 +113,12 @@ def test_apply_and_undo_round_trip(fakehost: Path, monkeypatch: pytest.MonkeyPat
 
     # a second --apply must not overwrite the original values recorded by the first
     (cpu / "cpu0" / "cpufreq" / "scaling_governor").write_text("schedutil")
-    audit.apply([audit.check_governor()], state=state)
+    audit.apply([audit.check_governor()], state=state, tools=fake)
     writes = [c for c in json.loads(state.read_text())["changes"] if c["kind"] == "write"]
     gov0 = [c for c in writes if c["path"].endswith("cpu0/cpufreq/scaling_governor")]
     assert len(gov0) == 1 and gov0[0]["old"] == "powersave"
 
-    restored, failed = audit.undo(state=state)
+    restored, failed = audit.undo(state=state, tools=fake)
     assert not failed and restored
     assert (cpu / "cpu0" / "cpufreq" / "scaling_governor").read_text() == "powersave"
     assert (cpu / "cpu0" / "cpuidle" / "state3" / "disable").read_text() == "0"

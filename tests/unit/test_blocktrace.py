@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ssdpts.engine import blocktrace as bt
-from ssdpts.spec.workload import Workload
+from ssdpts.pts.workload import Workload
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "trace"
 SHAPES = [bt.StepShape.of(Workload("rand", 100, 8192, 1, 1)), bt.StepShape.of(Workload("rand", 0, 4096, 1, 4))]

@@ -16,8 +16,8 @@ from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted
 from ssdpts.runner import RunContext, execute
 from ssdpts.session import resume_run, start_run
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import build_parts
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import build_parts
 from ssdpts.store import RunStore
 
 MiB = 1024 * 1024
@@ -233,10 +233,12 @@ def test_no_window_spans_a_resumption_without_saying_so(tmp_path, batch, keep):
             assert keep and spans and spans["text"].startswith("spans a resume of "), (pid, window, sessions)
         else:
             assert spans is None
-    # the same verdict when the summary is recomputed from the run directory alone (report path)
-    from ssdpts.report.model import _recompute_summary
+    # the same verdict when the summary is recomputed from the run directory alone (the reader's path
+    # when summary.json is missing: report, compare, the library)
+    from ssdpts.results.reader import recompute_summary
+    from ssdpts.results.records import Manifest
 
-    again = _recompute_summary(json.loads((run / "manifest.json").read_text()), steps)
+    again = recompute_summary(Manifest.from_dict(json.loads((run / "manifest.json").read_text())), steps).to_dict()
     assert again["parts"]["lat"]["steady_state"] == summary["parts"]["lat"]["steady_state"]
 
 

@@ -13,11 +13,13 @@ import shutil
 import pytest
 
 from ssdpts import compare as C
+from ssdpts.results.reader import RunResults
+from ssdpts.results.records import Manifest, Summary
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import UserError
 from ssdpts.session import start_run
-from ssdpts.spec.runspec import RunSpec
+from ssdpts.pts.runspec import RunSpec
 
 MiB = 2**20
 KiB = 1024
@@ -323,10 +325,14 @@ def test_repeats_refusals(repeats):
     assert [d.setting.label for d in rep.invalidating] == ["TC (threads)"]
 
 
+def run_of(path: str, manifest: dict) -> RunResults:
+    return RunResults(Path(path), Manifest.from_dict(manifest), Summary.from_dict({}))
+
+
 def test_device_key():
-    r = C.Run(Path("x"), {"target": {"serial": "S1", "model": "M", "path": "/dev/a"}}, {})
-    s = C.Run(Path("y"), {"target": {"serial": "S1", "model": "M", "path": "/dev/b"}}, {})
-    loop = C.Run(Path("z"), {"target": {"serial": None, "path": "/dev/loop0", "real_path": "/dev/loop0"}}, {})
+    r = run_of("x", {"target": {"serial": "S1", "model": "M", "path": "/dev/a"}})
+    s = run_of("y", {"target": {"serial": "S1", "model": "M", "path": "/dev/b"}})
+    loop = run_of("z", {"target": {"serial": None, "path": "/dev/loop0", "real_path": "/dev/loop0"}})
     assert r.device_key == s.device_key  # same serial, renamed device node: same device
     assert loop.device_key == ("path", "/dev/loop0")
 

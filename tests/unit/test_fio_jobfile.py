@@ -10,9 +10,9 @@ import pytest
 from ssdpts.engine.base import Area, Batch
 from ssdpts.engine.fio import FioExecutor, render_job_file
 from ssdpts.errors import RunFailed
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import build_parts
-from ssdpts.spec.workload import Step, Workload
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import build_parts
+from ssdpts.pts.workload import Step, Workload
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import host, identify, writecache
+from ssdpts.device import ata, block, fields, host, identify, nvme, pcie, scsi, writecache
 from ssdpts.device import target as tgt
-from ssdpts.device.identify import ToolResult
+from ssdpts.device.tools import FakeTools, Sysfs
 from ssdpts.errors import UserError
 
 TOOLS = Path(__file__).parents[1] / "fixtures" / "tools"
@@ -36,20 +36,20 @@ def doc(name: str):
 
 
 def test_nvme_list_flat_layout_2_3() -> None:
-    e = identify.parse_nvme_list(doc("nvme-cli-2.3-list-seagate-firecuda530-x2.json"), "/dev/nvme1n1")
+    e = nvme.parse_nvme_list(doc("nvme-cli-2.3-list-seagate-firecuda530-x2.json"), "/dev/nvme1n1")
     assert e["serial"] == "XXX01YYY" and e["model"] == "Seagate FireCuda 530 ZP4000GM30023"
     assert e["physical_size_bytes"] == 4000787030016 and e["sector_size_bytes"] == 512
-    assert identify.parse_nvme_list(doc("nvme-cli-2.3-list-seagate-firecuda530-x2.json"), "nvme9n1") == {}
+    assert nvme.parse_nvme_list(doc("nvme-cli-2.3-list-seagate-firecuda530-x2.json"), "nvme9n1") == {}
 
 
 def test_nvme_list_nested_layout_2_11() -> None:
-    e = identify.parse_nvme_list(doc("nvme-cli-2.11-list-verbose-tree-seagate-firecuda530-x3.json"), "nvme2n1")
+    e = nvme.parse_nvme_list(doc("nvme-cli-2.11-list-verbose-tree-seagate-firecuda530-x3.json"), "nvme2n1")
     assert (e["controller"], e["pci_address"], e["serial"]) == ("nvme2", "0000:61:00.0", "7VS00KNX")
     assert e["subsystem_nqn"].startswith("nqn.2014.08.org.nvmexpress:") and e["namespace_id"] == 1
 
 
 def test_id_ctrl_samsung_980pro() -> None:
-    c = identify.parse_id_ctrl(doc("nvme-cli-2.x-id-ctrl-samsung-980pro-1tb-keysorted.json"))
+    c = nvme.parse_id_ctrl(doc("nvme-cli-2.x-id-ctrl-samsung-980pro-1tb-keysorted.json"))
     assert (c["model"], c["serial"], c["firmware"]) == ("Samsung SSD 980 PRO 1TB", "S5P2NG0R824326R", "3B2QGXA7")
     assert c["nvme_version"] == "1.3" and c["pci_vendor_id"] == "0x144d"
     assert c["total_capacity_bytes"] == 1000204886016
@@ -63,13 +63,13 @@ def test_id_ctrl_samsung_980pro() -> None:
 
 
 def test_id_ctrl_derived_with_sanitize() -> None:
-    c = identify.parse_id_ctrl(doc("nvme-cli-2.x-id-ctrl-sanitize-DERIVED.json"))
+    c = nvme.parse_id_ctrl(doc("nvme-cli-2.x-id-ctrl-sanitize-DERIVED.json"))
     assert c["sanitize_crypto_erase_supported"] and c["sanitize_block_erase_supported"]
     assert not c["sanitize_overwrite_supported"] and c["volatile_write_cache_present"] is False
 
 
 def test_id_ns_lba_format_in_use() -> None:
-    n = identify.parse_id_ns(doc("nvme-cli-2.3-id-ns-CONSTRUCTED.json"))
+    n = nvme.parse_id_ns(doc("nvme-cli-2.3-id-ns-CONSTRUCTED.json"))
     assert n["lba_format_index"] == 1 and n["lba_data_size_bytes"] == 4096 and n["lba_metadata_size_bytes"] == 0
     assert n["namespace_size_bytes"] == 244190646 * 4096
     assert [f["data_size_bytes"] for f in n["lba_formats"]] == [512, 4096]
@@ -80,7 +80,7 @@ def test_id_ns_lba_format_in_use() -> None:
 
 def test_id_ns_flbas_upper_bits() -> None:
     lbafs = [{"ms": 0, "ds": 9, "rp": 0}] * 17 + [{"ms": 8, "ds": 12, "rp": 0}]
-    n = identify.parse_id_ns({"nsze": 10, "flbas": (17 & 0xF) | ((17 >> 4) << 5), "lbafs": lbafs})
+    n = nvme.parse_id_ns({"nsze": 10, "flbas": (17 & 0xF) | ((17 >> 4) << 5), "lbafs": lbafs})
     assert n["lba_format_index"] == 17 and n["lba_data_size_bytes"] == 4096 and n["lba_metadata_size_bytes"] == 8
 
 
@@ -90,7 +90,7 @@ def test_id_ns_flbas_upper_bits() -> None:
     ("nvme-cli-2.16-smart-log-samsung-pm981a.json", 0, 48.85, [48.85, 70.85]),
 ])
 def test_smart_log_versions(name: str, cw: int, temp_c: float, sensors) -> None:
-    s = identify.parse_nvme_smart_log(doc(name))
+    s = nvme.parse_nvme_smart_log(doc(name))
     assert s["critical_warning"] == cw and s["composite_temperature_c"] == pytest.approx(temp_c)
     assert s["temperature_sensors_c"] == sensors
     assert s["data_written_bytes"] == s["data_units_written"] * 512_000
@@ -98,21 +98,21 @@ def test_smart_log_versions(name: str, cw: int, temp_c: float, sensors) -> None:
 
 
 def test_smart_log_2_11_throttle_counters() -> None:
-    s = identify.parse_nvme_smart_log(doc("nvme-cli-2.11-smart-log-seagate-firecuda530.json"))
+    s = nvme.parse_nvme_smart_log(doc("nvme-cli-2.11-smart-log-seagate-firecuda530.json"))
     assert s["thermal_mgmt_t1_transitions"] == 3 and s["thermal_mgmt_t1_time_s"] == 1474
     assert s["percentage_used_pct"] == 30
 
 
 def test_critical_warning_object_bits() -> None:
-    assert identify.critical_warning_int({"value": 2}) == 2
-    assert identify.critical_warning_int({"available_spare": 0, "temp_threshold": 1}) == 2
-    assert identify.critical_warning_int(4) == 4
+    assert nvme.critical_warning_int({"value": 2}) == 2
+    assert nvme.critical_warning_int({"available_spare": 0, "temp_threshold": 1}) == 2
+    assert nvme.critical_warning_int(4) == 4
 
 
 def test_get_feature_text_all_fids() -> None:
-    raw = identify.parse_get_feature(text("nvme-cli-2.3-get-feature-fids-01-0a-CONSTRUCTED.txt"))
-    assert sorted(raw) == list(identify.FEATURE_IDS)
-    decoded = dict(identify.decode_feature(f, v) for f, v in raw.items())
+    raw = nvme.parse_get_feature(text("nvme-cli-2.3-get-feature-fids-01-0a-CONSTRUCTED.txt"))
+    assert sorted(raw) == list(nvme.FEATURE_IDS)
+    decoded = dict(nvme.decode_feature(f, v) for f, v in raw.items())
     assert decoded["volatile_write_cache_enabled"] is True
     assert decoded["feature_temperature_threshold_c"] == pytest.approx(350 - 273.15 + 1)  # 0x15f = 351 K
     assert decoded["feature_number_of_queues"]["io_submission_queues"] == 64
@@ -122,30 +122,30 @@ def test_get_feature_text_all_fids() -> None:
 
 
 def test_get_feature_json_form() -> None:
-    assert identify.parse_get_feature(text("nvme-cli-2.x-get-feature-json-vwc-CONSTRUCTED.json")) == {6: 1}
+    assert nvme.parse_get_feature(text("nvme-cli-2.x-get-feature-json-vwc-CONSTRUCTED.json")) == {6: 1}
 
 
 def test_fw_log() -> None:
-    f = identify.parse_fw_log(doc("nvme-cli-2.3-fw-log-CONSTRUCTED.json"))
+    f = nvme.parse_fw_log(doc("nvme-cli-2.3-fw-log-CONSTRUCTED.json"))
     assert f == {"active_firmware_slot": 1, "firmware_slot_revisions": {"1": "3B2QGXA7"}}
 
 
 def test_sanitize_log_progress_and_completion() -> None:
-    p = identify.parse_sanitize_log(doc("nvme-cli-2.3-sanitize-log-in-progress-CONSTRUCTED.json"))
+    p = nvme.parse_sanitize_log(doc("nvme-cli-2.3-sanitize-log-in-progress-CONSTRUCTED.json"))
     assert (p["status_code"], p["sanitize_status"], p["sanitize_progress_pct"]) == (2, "in progress", 25.0)
     assert p["estimate_block_erase_s"] == 120 and p["estimate_overwrite_s"] is None  # 0xffffffff: no estimate
-    d = identify.parse_sanitize_log(doc("nvme-cli-2.3-sanitize-log-completed-CONSTRUCTED.json"))
+    d = nvme.parse_sanitize_log(doc("nvme-cli-2.3-sanitize-log-completed-CONSTRUCTED.json"))
     assert (d["status_code"], d["sanitize_progress_pct"], d["global_erased"]) == (1, 100.0, True)
     # one nvme-cli release used the status text as the key: the "(N)" is still found
     odd = {"nvme0": {"sprog": 0, "sstat": {"global_erased": 0, "Sanitize in Progress.": "(2) Sanitize in Progress."}}}
-    assert identify.parse_sanitize_log(odd)["status_code"] == 2
+    assert nvme.parse_sanitize_log(odd)["status_code"] == 2
 
 
 # --- smartctl / hdparm / sdparm / sg_opcodes -------------------------------------------------------
 
 
 def test_smartctl_sata_ssd() -> None:
-    r = identify.parse_smartctl(doc("smartctl-7.0-sata-ssd-samsung-860evo-500gb-x.json"))
+    r = ata.parse_smartctl(doc("smartctl-7.0-sata-ssd-samsung-860evo-500gb-x.json"))
     assert r["identity"]["model"] == "Samsung SSD 860 EVO 500GB" and r["identity"]["rotation_rate_rpm"] == 0
     assert r["identity"]["interface"] == "SATA 3.1 (6.0 Gb/s)"
     a = r["ata"]
@@ -160,7 +160,7 @@ def test_smartctl_sata_ssd() -> None:
 
 
 def test_smartctl_sata_hdd() -> None:
-    r = identify.parse_smartctl(doc("smartctl-7.3-sata-hdd-wdc-wd181kryz-18tb-a.json"))
+    r = ata.parse_smartctl(doc("smartctl-7.3-sata-hdd-wdc-wd181kryz-18tb-a.json"))
     assert r["identity"]["rotation_rate_rpm"] == 7200 and r["identity"]["physical_block_size_bytes"] == 4096
     assert r["ata"]["trim_supported"] is False and r["smart"]["composite_temperature_c"] == 49
 
@@ -170,13 +170,13 @@ def test_smartctl_sata_hdd() -> None:
     ("smartctl-7.4-nvme-sabrent-rocket4-1tb-a.json", 0, 48),
 ])
 def test_smartctl_nvme(name: str, media_errors: int, temp: int) -> None:
-    r = identify.parse_smartctl(doc(name))
+    r = ata.parse_smartctl(doc(name))
     assert r["smart"]["media_errors"] == media_errors and r["smart"]["composite_temperature_c"] == temp
     assert r["smart"]["data_units_written"] > 0 and r["ata"] == {} and r["scsi"] == {}
 
 
 def test_smartctl_sas() -> None:
-    r = identify.parse_smartctl(doc("smartctl-7.4-sas-hdd-seagate-14tb-a.json"))
+    r = ata.parse_smartctl(doc("smartctl-7.4-sas-hdd-seagate-14tb-a.json"))
     sc = r["scsi"]
     assert sc["transport_protocol"] == "SAS (SPL-4)" and sc["protection_type"] == 2 and sc["scsi_version"] == "SPC-5"
     assert sc["grown_defects"] == 0 and r["identity"]["interface"] == "SAS (SPL-4)"
@@ -185,7 +185,7 @@ def test_smartctl_sas() -> None:
 
 
 def test_hdparm_identify_frozen() -> None:
-    h = identify.parse_hdparm_identify(text("hdparm-I-sata-ssd-frozen-CONSTRUCTED.txt"))
+    h = ata.parse_hdparm_identify(text("hdparm-I-sata-ssd-frozen-CONSTRUCTED.txt"))
     assert h["security_supported"] and h["security_frozen"] and not h["security_enabled"]
     assert h["enhanced_erase_supported"] and h["enhanced_erase_time_min"] == 2
     assert not h["sanitize_supported"] and h["trim_supported"] and h["trim_reads_zeros"]
@@ -193,29 +193,29 @@ def test_hdparm_identify_frozen() -> None:
 
 
 def test_hdparm_identify_sanitize() -> None:
-    h = identify.parse_hdparm_identify(text("hdparm-I-sata-ssd-sanitize-CONSTRUCTED.txt"))
+    h = ata.parse_hdparm_identify(text("hdparm-I-sata-ssd-sanitize-CONSTRUCTED.txt"))
     assert h["sanitize_supported"] and h["sanitize_block_erase_supported"] and h["sanitize_crypto_scramble_supported"]
     assert h["security_frozen"] is False and h["security_erase_time_min"] == 4 and h["enhanced_erase_time_min"] == 8
 
 
 def test_sdparm_and_sg_opcodes() -> None:
-    assert identify.parse_sdparm(text("sdparm-get-WCE-RCD-sas-CONSTRUCTED.txt")) == {
+    assert scsi.parse_sdparm(text("sdparm-get-WCE-RCD-sas-CONSTRUCTED.txt")) == {
         "write_cache_enabled": False, "read_cache_disabled": False}
-    ops = identify.parse_sg_opcodes(text("sg_opcodes-sas-hdd-sanitize-CONSTRUCTED.txt"))
+    ops = scsi.parse_sg_opcodes(text("sg_opcodes-sas-hdd-sanitize-CONSTRUCTED.txt"))
     assert ops == {"sanitize_overwrite_supported": True, "sanitize_block_erase_supported": True,
                    "sanitize_crypto_erase_supported": True, "format_unit_supported": True}
-    assert identify.parse_sg_opcodes("Report supported operation codes: Illegal request") == {}
+    assert scsi.parse_sg_opcodes("Report supported operation codes: Illegal request") == {}
 
 
 # --- sysfs, lsblk, PCIe ---------------------------------------------------------------------------
 
 
 def test_lspci_link_and_aspm() -> None:
-    p = identify.parse_lspci(text("lspci-vv-nvme-gen4-downgraded-CONSTRUCTED.txt"))
+    p = pcie.parse_lspci(text("lspci-vv-nvme-gen4-downgraded-CONSTRUCTED.txt"))
     assert (p["max_link_speed_gts"], p["max_link_width"]) == (16.0, 4)
     assert (p["current_link_speed_gts"], p["current_link_width"]) == (8.0, 4)
     assert p["aspm"] == "Disabled" and "980PRO" in p["device_name"]
-    v = identify.parse_lspci(text("lspci-3.9.0-vv-virtio-blk-local.txt"))
+    v = pcie.parse_lspci(text("lspci-3.9.0-vv-virtio-blk-local.txt"))
     assert v == {"device_name": "Red Hat, Inc. Virtio 1.0 block device (rev 01)"}
 
 
@@ -225,23 +225,23 @@ def test_parse_pcie_from_sysfs_and_lspci() -> None:
          "max_link_speed": "16.0 GT/s PCIe", "max_link_width": "4"},
         {"address": "0000:01:00.0", "current_link_speed": "8.0 GT/s PCIe", "current_link_width": "4",
          "max_link_speed": "16.0 GT/s PCIe", "max_link_width": "4", "numa_node": "0", "driver": "nvme"}]}
-    p, why = identify.parse_pcie(raw, text("lspci-vv-nvme-gen4-downgraded-CONSTRUCTED.txt"))
+    p, why = pcie.parse_pcie(raw, text("lspci-vv-nvme-gen4-downgraded-CONSTRUCTED.txt"))
     assert why is None and p["pcie_generation"] == "Gen3" and p["link_downgraded"] is True
     assert p["topology_path"] == ["0000:00:01.1", "0000:01:00.0"] and p["driver"] == "nvme"
-    none, why = identify.parse_pcie({"hops": []})
+    none, why = pcie.parse_pcie({"hops": []})
     assert none is None and "not on a PCI bus" in why
 
 
 def test_lsblk_loop_and_virtio() -> None:
-    lp = identify.parse_lsblk(doc("lsblk-2.38.1-JOb-loop-local.json"), "loop7")
+    lp = block.parse_lsblk(doc("lsblk-2.38.1-JOb-loop-local.json"), "loop7")
     assert lp["type"] == "loop" and lp["size_bytes"] == 64 << 20 and lp["disc_max_bytes"] > 0
     assert lp["rota"] is True and lp["sched"] == "none" and lp["tran"] is None
-    vd = identify.parse_lsblk(doc("lsblk-2.38.1-JOb-virtio-vda-local.json"), "vda")
+    vd = block.parse_lsblk(doc("lsblk-2.38.1-JOb-virtio-vda-local.json"), "vda")
     assert vd["name"] == "vda" and vd["subsystems"] == "block:virtio:pci" and vd["log_sec_bytes"] == 512
 
 
 def test_parse_queue() -> None:
-    q = identify.parse_queue({"scheduler": "none [mq-deadline] kyber", "nr_requests": "256", "rotational": "0",
+    q = block.parse_queue({"scheduler": "none [mq-deadline] kyber", "nr_requests": "256", "rotational": "0",
                               "write_cache": "write back", "discard_max_bytes": "0", "mq_hw_queues": "8"})
     assert q["scheduler"] == "mq-deadline" and q["schedulers_available"] == ["none", "mq-deadline", "kyber"]
     assert q["rotational"] is False and q["nr_requests"] == 256 and q["nr_hw_queues"] == 8
@@ -252,9 +252,9 @@ def test_parse_queue() -> None:
 
 
 def test_catalogue_is_unique_and_complete() -> None:
-    keys = [(f.group, f.name) for f in identify.FIELDS]
+    keys = [(f.group, f.name) for f in fields.FIELDS]
     assert len(keys) == len(set(keys))
-    for f in identify.FIELDS:
+    for f in fields.FIELDS:
         assert f.type in ("int", "float", "str", "bool", "list", "dict") and f.description
         if f.name.endswith("_bytes"):
             assert f.unit == "bytes", f
@@ -263,11 +263,11 @@ def test_catalogue_is_unique_and_complete() -> None:
 
 
 def test_build_group_lists_every_field() -> None:
-    g = identify.build_group("queue", {"nr_requests": 64, "scheduler": "none"}, "not in sysfs")
-    assert set(g) == {f.name for f in identify.group_fields("queue")}
+    g = fields.build_group("queue", {"nr_requests": 64, "scheduler": "none"}, "not in sysfs")
+    assert set(g) == {f.name for f in fields.group_fields("queue")}
     assert g["nr_requests"] == {"value": 64, "unit": "requests"}
     assert g["fua"] == "not available: not in sysfs"
-    whole = identify.build_group("nvme", None, "loop0 is a loop device")
+    whole = fields.build_group("nvme", None, "loop0 is a loop device")
     assert all(v == "not available: loop0 is a loop device" for v in whole.values())
 
 
@@ -277,7 +277,7 @@ def test_docs_document_every_field() -> None:
     doc_text = DOCS.read_text(encoding="utf-8")
     for heading in ("## manifest.device", "## manifest.host", "## manifest.audit", "## steps.jsonl telemetry"):
         assert heading in doc_text, heading
-    for f in (*identify.FIELDS, *host.HOST_FIELDS):
+    for f in (*fields.FIELDS, *host.HOST_FIELDS):
         row = re.search(rf"^\| `{re.escape(f.name)}` \| {f.type} \| {re.escape(f.unit or '—')} \|", doc_text, re.M)
         assert row, f"docs/results-format.md lacks {f.group}.{f.name} ({f.unit})"
 
@@ -315,56 +315,39 @@ def _fake_nvme_sysfs(root: Path) -> Path:
     return ns
 
 
-def _fake_runner(missing: set[str] = frozenset()):
+def _fake_tools(missing: set[str] = frozenset()) -> FakeTools:
     features = text("nvme-cli-2.3-get-feature-fids-01-0a-CONSTRUCTED.txt").splitlines(keepends=True)
     by_fid = {int(re.search(r"get-feature:(0x[0-9a-f]+)", ln).group(1), 16): ln for ln in features}
-    outputs = {
+    return FakeTools({
         ("nvme", "version"): "nvme version 2.3 (git 2.3)\nlibnvme version 1.3 (git 1.3)\n",
         ("nvme", "list"): text("nvme-cli-2.3-list-seagate-firecuda530-x2.json"),
         ("nvme", "id-ctrl"): text("nvme-cli-2.x-id-ctrl-samsung-980pro-1tb-keysorted.json"),
         ("nvme", "id-ns"): text("nvme-cli-2.3-id-ns-CONSTRUCTED.json"),
         ("nvme", "smart-log"): text("nvme-cli-2.16-smart-log-samsung-pm981a.json"),
         ("nvme", "fw-log"): text("nvme-cli-2.3-fw-log-CONSTRUCTED.json"),
+        ("nvme", "get-feature"): lambda argv: by_fid[int(argv[argv.index("-f") + 1], 16)],
         ("lspci", "-D"): text("lspci-vv-nvme-gen4-downgraded-CONSTRUCTED.txt"),
-    }
-    calls: list[tuple[str, ...]] = []
-
-    def run(argv, *, timeout=30.0, ok_codes=None):
-        calls.append(tuple(argv))
-        if argv[0] in missing:
-            return ToolResult(tuple(argv), None, "", "", identify.not_available(identify.install_hint(argv[0])))
-        if argv[:2] == ["nvme", "get-feature"]:
-            fid = int(argv[argv.index("-f") + 1], 16)
-            return ToolResult(tuple(argv), 0, by_fid[fid], "", None)
-        out = outputs.get(tuple(argv[:2]))
-        if out is None:
-            return ToolResult(tuple(argv), 1, "", "no such device", identify.not_available(f"{argv[0]} failed"))
-        return ToolResult(tuple(argv), 0, out, "", None)
-
-    return run, calls
+    }, missing=missing)
 
 
 @pytest.fixture
-def fake_nvme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def fake_nvme(tmp_path: Path):
+    """A fake NVMe namespace: a sysfs tree in tmp_path and nvme-cli/lspci answering from recordings."""
     root = tmp_path / "sys"
     _fake_nvme_sysfs(root)
-    monkeypatch.setattr(tgt, "SYSFS", str(root))
-    monkeypatch.setattr(tgt, "lsblk_info", lambda dev: {})
+    sysfs = Sysfs(str(root))
 
     def install(missing: set[str] = frozenset()):
-        run, calls = _fake_runner(missing)
-        monkeypatch.setattr(identify, "run_tool", run)
-        real_which = identify.shutil.which
-        monkeypatch.setattr(identify.shutil, "which",
-                            lambda t: None if t in missing else (f"/usr/bin/{t}" if t in ("nvme", "lspci", "lsblk") else real_which(t)))
-        return tgt.block_target_from_sysfs("nvme0n1"), calls
+        fake = _fake_tools(missing)
+        return tgt.block_target_from_sysfs("nvme0n1", sysfs=sysfs, tools=fake), fake, sysfs
 
     return install
 
 
 def test_collect_fake_nvme(fake_nvme, tmp_path: Path) -> None:
-    target, calls = fake_nvme({"smartctl"})
-    info = identify.collect(target, tmp_path / "device")
+    target, fake, sysfs = fake_nvme({"smartctl"})
+    info = identify.collect(target, tmp_path / "device", tools=fake, sysfs=sysfs)
+    calls = fake.calls
     assert info["device_class"] == "nvme"
     nv, smart, ident = info["nvme"], info["smart"], info["identity"]
     assert nv["controller"] == {"value": "nvme0", "unit": ""} and nv["namespaces_on_controller"]["value"] == 1
@@ -388,23 +371,23 @@ def test_collect_fake_nvme(fake_nvme, tmp_path: Path) -> None:
 
 
 def test_collect_fake_nvme_without_nvme_cli(fake_nvme) -> None:
-    target, _ = fake_nvme({"nvme", "smartctl"})
-    info = identify.collect(target, None)
+    target, fake, sysfs = fake_nvme({"nvme", "smartctl"})
+    info = identify.collect(target, None, tools=fake, sysfs=sysfs)
     assert info["nvme"]["sanicap"] == "not available: nvme is not installed (install nvme-cli)"
     assert info["smart"]["composite_temperature_c"].startswith("not available")
     assert info["identity"]["model"]["value"] == "Samsung SSD 980 PRO 1TB"  # sysfs still knows
     assert info["tools"]["nvme"] is False
 
 
-def test_collect_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def boom(target):
-        raise RuntimeError("unexpected")
+def test_collect_never_raises(tmp_path: Path) -> None:
+    class Broken(FakeTools):
+        def which(self, tool):
+            raise RuntimeError("unexpected")
 
-    monkeypatch.setattr(identify, "gather", boom)
     t = tgt.Target(path="/dev/x", real_path="/dev/x", kind="block", name="x", size_bytes=1, logical_block_size_bytes=512,
                    physical_block_size_bytes=512, model=None, serial=None, vendor=None, firmware=None, transport=None,
                    rotational=None, removable=None, read_only=False, is_partition=False, parent=None, exists=True)
-    info = identify.collect(t, tmp_path)
+    info = identify.collect(t, tmp_path, tools=Broken(), sysfs=Sysfs(str(tmp_path)))
     assert info["identity"]["model"].startswith("not available: device metadata collection failed")
 
 
@@ -494,18 +477,15 @@ def test_writecache_plans() -> None:
     assert loop.startswith("not applicable: loop3 is a loop device") and "write back" in loop
 
 
-def test_writecache_restore_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = []
+def test_writecache_restore_only_what_changed() -> None:
+    def hdparm(argv):
+        return " write-caching =  0 (off)\n" if argv[1] in ("-W", "-W0") else " write-caching =  1 (on)\n"
 
-    def run(argv, *, timeout=30.0, ok_codes=None):
-        calls.append(argv)
-        out = " write-caching =  0 (off)\n" if argv[1] in ("-W", "-W0") else " write-caching =  1 (on)\n"
-        return ToolResult(tuple(argv), 0, out, "", None)
-
-    monkeypatch.setattr(identify, "run_tool", run)
+    fake = FakeTools({("hdparm",): hdparm}, destructive=True)
+    calls = fake.calls
     rec = writecache.WriteCacheRecord("enabled", "disabled", "disabled", "hdparm -W", None, "/dev/sda", True)
-    back = writecache.restore(rec)
-    assert ["hdparm", "-W1", "/dev/sda"] in calls and back.requested == "enabled"
+    back = writecache.restore(rec, tools=fake)
+    assert ("hdparm", "-W1", "/dev/sda") in calls and back.requested == "enabled"
     calls.clear()
     same = writecache.WriteCacheRecord("disabled", "disabled", "disabled", "hdparm -W", "already", "/dev/sda", False)
-    assert writecache.restore(same) is same and calls == []
+    assert writecache.restore(same, tools=fake) is same and calls == []

@@ -10,7 +10,7 @@ import pytest
 
 from ssdpts.engine.fioparse import FioOutputError, job_measurement, parse_fio_output
 from ssdpts.measurement import percentile_from_bins
-from ssdpts.spec.steady_state import evaluate_window, latest_window
+from ssdpts.pts.steady_state import evaluate_window, latest_window
 
 finite = st.floats(min_value=1e-3, max_value=1e9, allow_nan=False, allow_infinity=False)
 

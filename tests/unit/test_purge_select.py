@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import identify, purge
+from ssdpts.device import ata, nvme, purge, scsi
+from ssdpts.device.ata import parse_hdparm_identify, parse_smartctl
+from ssdpts.device.fields import build_group
 from ssdpts.device.target import Target
+from ssdpts.device.tools import FakeTools
 from ssdpts.errors import RunFailed, UserError
 
 TOOLS = Path(__file__).parents[1] / "fixtures" / "tools"
@@ -34,24 +37,24 @@ def target(name: str, **kw) -> Target:
 
 
 def info_of(cls: str, *, discard_max: int = 1 << 30, **groups: dict) -> dict:
-    info = {"device_class": cls, "queue": identify.build_group("queue", {"discard_max_bytes": discard_max}, "-")}
+    info = {"device_class": cls, "queue": build_group("queue", {"discard_max_bytes": discard_max}, "-")}
     for g, values in groups.items():
-        info[g] = identify.build_group(g, values, "not reported")
+        info[g] = build_group(g, values, "not reported")
     return info
 
 
 def nvme_info(id_ctrl: str, *, namespaces: int = 1) -> dict:
-    nv = identify.parse_id_ctrl(json.loads(fixture(id_ctrl)))
-    nv.update(identify.parse_id_ns(json.loads(fixture("nvme-cli-2.3-id-ns-CONSTRUCTED.json"))))
+    nv = nvme.parse_id_ctrl(json.loads(fixture(id_ctrl)))
+    nv.update(nvme.parse_id_ns(json.loads(fixture("nvme-cli-2.3-id-ns-CONSTRUCTED.json"))))
     nv.update(controller="nvme0", namespace_id=1, namespaces_on_controller=namespaces)
     return info_of("nvme", nvme=nv)
 
 
 def ata_info(hdparm: str | None) -> dict:
-    parsed = identify.parse_smartctl(json.loads(fixture("smartctl-7.0-sata-ssd-samsung-860evo-500gb-x.json")))
+    parsed = parse_smartctl(json.loads(fixture("smartctl-7.0-sata-ssd-samsung-860evo-500gb-x.json")))
     ata = dict(parsed["ata"])
     if hdparm:
-        ata.update({k: v for k, v in identify.parse_hdparm_identify(fixture(hdparm)).items() if v is not None})
+        ata.update({k: v for k, v in parse_hdparm_identify(fixture(hdparm)).items() if v is not None})
     return info_of("ata", ata=ata)
 
 
@@ -60,13 +63,13 @@ def ata_info(hdparm: str | None) -> dict:
 
 def test_nvme_with_sanitize_prefers_block_erase() -> None:
     m = purge.choose_purge(nvme_info("nvme-cli-2.x-id-ctrl-sanitize-DERIVED.json"), target("nvme0n1"))
-    assert isinstance(m, purge.NvmeSanitizePurge) and m.name == "nvme-sanitize-block"
+    assert isinstance(m, nvme.SanitizePurge) and m.name == "nvme-sanitize-block"
     assert m.disclosure == "NVMe Sanitize, block erase (PTS purge)" and m.notes == ()
 
 
 def test_nvme_with_format_only_keeps_lba_format() -> None:
     m = purge.choose_purge(nvme_info("nvme-cli-2.x-id-ctrl-samsung-980pro-1tb-keysorted.json"), target("nvme0n1"))
-    assert isinstance(m, purge.NvmeFormatPurge) and m.name == "nvme-format"
+    assert isinstance(m, nvme.FormatPurge) and m.name == "nvme-format"
     assert m.ses == 1 and m.lbaf == 1  # the LBA format in use (4096 B), kept
     assert "Format NVM, secure erase (user data erase, SES=1)" in m.disclosure
     assert any("does not support sanitize" in n for n in m.notes)
@@ -81,19 +84,19 @@ def test_ata_frozen_falls_back_and_says_how_to_unfreeze() -> None:
 
 def test_ata_enhanced_security_erase() -> None:
     m = purge.choose_purge(ata_info(None), target("sda", transport="sata"))  # smartctl alone: state 0x21
-    assert isinstance(m, purge.AtaSecurityErasePurge) and m.enhanced and m.name == "ata-secure-erase-enhanced"
+    assert isinstance(m, ata.SecurityErasePurge) and m.enhanced and m.name == "ata-secure-erase-enhanced"
     assert m.disclosure == "ATA ENHANCED SECURITY ERASE UNIT (PTS purge)"
 
 
 def test_sas_sanitize_then_format_unit() -> None:
-    sas = identify.parse_smartctl(json.loads(fixture("smartctl-7.4-sas-hdd-seagate-14tb-a.json")))["scsi"]
-    ops = identify.parse_sg_opcodes(fixture("sg_opcodes-sas-hdd-sanitize-CONSTRUCTED.txt"))
+    sas = parse_smartctl(json.loads(fixture("smartctl-7.4-sas-hdd-seagate-14tb-a.json")))["scsi"]
+    ops = scsi.parse_sg_opcodes(fixture("sg_opcodes-sas-hdd-sanitize-CONSTRUCTED.txt"))
     m = purge.choose_purge(info_of("scsi", scsi={**sas, **ops}), target("sdb", transport="sas"))
-    assert isinstance(m, purge.ScsiSanitizePurge) and m.name == "scsi-sanitize-block"
+    assert isinstance(m, scsi.SanitizePurge) and m.name == "scsi-sanitize-block"
     # without SANITIZE (opcode report not answered): FORMAT UNIT, keeping the drive's PI type 2
     f = purge.choose_purge(info_of("scsi", scsi=sas), target("sdb", transport="sas"))
-    assert isinstance(f, purge.ScsiFormatPurge) and f.protection_type == 2
-    assert purge._fmtpinfo(f.protection_type) == ["--fmtpinfo=3"]
+    assert isinstance(f, scsi.FormatPurge) and f.protection_type == 2
+    assert scsi.fmtpinfo(f.protection_type) == ["--fmtpinfo=3"]
     assert any("REPORT SUPPORTED OPERATION CODES" in n for n in f.notes)
 
 
@@ -112,7 +115,7 @@ def test_loop_device_discloses_fallback() -> None:
 def test_nvme_sanitize_not_used_on_a_shared_controller() -> None:
     info = nvme_info("nvme-cli-2.x-id-ctrl-sanitize-DERIVED.json", namespaces=2)
     m = purge.choose_purge(info, target("nvme0n1"))
-    assert isinstance(m, purge.NvmeFormatPurge)  # fna = 0: format is per namespace
+    assert isinstance(m, nvme.FormatPurge)  # fna = 0: format is per namespace
     assert any("erases every namespace of nvme0 (2 namespaces)" in n for n in m.notes)
     info["nvme"]["format_applies_to_all_namespaces"] = {"value": True, "unit": ""}
     f = purge.choose_purge(info, target("nvme0n1"))
@@ -131,7 +134,7 @@ def test_nvme_without_nvme_cli_or_id_ctrl() -> None:
 
 def test_ata_sanitize_preferred_over_security_erase() -> None:
     m = purge.choose_purge(ata_info("hdparm-I-sata-ssd-sanitize-CONSTRUCTED.txt"), target("sda", transport="sata"))
-    assert isinstance(m, purge.AtaSanitizePurge) and m.name == "ata-sanitize-block"
+    assert isinstance(m, ata.SanitizePurge) and m.name == "ata-sanitize-block"
 
 
 def test_ata_with_password_set_is_not_erased() -> None:
@@ -145,7 +148,7 @@ def test_partition_never_gets_a_device_purge() -> None:
     t = target("nvme0n1p1", is_partition=True, parent="nvme0n1")
     m = purge.choose_purge(nvme_info("nvme-cli-2.x-id-ctrl-sanitize-DERIVED.json"), t)
     assert isinstance(m, purge.DiscardPurge) and "partition" in m.notes[0]
-    assert not purge.NvmeSanitizePurge("block").applies(t)
+    assert not nvme.SanitizePurge("block").applies(t)
 
 
 def test_file_target_is_recreated() -> None:
@@ -158,7 +161,7 @@ def test_named_method_refused_without_capability() -> None:
     with pytest.raises(UserError, match="does not support nvme-sanitize-block"):
         purge.select_purge(target("nvme0n1"), "nvme-sanitize-block", info=info)
     m = purge.select_purge(target("nvme0n1"), "nvme-format", info=info)
-    assert isinstance(m, purge.NvmeFormatPurge) and m.lbaf == 1
+    assert isinstance(m, nvme.FormatPurge) and m.lbaf == 1
     with pytest.raises(UserError, match="does not apply"):
         purge.select_purge(target("loop0"), "nvme-format", info=info)
 
@@ -171,7 +174,7 @@ def test_named_ata_secure_erase_refused_when_frozen() -> None:
 
 def test_auto_uses_given_info_and_lists_all_methods() -> None:
     m = purge.select_purge(target("sdb", transport="sas"), "auto", info=info_of("scsi", scsi={"format_unit_supported": True}))
-    assert isinstance(m, purge.ScsiFormatPurge)
+    assert isinstance(m, scsi.FormatPurge)
     names = purge.method_names()
     assert names[0] == "auto" and {"nvme-sanitize-block", "ata-secure-erase", "scsi-format", "discard"} <= set(names)
 
@@ -216,10 +219,9 @@ def test_poll_until_done_times_out_and_fails() -> None:
                               sleep=clock.sleep, clock=clock)
 
 
-def test_nvme_sanitize_state_from_sanitize_log(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nvme_sanitize_state_from_sanitize_log() -> None:
     logs = iter([fixture("nvme-cli-2.3-sanitize-log-in-progress-CONSTRUCTED.json"),
                  fixture("nvme-cli-2.3-sanitize-log-completed-CONSTRUCTED.json")])
-    monkeypatch.setattr(identify, "run_tool",
-                        lambda argv, **kw: identify.ToolResult(tuple(argv), 0, next(logs), "", None))
-    assert purge.nvme_sanitize_state("/dev/nvme0") == ("running", 25.0, "in progress")
-    assert purge.nvme_sanitize_state("/dev/nvme0")[0] == "done"
+    fake = FakeTools({("nvme", "sanitize-log"): lambda argv: next(logs)})
+    assert nvme.sanitize_state("/dev/nvme0", fake) == ("running", 25.0, "in progress")
+    assert nvme.sanitize_state("/dev/nvme0", fake)[0] == "done"

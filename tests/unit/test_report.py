@@ -21,7 +21,7 @@ from ssdpts.errors import Interrupted, UserError  # noqa: E402
 from ssdpts.report import output_paths, parse_formats, render  # noqa: E402
 from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
-from ssdpts.spec.runspec import RunSpec  # noqa: E402
+from ssdpts.pts.runspec import RunSpec  # noqa: E402
 
 EVIL = "<script>alert(1)</script>"
 
@@ -300,6 +300,28 @@ def test_device_strings_are_escaped(tmp_path):
 
 # ---- other inputs -----------------------------------------------------------------------------------
 
+
+def test_description_is_shown_and_a_simulated_device_is_disclosed(tmp_path):
+    """--describe FILE is what no tool can read from the device: every field reaches the report
+    header (nested tables as dotted names), and a description that says the device is simulated
+    puts a banner on the first page of both formats."""
+    run = make_run(tmp_path, ("lat",), max_rounds=5)
+    man = read(run, "manifest.json")
+    man["description"] = {"simulated": True, "model": "Ref drive", "notes": "a simulation, not a physical SSD",
+                          "refssd": {"t_prog_us": 1000.0, "channels_x_dies": "4 x 2"}}
+    (run / "manifest.json").write_text(json.dumps(man))
+    html_path, pdf_path = render(run)
+    doc = re.sub(r"\s+", " ", text(html_path.read_text(encoding="utf-8")))
+    assert "simulated device under test" in doc and "a simulation, not a physical SSD" in doc
+    assert "refssd.t_prog_us 1000.0" in doc and "refssd.channels_x_dies 4 x 2" in doc
+    assert "Ref drive (described)" in doc  # the file target reports no model of its own
+    pdf = subprocess.run(["pdftotext", "-layout", str(pdf_path), "-"], capture_output=True, text=True).stdout
+    assert "simulated device under test" in pdf and "refssd.t_prog_us" in pdf
+    man["description"] = {"nand_type": "TLC"}
+    (run / "manifest.json").write_text(json.dumps(man))
+    doc = re.sub(r"\s+", " ", text(render(run)[0].read_text(encoding="utf-8")))
+    assert "simulated device under test" not in doc and "nand_type TLC" in doc
+
 def test_missing_summary_is_recomputed(tmp_path):
     run = make_run(tmp_path, ("iops",), max_rounds=5)
     expected = read(run, "summary.json")["parts"]["iops"]["table"]
@@ -309,6 +331,34 @@ def test_missing_summary_is_recomputed(tmp_path):
     assert "summary.json is missing" in text(doc)
     rows = sorted(expected["rows"], key=lambda r: r["block_size_bytes"])
     assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in expected["mixes"]]
+
+
+def test_missing_summary_is_recomputed_on_a_4kn_target(tmp_path, monkeypatch):
+    """A 4Kn target (logical block 4096) never runs the 0.5KiB steps. Rebuilding the results without
+    summary.json must plan the parts for the recorded logical block size: otherwise no round has all
+    its planned steps, and the report has no window and no table."""
+    from ssdpts.device import target as target_mod
+
+    # a file target takes the logical block size of the disk under it: make that disk 4Kn
+    monkeypatch.setattr(target_mod, "_fs_block_sizes", lambda directory: (4096, 4096))
+    target = open_target(str(tmp_path / "t.bin"), size_bytes=256 * 2**20)
+    assert target.logical_block_size_bytes == 4096
+    spec = RunSpec(tests=("iops", "lat"), step_seconds=1, max_rounds=5)
+    start_run(spec, target, executor=FakeExecutor(noise=0.02), out_dir=tmp_path / "runs", confirm=None)
+    (run,) = (tmp_path / "runs").iterdir()
+    saved = read(run, "summary.json")["parts"]
+    assert all(r["block_size_bytes"] >= 4096 for r in saved["iops"]["table"]["rows"])
+    (run / "summary.json").unlink()
+    (out,) = render(run, formats=("html",))
+    doc = out.read_text(encoding="utf-8")
+    assert "summary.json is missing" in text(doc)
+    iops = saved["iops"]["table"]
+    rows = sorted(iops["rows"], key=lambda r: r["block_size_bytes"])
+    assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in iops["mixes"]]
+    lat = {(r["block_size_bytes"], r["mix"]): r for r in saved["lat"]["table"]["rows"]}
+    mixes = list(dict.fromkeys(m for _, m in lat))
+    assert values(doc, "lat-lat-mean-us") == [lat[(bs, m)]["lat_mean_us"] for bs in sorted({b for b, _ in lat})
+                                              for m in mixes]
 
 
 def test_temperature_section_only_with_telemetry(tmp_path):

@@ -14,12 +14,13 @@ import sqlite3
 import pytest
 
 from ssdpts import resultsdb as R
-from ssdpts.compare import table_cells
+from ssdpts.results.cells import table_cells
+from ssdpts.results.records import Summary
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, UserError
 from ssdpts.session import start_run
-from ssdpts.spec.runspec import RunSpec
+from ssdpts.pts.runspec import RunSpec
 
 MiB = 2**20
 
@@ -148,7 +149,8 @@ def test_round_trip_add_list_export_rebuild(runs, tmp_path, capsys):
         listed1 = db.list_runs()
         rows1 = db.export_rows()
     # the export: one row per measurement with the run fields
-    n_cells = sum(len(table_cells(json.loads((runs[k] / "summary.json").read_text()))) for k in "abc")
+    n_cells = sum(len(table_cells(Summary.from_dict(json.loads((runs[k] / "summary.json").read_text()))))
+                  for k in "abc")
     assert len(rows1) == n_cells
     assert set(rows1[0]) == set(R.EXPORT_FIELDS)
     R.export(rows1, "csv", tmp_path / "one.csv")

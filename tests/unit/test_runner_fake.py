@@ -17,9 +17,9 @@ from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor, default_model
 from ssdpts.errors import Interrupted, RunFailed, UserError
 from ssdpts.session import resume_run, start_run
-from ssdpts.spec.runspec import RunSpec
-from ssdpts.spec.tests import build_parts
-from ssdpts.spec.workload import Step, Workload
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import build_parts
+from ssdpts.pts.workload import Step, Workload
 from ssdpts.store import RunStore
 
 KiB = 1024
@@ -446,3 +446,80 @@ def test_a_second_resume_while_running_is_refused(tmp_path):
         holder.unlock()
     _, summary = resume_run(run_dir, executor=FakeExecutor())
     assert summary["status"] == "complete"
+
+
+# ---- the guard between rounds, integrity records, order of checks -----------------------------------
+
+def test_device_unsafe_between_rounds_stops_interrupted_and_resumes(tmp_path, small_baseline, monkeypatch):
+    from ssdpts.device.claim import Claim
+    from ssdpts.errors import DeviceUnsafe
+
+    calls = {"n": 0}
+
+    def check(self):  # the guard finds the device mounted at its 5th call (before iops round 3)
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise DeviceUnsafe("/dev/x is mounted at /mnt: unmount it or pick another target")
+
+    monkeypatch.setattr(Claim, "check", check)
+    with pytest.raises(Interrupted) as exc:
+        start(tmp_path, SMALL, FakeExecutor())
+    run_dir = only_run_dir(tmp_path)
+    assert exc.value.exit_code == 1 and str(exc.value).startswith("stopped: /dev/x is mounted at /mnt")
+    m = manifest(run_dir)
+    assert m["status"] == "interrupted" and "mounted" in m["interruption"]["device_unsafe"]
+    assert len(step_lines(run_dir)) == 1 + 2 * 56  # WIPC, rounds 1-2: nothing after the guard said no
+    monkeypatch.undo()
+    # --keep-window: the rounds of the baseline, this test is about the guard (the window across a
+    # resume: test_boundaries_fake.py)
+    _, summary = resume_run(run_dir, executor=FakeExecutor(), keep_window=True)
+    assert summary["status"] == "complete"
+    assert manifest(run_dir)["resumptions"][0]["interruption"]["device_unsafe"].startswith("/dev/x is mounted")
+    assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(small_baseline[0])))
+
+
+def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
+    from ssdpts.results import integrity
+    from ssdpts.store import file_digest
+
+    run_dir, _ = small_baseline
+    rounds = manifest(run_dir)["parts"]["iops"]["rounds"]
+    assert list(rounds)[:2] == ["wipc", "round-001"] and rounds["wipc"]["steps"] == 1
+    assert rounds["round-001"]["steps"] == 56
+    f = rounds["round-001"]["files"]["fio/iops/round-001.json"]
+    assert f == file_digest(run_dir / "fio/iops/round-001.json")
+    res = integrity.check(run_dir)
+    assert res.intact and res.rounds_checked == sum(len(p["rounds"]) for p in manifest(run_dir)["parts"].values())
+
+
+def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseline):
+    """A crash between recording a round's checksums and appending its steps: not damage; resume
+    measures the round again and the finished run verifies."""
+    from ssdpts.results import integrity
+
+    with pytest.raises(Interrupted):
+        start(tmp_path, SMALL, FakeExecutor(interrupt_on_batch=4))  # after iops rounds 1-2
+    run_dir = only_run_dir(tmp_path)
+    store = RunStore.open(run_dir)
+    job, out = store.fio_paths("iops", "round-003")
+    job.write_text("; in flight\n")
+    out.write_text("{}")
+    store.record_round("iops", "round-003", [job, out], 56)
+    res = integrity.check(run_dir)
+    assert res.intact and any("round 3 of iops" in n and "in flight" in n for n in res.notes)
+    ex = FakeExecutor()
+    resume_run(run_dir, executor=ex, keep_window=True)  # the rounds of the baseline (the window: test_boundaries_fake.py)
+    assert ex.batches[0].steps[0].round == 3
+    assert manifest(run_dir)["resumptions"][0]["rounds_measured_again"] == ["iops round-003"]
+    assert integrity.check(run_dir).intact
+    assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(small_baseline[0])))
+
+
+def test_refusals_come_before_anything_is_written(tmp_path):
+    """An unusable --out is refused before the file target is created (it used to be created first)."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    target = open_target(str(tmp_path / "target.img"), size_bytes=SIZE)
+    with pytest.raises(UserError, match="is not a directory"):
+        start_run(SMALL, target, executor=FakeExecutor(), out_dir=blocker / "runs", confirm=None)
+    assert not (tmp_path / "target.img").exists() and not (tmp_path / "target.img.ssdpts-target").exists()

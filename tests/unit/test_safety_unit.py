@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import purge, safety
+from ssdpts.device import fingerprint, purge, safety, usage
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target, open_target
 from ssdpts.errors import UserError
@@ -410,8 +410,8 @@ def test_system_disk_and_its_partitions_refused(fake: FakeSys, tmp_path: Path, m
 
 
 def test_mountinfo_unescape() -> None:
-    assert safety._unescape(r"/mnt/a\040b\011c\134d") == "/mnt/a b\tc\\d"
-    assert safety._unescape("/plain\\x") == "/plain\\x"
+    assert usage.unescape(r"/mnt/a\040b\011c\134d") == "/mnt/a b\tc\\d"
+    assert usage.unescape("/plain\\x") == "/plain\\x"
 
 
 # --- files and markers -------------------------------------------------------------------------------
@@ -420,14 +420,47 @@ def test_mountinfo_unescape() -> None:
 def test_marker_files(tmp_path: Path) -> None:
     path = tmp_path / "t.img"
     assert not safety.is_ssdpts_file(str(path))
+    path.write_bytes(b"\0" * 4096)
     safety.mark_created(str(path))
     assert safety.is_ssdpts_file(str(path))
     record = json.loads(Path(str(path) + ".ssdpts-target").read_text())
     assert record["created_by"] == "ssdpts" and record["path"] == str(path)
+    assert record["identity"]["inode"] == path.stat().st_ino and record["identity"]["size_bytes"] == 4096
     Path(str(path) + ".ssdpts-target").write_text("{not json")
     assert not safety.is_ssdpts_file(str(path))
     Path(str(path) + ".ssdpts-target").write_text('{"created_by": "someone"}')
     assert not safety.is_ssdpts_file(str(path))
+    # a marker from before file identities cannot tell its file from another
+    Path(str(path) + ".ssdpts-target").write_text('{"created_by": "ssdpts", "format": 1, "path": "x"}')
+    assert safety.marker_status(str(path)) == "old" and not safety.is_ssdpts_file(str(path))
+
+
+def test_marker_vouches_for_one_file_only(tmp_path: Path) -> None:
+    """The file ssdpts made is deleted and another one put at its name: not ssdpts's, even when the
+    filesystem hands out the same inode number again (ext4 does) and the size is the same."""
+    path = tmp_path / "t.img"
+    path.write_bytes(b"\0" * 8192)
+    safety.mark_created(str(path))
+    ino = path.stat().st_ino
+    path.unlink()
+    path.write_bytes(b"user data".ljust(8192, b"."))
+    assert safety.marker_status(str(path)) == "other"
+    t = open_target(str(path))
+    with pytest.raises(UserError) as exc:
+        safety.check_writable(t, needed_bytes=0, confirm=None)
+    assert "not the file ssdpts created there" in one_line(exc)
+    with pytest.raises(UserError):
+        purge.select_purge(t, "auto").run(t)
+    assert path.read_bytes().startswith(b"user data")
+    if path.stat().st_ino == ino:  # the interesting case: told apart by birth time / generation
+        assert fingerprint.file_identity(str(path))["inode"] == ino
+    # the same file grown or shrunk is not the file the marker vouches for either
+    path.unlink()
+    path.write_bytes(b"\0" * 4096)
+    safety.mark_created(str(path))
+    with open(path, "ab") as f:
+        f.write(b"x")
+    assert safety.marker_status(str(path)) == "other"
 
 
 def test_existing_foreign_file_refused(tmp_path: Path) -> None:

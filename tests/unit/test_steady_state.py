@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ssdpts.spec.steady_state import (
+from ssdpts.pts.steady_state import (
     EXCURSION_FRACTION,
     RANGE_FRACTION,
     WINDOW_ROUNDS,

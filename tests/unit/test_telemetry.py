@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import identify, telemetry
+from ssdpts.device import fields, nvme, telemetry
 from ssdpts.device import target as tgt
+from ssdpts.device.tools import FakeTools, Sysfs
 
 TOOLS = Path(__file__).parents[1] / "fixtures" / "tools"
 
@@ -27,7 +28,7 @@ def test_block_stat_17_fields_recorded() -> None:
     s = telemetry.parse_block_stat((TOOLS / "sysfs-block-stat-vda-local.txt").read_text())
     assert list(s) == list(telemetry.STAT_FIELDS)
     assert s["reads_completed"] == 7580015 and s["sectors_written"] == 505212287 and s["flush_time_ms"] == 5202
-    assert set(telemetry.STAT_FIELDS) == {f.name for f in identify.group_fields("block_stat")}
+    assert set(telemetry.STAT_FIELDS) == {f.name for f in fields.group_fields("block_stat")}
 
 
 def test_block_stat_old_kernels() -> None:
@@ -45,7 +46,7 @@ def test_log_page_parser_agrees_with_nvme_cli(name: str) -> None:
     page = telemetry.build_smart_log_page(doc)
     assert len(page) == 512
     raw = telemetry._keep(telemetry.parse_smart_log_page(page))
-    cli = telemetry._keep(identify.parse_nvme_smart_log(doc))
+    cli = telemetry._keep(nvme.parse_nvme_smart_log(doc))
     assert raw == cli
 
 
@@ -88,17 +89,23 @@ def _fake_block(root: Path, name: str, parent: Path | None = None) -> Path:
 
 
 @pytest.fixture
-def sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def sysfs(tmp_path: Path) -> Path:
     root = tmp_path / "sys"
     root.mkdir()
-    monkeypatch.setattr(tgt, "SYSFS", str(root))
-    monkeypatch.setattr(tgt, "lsblk_info", lambda dev: {})
     return root
+
+
+def source(root: Path, name: str, tools: FakeTools | None = None, **kw) -> telemetry.TelemetrySource:
+    """A telemetry source on kernel device ``name`` of the fake sysfs tree ``root`` (no tool installed
+    unless ``tools`` says otherwise)."""
+    tree, tools = Sysfs(str(root)), tools or FakeTools(installed=set())
+    return telemetry.make_source(tgt.block_target_from_sysfs(name, sysfs=tree, tools=tools), sysfs=tree, tools=tools,
+                                 **kw)
 
 
 def test_loop_source_has_block_counters_and_says_why_no_health(sysfs: Path) -> None:
     _fake_block(sysfs, "loop3")
-    src = telemetry.make_source(tgt.block_target_from_sysfs("loop3"))
+    src = source(sysfs, "loop3")
     assert src.available and "loop3 is a loop device" in src.reason
     snap = src.snapshot()
     assert snap["health"].startswith("not available: loop3 is a loop device")
@@ -109,7 +116,7 @@ def test_loop_source_has_block_counters_and_says_why_no_health(sysfs: Path) -> N
 
 def test_snapshot_never_raises(sysfs: Path) -> None:
     d = _fake_block(sysfs, "loop4")
-    src = telemetry.make_source(tgt.block_target_from_sysfs("loop4"))
+    src = source(sysfs, "loop4")
     (d / "stat").unlink()
     snap = src.snapshot()
     assert snap["block"].startswith("not available: cannot read")
@@ -143,10 +150,9 @@ def _fake_nvme(sysfs: Path) -> None:
     (sysfs / "class" / "nvme" / "nvme0").symlink_to(ctrl)
 
 
-def test_nvme_source_uses_the_admin_ioctl(sysfs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nvme_source_uses_the_admin_ioctl(sysfs: Path) -> None:
     _fake_nvme(sysfs)
-    monkeypatch.setattr(telemetry, "NvmeAdmin", FakeAdmin)
-    src = telemetry.make_source(tgt.block_target_from_sysfs("nvme0n1"))
+    src = source(sysfs, "nvme0n1", nvme_admin=FakeAdmin)
     assert src.available and src.reason is None and src.health_method == "nvme-ioctl"
     a, b = src.snapshot(), src.snapshot()
     assert a["health"] == "nvme-ioctl" and a["composite_temperature_c"] == pytest.approx(50.85)
@@ -156,7 +162,7 @@ def test_nvme_source_uses_the_admin_ioctl(sysfs: Path, monkeypatch: pytest.Monke
     assert src.describe()["health"] == "nvme-ioctl"
 
 
-def test_nvme_source_falls_back_to_nvme_cli(sysfs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nvme_source_falls_back_to_nvme_cli(sysfs: Path) -> None:
     _fake_nvme(sysfs)
 
     class Refused:
@@ -164,26 +170,21 @@ def test_nvme_source_falls_back_to_nvme_cli(sysfs: Path, monkeypatch: pytest.Mon
             raise PermissionError(13, "Permission denied")
 
     log = (TOOLS / "nvme-cli-2.16-smart-log-samsung-pm981a.json").read_text()
-    monkeypatch.setattr(telemetry, "NvmeAdmin", Refused)
-    monkeypatch.setattr(telemetry.shutil, "which", lambda t: f"/usr/bin/{t}")
-    monkeypatch.setattr(identify, "run_tool", lambda argv, **kw: identify.ToolResult(tuple(argv), 0, log, "", None))
-    info = {"nvme": identify.build_group("nvme", {"warning_temp_c": 84.85, "critical_temp_c": 87.85}, "-")}
-    src = telemetry.make_source(tgt.block_target_from_sysfs("nvme0n1"), info=info)
+    info = {"nvme": fields.build_group("nvme", {"warning_temp_c": 84.85, "critical_temp_c": 87.85}, "-")}
+    src = source(sysfs, "nvme0n1", FakeTools({(): log}), nvme_admin=Refused, info=info)
     snap = src.snapshot()
     assert src.health_method == "nvme-cli smart-log" and snap["temperature_sensors_c"] == [48.85, 70.85]
     assert snap["warning_temp_c"] == 84.85
 
 
-def test_nvme_source_without_any_way_says_why(sysfs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nvme_source_without_any_way_says_why(sysfs: Path) -> None:
     _fake_nvme(sysfs)
 
     class Refused:
         def __init__(self, dev):
             raise FileNotFoundError(2, "No such file or directory")
 
-    monkeypatch.setattr(telemetry, "NvmeAdmin", Refused)
-    monkeypatch.setattr(telemetry.shutil, "which", lambda t: None)
-    src = telemetry.make_source(tgt.block_target_from_sysfs("nvme0n1"))
+    src = source(sysfs, "nvme0n1", nvme_admin=Refused)
     assert src.available  # block counters still
     assert src.reason.startswith("not available: NVMe admin ioctl on /dev/nvme0 refused")
     assert src.snapshot()["health"] == src.health_reason

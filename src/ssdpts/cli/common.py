@@ -6,8 +6,8 @@ import argparse
 from dataclasses import dataclass
 
 from ..errors import UserError
-from ..spec.runspec import PTS_STEP_SECONDS, TEST_NAMES, RunSpec, expand_tests
-from ..spec.units import parse_size
+from ..pts.runspec import PTS_STEP_SECONDS, TEST_NAMES, RunSpec, expand_tests
+from ..pts.units import parse_size
 
 
 def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
@@ -67,8 +67,10 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
 def prepare(args: argparse.Namespace) -> Prepared:
     """Validate everything that can be validated without touching a device."""
     from ..device.target import open_target
-    from ..spec.tests import build_parts
+    from ..pts.plan import build_parts
 
+    if getattr(args, "out", None) is not None and not args.out.strip():
+        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     tests = expand_tests(args.tests)
     spec = build_spec(args, tests)
     size = None

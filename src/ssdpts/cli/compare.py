@@ -47,8 +47,11 @@ def cmd(args) -> int:
         text = comparison_text(result)
     from ..report.compare_html import parse_formats, render  # matplotlib and jinja2 load only here
 
+    from .report import warn_damage
+
     formats = parse_formats(args.format)
     print(text)
+    warn_damage(list(dict.fromkeys([*args.run_dirs, *([args.baseline] if args.baseline else [])])))
     for path in render(result, formats=formats, out=args.out or None):
         print(f"wrote {path}")
     sys.stdout.flush()

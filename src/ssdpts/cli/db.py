@@ -68,12 +68,13 @@ def cmd_add(args) -> int:
 
     with ResultsDB(args.db) as db:
         for run, replaced in db.add(args.run_dirs):
-            print(f"{'updated' if replaced else 'added'} {run.uid} {run.name}")
+            mark = f" (DAMAGED, left out of export: {run.damage[0]}; see 'ssdpts verify')" if run.damage else ""
+            print(f"{'updated' if replaced else 'added'} {run.uid} {run.name}{mark}")
         print(f"database: {db.path}")
     return 0
 
 
-LIST_COLUMNS = (("run_uid", "run"), ("created", "started (UTC)"), ("device_model", "model"),
+LIST_COLUMNS = (("run_uid", "run"), ("status", "status"), ("created", "started (UTC)"), ("device_model", "model"),
                 ("device_serial", "serial"), ("device_firmware", "firmware"), ("target_path", "target"),
                 ("tests", "tests"), ("profile", "profile"), ("step_seconds", "step s"), ("run_name", "directory"))
 

@@ -62,8 +62,8 @@ def cmd(args) -> int:
     from ..device.target import open_target
     from ..progress import make_progress
     from ..session import start_run
-    from ..spec.runspec import RunSpec, expand_tests
-    from ..spec.units import parse_size
+    from ..pts.runspec import RunSpec, expand_tests
+    from ..pts.units import parse_size
     from ..errors import Interrupted, RunFailed
     from .output import finish, print_summary
 

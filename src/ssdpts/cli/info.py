@@ -37,6 +37,7 @@ def cmd(args) -> int:
     import json
 
     from ..device import identify, telemetry
+    from ..device.fields import GROUPS
     from ..device.target import open_target
 
     target = open_target(args.target)
@@ -71,7 +72,7 @@ def cmd(args) -> int:
                   f"firmware {escape(val('firmware'))} · {escape(val('capacity_bytes'))}", highlight=False)
     if info.get("note"):
         console.print(escape(info["note"]), style="dim")
-    for group in identify.GROUPS:
+    for group in GROUPS:
         entries = info.get(group) or {}
         avail = {k: e for k, e in entries.items() if isinstance(e, dict)}
         missing = {k: e for k, e in entries.items() if isinstance(e, str)}

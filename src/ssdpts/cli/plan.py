@@ -24,8 +24,8 @@ def cmd(args) -> int:
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
     from ..engine.fio import render_job_file
-    from ..spec.steady_state import WINDOW_ROUNDS
-    from ..spec.tests import active_range_bytes
+    from ..pts.steady_state import WINDOW_ROUNDS
+    from ..pts.plan import active_range_bytes
 
     prep = prepare(args)
     spec, target = prep.spec, prep.target

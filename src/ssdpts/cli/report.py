@@ -25,4 +25,17 @@ def cmd(args) -> int:
     formats = parse_formats(args.format)
     for path in render(Path(args.run_dir), formats=formats, out=args.out or None):
         print(path)
+    warn_damage([Path(args.run_dir)])
     return 0
+
+
+def warn_damage(run_dirs) -> None:
+    """One warning line per problem 'ssdpts verify' finds (report and compare still work: the run's
+    summary may be right, but it can no longer be checked against fio's raw output)."""
+    import sys
+
+    from ..results import integrity
+
+    for d in run_dirs:
+        for p in integrity.check(d).problems:
+            print(f"ssdpts: warning: {d} is damaged: {p.line()}", file=sys.stderr)

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ssdpts.device import host
-from ssdpts.device.identify import not_available, run_tool
+from ssdpts.device.fields import not_available
+from ssdpts.device.tools import Tools
 
 PROC_SYS = "/proc/sys"
 SYS = "/sys"  # roots read at call time, so tests can point them at a fake tree
@@ -91,7 +92,7 @@ def systemd_running() -> bool:
 
 
 def _systemctl(*args: str) -> str:
-    res = run_tool(["systemctl", *args], timeout=15, ok_codes=lambda rc: True)
+    res = Tools().run(["systemctl", *args], timeout=15, ok_codes=lambda rc: True)
     return (res.stdout or "").strip() or (res.stderr or "").strip()
 
 
@@ -324,7 +325,7 @@ def _tool_check(name: str, tool: str, pkg: str, argv: list[str], minimum: tuple[
     fix = _install(pkg)
     if shutil.which(tool) is None:
         return Check(name, "not installed", rec, None if optional else False, fix, False, why)
-    res = run_tool(argv, timeout=15, ok_codes=lambda rc: True)
+    res = Tools().run(argv, timeout=15, ok_codes=lambda rc: True)
     text = (res.stdout or res.stderr).strip().splitlines()
     line = next((ln for ln in text if re.search(r"\d", ln)), text[0] if text else "")
     m = re.search(r"(?:version\s+|fio-|smartctl\s+)(\d+(?:\.\d+)+)", line) or re.search(r"(\d+\.\d+(?:\.\d+)*)", line)
@@ -432,7 +433,7 @@ def _save_state(path: Path, doc: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _do(action: Action) -> tuple[bool, str, str | None]:
+def _do(action: Action, tools: Tools) -> tuple[bool, str, str | None]:
     """Run one action → (ok, message, old value for writes)."""
     if action.kind == "write":
         old = _read(action.path)
@@ -444,13 +445,14 @@ def _do(action: Action) -> tuple[bool, str, str | None]:
         except OSError as exc:
             return False, f"{action.describe()}: {exc.strerror}", old
         return True, action.describe(), old
-    res = run_tool(list(action.argv), timeout=600)
+    res = tools.change(list(action.argv), timeout=600)
     return res.ok, (" ".join(action.argv) if res.ok else f"{' '.join(action.argv)}: {res.reason}"), None
 
 
-def apply(checks: list[Check], *, state: Path | None = None) -> tuple[list[str], list[str]]:
+def apply(checks: list[Check], *, state: Path | None = None, tools: Tools | None = None) -> tuple[list[str], list[str]]:
     """Apply the actions of reversible checks that are not ok; record them for undo().
-    Returns (done, failed) one-line descriptions."""
+    Returns (done, failed) one-line descriptions. ``tools``: runs the commands (systemctl, swapoff)."""
+    tools = tools or Tools(destructive=True)
     path = state or state_file()
     doc = _load_state(path)
     seen_writes = {c["path"] for c in doc["changes"] if c["kind"] == "write"}
@@ -459,7 +461,7 @@ def apply(checks: list[Check], *, state: Path | None = None) -> tuple[list[str],
         if chk.ok is not False or not chk.reversible:
             continue
         for a in chk.actions:
-            ok, msg, old = _do(a)
+            ok, msg, old = _do(a, tools)
             if not ok:
                 failed.append(f"{chk.name}: {msg}")
                 continue
@@ -478,9 +480,10 @@ def apply(checks: list[Check], *, state: Path | None = None) -> tuple[list[str],
     return done, failed
 
 
-def undo(*, state: Path | None = None) -> tuple[list[str], list[str]]:
+def undo(*, state: Path | None = None, tools: Tools | None = None) -> tuple[list[str], list[str]]:
     """Restore every change apply() recorded, newest first. Returns (restored, failed); the state
     file is removed when everything was restored (kept with the failures otherwise)."""
+    tools = tools or Tools(destructive=True)
     path = state or state_file()
     doc = _load_state(path)
     restored, failed, left = [], [], []
@@ -490,9 +493,9 @@ def undo(*, state: Path | None = None) -> tuple[list[str], list[str]]:
                 failed.append(f"{c['check']}: no old value recorded for {c['path']}")
                 left.append(c)
                 continue
-            ok, msg, _ = _do(Action("write", c["path"], c["old"]))
+            ok, msg, _ = _do(Action("write", c["path"], c["old"]), tools)
         else:
-            ok, msg, _ = _do(Action("run", argv=tuple(c["undo_argv"])))
+            ok, msg, _ = _do(Action("run", argv=tuple(c["undo_argv"])), tools)
         (restored if ok else failed).append(f"{c['check']}: {msg}")
         if not ok:
             left.append(c)

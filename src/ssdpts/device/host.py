@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .identify import Field, not_available, run_tool
+from .fields import Field, not_available
+from .tools import Tools
 
 SYS_CPU = "/sys/devices/system/cpu"
 SYS_MODULE = "/sys/module"
@@ -339,17 +340,20 @@ def _active(text: str | None) -> str | None:
     return m.group(1) if m else text
 
 
-def fio_version_probe() -> str:
-    res = run_tool(["fio", "--version"], timeout=15)
+def fio_version_probe(tools: Tools | None = None) -> str:
+    res = (tools or Tools()).run(["fio", "--version"], timeout=15)
     return res.stdout.strip() if res.ok and res.stdout.strip() else (res.reason or not_available("fio --version failed"))
 
 
 # --- collect --------------------------------------------------------------------------------------
 
 
-def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_lshw: bool = True) -> dict:
+def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_lshw: bool = True,
+            tools: Tools | None = None) -> dict:
     """Host facts (flat; see HOST_FIELDS). ``fio_version``: the executor's, else probed.
-    ``raw_dir``: where to keep lshw's / dmidecode's raw output (the run's device/ directory)."""
+    ``raw_dir``: where to keep lshw's / dmidecode's raw output (the run's device/ directory).
+    ``tools``: a read-only tool runner (fio, lshw, dmidecode)."""
+    tools = tools or Tools()
     from .. import __version__
 
     out: dict[str, Any] = {
@@ -357,7 +361,7 @@ def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_
         "kernel_cmdline": _read(f"{PROC}/cmdline") or not_available("no /proc/cmdline"),
         "arch": platform.machine(), "distribution": _distro(), "python": sys.version.split()[0],
         "ssdpts_version": __version__,
-        "fio_version": fio_version or fio_version_probe(),
+        "fio_version": fio_version or fio_version_probe(tools),
         "cpu_count": os.cpu_count(),
     }
     try:
@@ -387,7 +391,7 @@ def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_
     out["memory_bytes"] = _mem_bytes()
     mem: dict[str, Any] = {}
     if use_lshw:
-        res = run_tool(["lshw", "-json", "-quiet"], timeout=90)
+        res = tools.run(["lshw", "-json", "-quiet"], timeout=90)
         if res.ok:
             try:
                 mem = parse_lshw(json.loads(res.stdout))
@@ -400,7 +404,7 @@ def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_
     else:
         lshw_reason = "lshw not run"
     if not mem.get("memory_dimms"):
-        res = run_tool(["dmidecode", "-t", "17"], timeout=30)
+        res = tools.run(["dmidecode", "-t", "17"], timeout=30)
         if res.ok:
             d = parse_dmidecode_memory(res.stdout)
             if d.get("memory_dimms"):

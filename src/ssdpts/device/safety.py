@@ -29,12 +29,14 @@ import shutil
 import stat
 import struct
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from ssdpts.device import target as tgt
+from ssdpts.device import usage
+# The file marker lives in marker.py; these names stay reachable here for the callers of the guard.
+from ssdpts.device.marker import MARKER_SUFFIX, is_ssdpts_file, mark_created, marker_path, marker_status  # noqa: F401
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
 
@@ -46,9 +48,6 @@ SYSTEM_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
 
 # Paths where a "file" target would be a pseudo-file or a device node created by accident.
 _PSEUDO_ROOTS = ("/dev", "/proc", "/sys")
-
-MARKER_SUFFIX = ".ssdpts-target"
-MARKER_FORMAT = 1
 
 _BLKROGET = 0x125E  # _IO(0x12, 94): read-only flag of a block device
 
@@ -84,11 +83,14 @@ class Verdict:
 # --- public API -----------------------------------------------------------------------------------
 
 
-def assess(target: Target, *, needed_bytes: int = 0) -> Verdict:
-    """Inspect ``target`` read-only and say whether a test may write to it."""
+def assess(target: Target, *, needed_bytes: int = 0, probe: bool = True) -> Verdict:
+    """Inspect ``target`` read-only and say whether a test may write to it.
+
+    ``probe=False``: without reading the device (no blkid signatures, no exclusive-open probe) — the
+    cheap re-check between rounds, while the run's own exclusive claim keeps other claimants out."""
     if target.kind == "file":
         return _assess_file(target, needed_bytes)
-    return _assess_block(target, needed_bytes)
+    return _assess_block(target, needed_bytes, probe=probe)
 
 
 def check_writable(
@@ -180,39 +182,6 @@ def confirmation_matches(target: Target, confirm: str) -> bool:
     return False
 
 
-def marker_path(path: str) -> str:
-    """Sidecar that proves ssdpts created the file at ``path``."""
-    return os.path.realpath(path) + MARKER_SUFFIX
-
-
-def mark_created(path: str) -> None:
-    """Record that ssdpts created ``path`` (written atomically: tmp file + rename)."""
-    marker = marker_path(path)
-    record = {
-        "created_by": "ssdpts",
-        "format": MARKER_FORMAT,
-        "path": os.path.realpath(path),
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    tmp = f"{marker}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(record, f)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, marker)
-
-
-def is_ssdpts_file(path: str) -> bool:
-    """True when ``path`` has a valid ssdpts marker next to it."""
-    try:
-        with open(marker_path(path), encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return False
-    return isinstance(record, dict) and record.get("created_by") == "ssdpts"
-
-
 # --- files ----------------------------------------------------------------------------------------
 
 
@@ -235,10 +204,21 @@ def _assess_file(target: Target, needed_bytes: int) -> Verdict:
             allocated = os.stat(real).st_blocks * 512
         except OSError:
             pass
-        if not is_ssdpts_file(real):
+        status = marker_status(real)
+        if status == "none":
             reasons.append(
                 f"{target.path} exists and was not created by ssdpts (no {marker_path(real)}): "
                 "delete it yourself or give a new file path with --size"
+            )
+        elif status == "other":
+            reasons.append(
+                f"{target.path} is not the file ssdpts created there (its inode, size or birth time differ from "
+                f"{marker_path(real)}): it is someone else's file now; delete it yourself or give a new file path"
+            )
+        elif status == "old":
+            reasons.append(
+                f"{marker_path(real)} was written by an older ssdpts and cannot tell its file from another: "
+                f"delete {target.path} and its marker, then let ssdpts create the file again with --size"
             )
         if real in _swap_files():
             reasons.append(f"{target.path} is an active swap file: run swapoff {real} or pick another file")
@@ -298,12 +278,12 @@ def _loop_backed_by(real_path: str) -> str | None:
 # --- block devices --------------------------------------------------------------------------------
 
 
-def _assess_block(target: Target, needed_bytes: int) -> Verdict:
+def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> Verdict:
     name = target.name
     disk = target.parent or tgt.disk_of(name)
     parts = [] if target.is_partition else tgt.partitions_of(name)
     members = [name, *parts]  # what the test overwrites
-    stacked = _holders_closure(members)  # what is built on top of it (dm, md, ...)
+    stacked = usage.holders_closure(members)  # what is built on top of it (dm, md, ...)
     reasons: list[str] = []
     existing: list[str] = []
     details: dict[str, Any] = {
@@ -337,9 +317,9 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
 
     # 4. Holders: LVM, md, dm-crypt, multipath, bcache sit on the device.
     for n in members:
-        for holder in _holders(n):
+        for holder in usage.holders(n):
             reasons.append(
-                f"{_describe(n, name, disk, target.path)} is in use by {_holder_label(holder)} "
+                f"{_describe(n, name, disk, target.path)} is in use by {usage.holder_label(holder)} "
                 "(LVM, RAID, device-mapper or encryption built on it): remove that or pick another target"
             )
 
@@ -355,8 +335,9 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
         )
 
     # 6. Signatures and the exclusive-open probe. Skipped for the system disk: it is refused
-    #    already and we do not even open it read-only.
-    if disk not in system:
+    #    already and we do not even open it read-only. Skipped between rounds (probe=False): the
+    #    run's exclusive claim keeps every other claimant out, and blkid would read the device.
+    if disk not in system and probe:
         signatures: dict[str, dict[str, str]] = {}
         errors: list[str] = []
         for n in members:
@@ -376,7 +357,11 @@ def _assess_block(target: Target, needed_bytes: int) -> Verdict:
         if not reasons:
             busy, ro, probe_errors = _exclusive_probe({n: (target.real_path if n == name else f"/dev/{n}") for n in members})
             errors.extend(probe_errors)
+            holder = _ssdpts_holder(target) if busy else None
             for node in busy:
+                if holder is not None:
+                    reasons.append(f"{node} is in use by {holder.describe()}: wait for it to finish or stop it")
+                    continue
                 reasons.append(
                     f"{node} is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
                     "RAID/LVM/ZFS or another program): stop that user or pick another target"
@@ -409,186 +394,28 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-# --- holders / system disks -----------------------------------------------------------------------
+# --- holders, mounts, swap (device/usage.py), read from PROC and SYSTEM_MOUNTPOINTS at call time ---
 
-
-def _holders(name: str) -> list[str]:
-    try:
-        return sorted(os.listdir(os.path.join(tgt.sysfs_block_dir(name), "holders")))
-    except OSError:
-        return []
-
-
-def _holders_closure(names: Iterable[str]) -> list[str]:
-    """Every device stacked on ``names``, transitively (dm on md on a partition, ...)."""
-    seen: list[str] = []
-    todo = list(names)
-    while todo:
-        for h in _holders(todo.pop()):
-            if h not in seen:
-                seen.append(h)
-                todo.append(h)
-    return seen
-
-
-def _holder_label(holder: str) -> str:
-    dm_name = tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(holder), "dm", "name"))
-    return f"/dev/{holder} ({dm_name})" if dm_name else f"/dev/{holder}"
-
-
-def whole_disks(name: str, _seen: set[str] | None = None) -> set[str]:
-    """The whole disks under kernel device ``name``: partition → disk, dm/md → slaves, loop → the
-    disk holding its backing file. Used to find what the running system lives on."""
-    seen = _seen if _seen is not None else set()
-    if name in seen:
-        return set()
-    seen.add(name)
-    if tgt.is_partition_name(name):
-        return whole_disks(tgt.disk_of(name), seen)
-    try:
-        slaves = sorted(os.listdir(os.path.join(tgt.sysfs_block_dir(name), "slaves")))
-    except OSError:
-        slaves = []
-    if slaves:
-        return set().union(*(whole_disks(s, seen) for s in slaves))
-    backing = tgt.loop_backing_file(name) if name.startswith("loop") else None
-    if backing:
-        below = _block_name_of_path(backing.removesuffix(" (deleted)"))
-        if below:
-            return {name} | whole_disks(below, seen)
-    return {name}
-
-
-def _block_name_of_path(path: str) -> str | None:
-    """Kernel name of the block device holding the filesystem that ``path`` is on."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    name = tgt.name_for_devnum(os.major(st.st_dev), os.minor(st.st_dev))
-    if name:
-        return name
-    # btrfs and friends report an anonymous st_dev: use the mount's source device instead.
-    best: tuple[int, str] | None = None
-    for entry in _mountinfo():
-        mp = entry["mountpoint"]
-        if (path == mp or path.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= best[0]):
-            source_name = _source_name(entry["source"])
-            if source_name:
-                best = (len(mp), source_name)
-    return best[1] if best else None
+def whole_disks(name: str) -> set[str]:
+    """The whole disks under kernel device ``name`` (usage.whole_disks)."""
+    return usage.whole_disks(name, PROC)
 
 
 def _system_disks() -> dict[str, list[str]]:
     """{whole disk kernel name: [system mount points on it]}."""
-    result: dict[str, list[str]] = {}
-    for mp in SYSTEM_MOUNTPOINTS:
-        if not os.path.exists(mp):
-            continue
-        name = _block_name_of_path(mp)
-        for disk in sorted(whole_disks(name)) if name else []:
-            result.setdefault(disk, []).append(mp)
-    return result
-
-
-# --- /proc parsing --------------------------------------------------------------------------------
-
-
-def _unescape(field_text: str) -> str:
-    # /proc/self/mountinfo and /proc/swaps escape space, tab, newline and backslash as \ooo.
-    out, i = [], 0
-    while i < len(field_text):
-        octal = field_text[i + 1 : i + 4]
-        if field_text[i] == "\\" and len(octal) == 3 and all(c in "01234567" for c in octal):
-            out.append(chr(int(octal, 8)))
-            i += 4
-        else:
-            out.append(field_text[i])
-            i += 1
-    return "".join(out)
-
-
-def _mountinfo() -> list[dict[str, str]]:
-    try:
-        with open(os.path.join(PROC, "self", "mountinfo"), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    entries = []
-    for line in lines:
-        head, sep, tail = line.partition(" - ")
-        fields, rest = head.split(), tail.split()
-        if not sep or len(fields) < 5 or len(rest) < 2:
-            continue
-        entries.append({
-            "devnum": fields[2], "mountpoint": _unescape(fields[4]),
-            "fstype": rest[0], "source": _unescape(rest[1]),
-        })
-    return entries
-
-
-def _rdev_of(path: str) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" if stat.S_ISBLK(st.st_mode) else None
-
-
-def _source_name(source: str) -> str | None:
-    if not source.startswith("/"):
-        return None
-    devnum = _rdev_of(source)
-    if devnum is None:
-        return None
-    major, minor = devnum.split(":")
-    return tgt.name_for_devnum(int(major), int(minor))
+    return usage.system_disks(SYSTEM_MOUNTPOINTS, PROC)
 
 
 def _mounts_of(names: list[str]) -> list[tuple[str, str, str]]:
-    """(kernel name, mount point, fstype) for every mount of ``names``.
-
-    Matched by major:minor (covers bind mounts, which repeat it) and by the mount's source device
-    (covers btrfs, whose major:minor is anonymous). Mounted multi-device btrfs members are found
-    through /sys/fs/btrfs/*/devices.
-    """
-    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
-    found: list[tuple[str, str, str]] = []
-    for entry in _mountinfo():
-        n = by_devnum.get(entry["devnum"])
-        if n is None and entry["source"].startswith("/"):
-            n = by_devnum.get(_rdev_of(entry["source"]) or "")
-        if n is not None:
-            found.append((n, entry["mountpoint"], entry["fstype"]))
-    btrfs_root = os.path.join(tgt.SYSFS, "fs", "btrfs")
-    try:
-        fsids = os.listdir(btrfs_root)
-    except OSError:
-        fsids = []
-    for fsid in fsids:
-        for n in names:
-            if os.path.exists(os.path.join(btrfs_root, fsid, "devices", n)) and not any(f[0] == n for f in found):
-                found.append((n, f"a mounted btrfs filesystem ({fsid})", "btrfs"))
-    return found
+    return usage.mounts_of(names, PROC)
 
 
 def _swap_entries() -> list[str]:
-    try:
-        with open(os.path.join(PROC, "swaps"), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()[1:]  # first line is the header
-    except OSError:
-        return []
-    return [_unescape(line.split()[0]) for line in lines if line.split()]
+    return usage.swap_entries(PROC)
 
 
 def _swap_devices(names: list[str]) -> list[str]:
-    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
-    found = []
-    for path in _swap_entries():
-        n = by_devnum.get(_rdev_of(path) or "")
-        if n is not None:
-            found.append(n)
-    return found
+    return usage.swap_devices(names, PROC)
 
 
 # --- signatures and the exclusive probe -----------------------------------------------------------
@@ -684,8 +511,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
     """Open each node O_RDONLY|O_EXCL: EBUSY means the kernel knows a user we may not see
     (a mount in another namespace, an imported ZFS pool, md, a program holding it exclusively).
     Also reads BLKROGET on the way. Returns (busy nodes, any read-only, errors)."""
+    from ssdpts.device import claim
+
     busy, errors, read_only = [], [], False
     for node in nodes.values():
+        if claim.holds(node):
+            continue  # our own run holds it exclusively: nobody else can, and the probe would find us
         try:
             fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
@@ -702,6 +533,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
         finally:
             os.close(fd)
     return busy, read_only, errors
+
+
+def _ssdpts_holder(target: Target):
+    from ssdpts.device import claim
+
+    return claim.holder_of(target)
 
 
 # --- messages -------------------------------------------------------------------------------------

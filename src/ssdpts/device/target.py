@@ -12,12 +12,11 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import stat
-import subprocess
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ssdpts.device.tools import Sysfs, Tools
 from ssdpts.errors import UserError
 
 # Roots are module attributes (read at call time) so unit tests can point them at a fake tree.
@@ -73,72 +72,49 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text.strip()).strip("_")
 
 
-# --- sysfs helpers (shared with safety.py and purge.py) ------------------------------------------
+# --- sysfs (shared with safety.py and the collectors) ---------------------------------------------
+
+
+def host_sysfs(root: str | None = None) -> Sysfs:
+    """The sysfs tree to read: ``root``, else SYSFS (read at call time)."""
+    return Sysfs(root or SYSFS)
 
 
 def sysfs_block_dir(name: str) -> str:
-    return os.path.join(SYSFS, "class", "block", name)
+    return host_sysfs().block_dir(name)
 
 
 def read_sysfs(path: str) -> str | None:
     """Stripped content of a sysfs attribute, or None when absent/unreadable/empty."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read().strip()
-    except OSError:
-        return None
-    return text or None
-
-
-def _read_int(path: str) -> int | None:
-    text = read_sysfs(path)
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _read_bool(path: str) -> bool | None:
-    value = _read_int(path)
-    return None if value is None else value != 0
+    return host_sysfs().read(path)
 
 
 def is_partition_name(name: str) -> bool:
-    return os.path.exists(os.path.join(sysfs_block_dir(name), "partition"))
+    return host_sysfs().is_partition(name)
 
 
 def disk_of(name: str) -> str:
     """Whole-disk kernel name for a partition (its sysfs parent directory), else ``name``."""
-    if not is_partition_name(name):
-        return name
-    return os.path.basename(os.path.dirname(os.path.realpath(sysfs_block_dir(name))))
+    return host_sysfs().disk_of(name)
 
 
 def partitions_of(name: str) -> list[str]:
     """Kernel names of the partitions of a whole disk (sysfs subdirectories with a partition file)."""
-    base = sysfs_block_dir(name)
-    try:
-        entries = sorted(os.listdir(base))
-    except OSError:
-        return []
-    return [e for e in entries if os.path.isfile(os.path.join(base, e, "partition"))]
+    return host_sysfs().partitions_of(name)
 
 
 def name_for_devnum(major: int, minor: int) -> str | None:
     """Kernel name of the block device with this major:minor (via /sys/dev/block), or None."""
-    link = os.path.join(SYSFS, "dev", "block", f"{major}:{minor}")
-    if not os.path.exists(link):
-        return None
-    return os.path.basename(os.path.realpath(link))
+    return host_sysfs().name_for_devnum(major, minor)
 
 
 def devnum_of(name: str) -> str | None:
     """"major:minor" of a kernel block device name, as /proc/self/mountinfo writes it."""
-    return read_sysfs(os.path.join(sysfs_block_dir(name), "dev"))
+    return host_sysfs().block_attr(name, "dev")
 
 
 def loop_backing_file(name: str) -> str | None:
-    return read_sysfs(os.path.join(sysfs_block_dir(name), "loop", "backing_file"))
+    return host_sysfs().block_attr(name, "loop", "backing_file")
 
 
 # --- lsblk ----------------------------------------------------------------------------------------
@@ -147,23 +123,18 @@ def loop_backing_file(name: str) -> str | None:
 _LSBLK_COLUMNS = "NAME,KNAME,MODEL,SERIAL,VENDOR,REV,TRAN,WWN,TYPE,SIZE"
 
 
-def lsblk_info(dev_path: str) -> dict[str, Any]:
+def lsblk_info(dev_path: str, tools: Tools | None = None) -> dict[str, Any]:
     """lsblk's view of one device (no children), or {} when lsblk is missing or fails.
 
     lsblk reads sysfs and the udev database; it never writes. Its absence is not an error: sysfs
     already gave the essentials, lsblk only adds transport and udev's serial.
     """
-    if shutil.which("lsblk") is None:
+    res = (tools or Tools()).run(["lsblk", "-J", "-b", "-d", "-o", _LSBLK_COLUMNS, dev_path], timeout=20)
+    if not res.ok:
         return {}
     try:
-        proc = subprocess.run(
-            ["lsblk", "-J", "-b", "-d", "-o", _LSBLK_COLUMNS, dev_path],
-            capture_output=True, text=True, timeout=20, check=False,
-        )
-        if proc.returncode != 0:
-            return {}
-        devices = json.loads(proc.stdout).get("blockdevices") or []
-    except (OSError, subprocess.SubprocessError, ValueError, AttributeError):
+        devices = json.loads(res.stdout).get("blockdevices") or []
+    except (ValueError, AttributeError):
         return {}
     return devices[0] if devices and isinstance(devices[0], dict) else {}
 
@@ -253,9 +224,10 @@ def _fs_block_sizes(directory: str) -> tuple[int, int]:
     name = name_for_devnum(os.major(st.st_dev), os.minor(st.st_dev))
     if name is None:
         return 512, fs_block
-    queue = os.path.join(sysfs_block_dir(disk_of(name)), "queue")
-    logical = _read_int(os.path.join(queue, "logical_block_size")) or 512
-    physical = _read_int(os.path.join(queue, "physical_block_size")) or logical
+    fs = host_sysfs()
+    queue = os.path.join(fs.block_dir(fs.disk_of(name)), "queue")
+    logical = fs.read_int(os.path.join(queue, "logical_block_size")) or 512
+    physical = fs.read_int(os.path.join(queue, "physical_block_size")) or logical
     return logical, physical
 
 
@@ -280,36 +252,40 @@ def _block_target(path: str, real_path: str, major: int, minor: int) -> Target:
     return block_target_from_sysfs(name, path=path, real_path=real_path)
 
 
-def block_target_from_sysfs(name: str, *, path: str | None = None, real_path: str | None = None) -> Target:
+def block_target_from_sysfs(name: str, *, path: str | None = None, real_path: str | None = None,
+                            sysfs: Sysfs | None = None, tools: Tools | None = None) -> Target:
     """Build a block Target from sysfs (+ lsblk) for kernel name ``name``."""
-    sysdir = sysfs_block_dir(name)
-    partition = is_partition_name(name)
-    disk = disk_of(name) if partition else name
-    diskdir = sysfs_block_dir(disk)
+    fs = sysfs or host_sysfs()
+    sysdir = fs.block_dir(name)
+    partition = fs.is_partition(name)
+    disk = fs.disk_of(name) if partition else name
+    diskdir = fs.block_dir(disk)
     # nvme: /sys/class/block/nvme0n1/device is the controller (model, serial, firmware_rev);
     # SCSI/ATA: device/ is the scsi_device (model, vendor, rev); virtio-blk: serial at top level.
     devdir = os.path.join(diskdir, "device")
     node = path or f"/dev/{name}"
-    info = lsblk_info(f"/dev/{disk}") if os.path.exists(f"/dev/{disk}") else {}
+    info = {}
+    if os.path.exists(f"/dev/{disk}"):
+        info = lsblk_info(f"/dev/{disk}") if tools is None else lsblk_info(f"/dev/{disk}", tools)
 
-    sectors = _read_int(os.path.join(sysdir, "size")) or 0  # always 512-byte units in sysfs
+    sectors = fs.read_int(os.path.join(sysdir, "size")) or 0  # always 512-byte units in sysfs
     queue = os.path.join(diskdir, "queue")
-    model = read_sysfs(os.path.join(devdir, "model")) or _clean(info.get("model"))
+    model = fs.read(os.path.join(devdir, "model")) or _clean(info.get("model"))
     serial = (
-        read_sysfs(os.path.join(devdir, "serial"))  # nvme controller
-        or read_sysfs(os.path.join(diskdir, "serial"))  # virtio-blk
+        fs.read(os.path.join(devdir, "serial"))  # nvme controller
+        or fs.read(os.path.join(diskdir, "serial"))  # virtio-blk
         or _clean(info.get("serial"))  # udev (ATA/SCSI via ID_SERIAL_SHORT)
         or _vpd_unit_serial(os.path.join(devdir, "vpd_pg80"))  # SCSI/SATA without udev
     )
-    vendor = read_sysfs(os.path.join(devdir, "vendor")) or _clean(info.get("vendor"))
+    vendor = fs.read(os.path.join(devdir, "vendor")) or _clean(info.get("vendor"))
     firmware = (
-        read_sysfs(os.path.join(devdir, "firmware_rev"))
-        or read_sysfs(os.path.join(devdir, "rev"))
+        fs.read(os.path.join(devdir, "firmware_rev"))
+        or fs.read(os.path.join(devdir, "rev"))
         or _clean(info.get("rev"))
     )
     wwid = (
-        read_sysfs(os.path.join(diskdir, "wwid"))
-        or read_sysfs(os.path.join(devdir, "wwid"))
+        fs.read(os.path.join(diskdir, "wwid"))
+        or fs.read(os.path.join(devdir, "wwid"))
         or _clean(info.get("wwn"))
     )
     return Target(
@@ -318,17 +294,17 @@ def block_target_from_sysfs(name: str, *, path: str | None = None, real_path: st
         kind="block",
         name=name,
         size_bytes=sectors * 512,
-        logical_block_size_bytes=_read_int(os.path.join(queue, "logical_block_size")) or 512,
-        physical_block_size_bytes=_read_int(os.path.join(queue, "physical_block_size")) or 512,
+        logical_block_size_bytes=fs.read_int(os.path.join(queue, "logical_block_size")) or 512,
+        physical_block_size_bytes=fs.read_int(os.path.join(queue, "physical_block_size")) or 512,
         model=model,
         serial=serial,
         vendor=vendor,
         firmware=firmware,
         transport=_clean(info.get("tran")),
-        rotational=_read_bool(os.path.join(queue, "rotational")),
-        removable=_read_bool(os.path.join(diskdir, "removable")),
+        rotational=fs.read_bool(os.path.join(queue, "rotational")),
+        removable=fs.read_bool(os.path.join(diskdir, "removable")),
         # A partition can be read-only on its own, or through its disk.
-        read_only=bool(_read_bool(os.path.join(sysdir, "ro")) or _read_bool(os.path.join(diskdir, "ro"))),
+        read_only=bool(fs.read_bool(os.path.join(sysdir, "ro")) or fs.read_bool(os.path.join(diskdir, "ro"))),
         is_partition=partition,
         parent=disk if partition else None,
         exists=True,
@@ -344,7 +320,7 @@ def list_block_devices() -> list[Target]:
         return []
     targets = []
     for name in names:
-        if (_read_int(os.path.join(sysfs_block_dir(name), "size")) or 0) == 0:
+        if (host_sysfs().read_int(os.path.join(sysfs_block_dir(name), "size")) or 0) == 0:
             continue  # unconfigured zram, empty CD drive, detached loop
         if name.startswith("loop") and loop_backing_file(name) is None:
             continue

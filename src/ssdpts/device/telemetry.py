@@ -35,16 +35,16 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
-import shutil
 import struct
 import time
 from typing import Any, Callable, Iterable
 
-from ssdpts.device import identify
+from ssdpts.device import ata, nvme
 from ssdpts.device import target as tgt
+from ssdpts.device.block import device_class, file_backing_disk
+from ssdpts.device.fields import not_available, value
 from ssdpts.device.target import Target
-
-NA = identify.NA
+from ssdpts.device.tools import Sysfs, Tools, install_hint, parse_json
 
 # ==================================================================================================
 # /sys/class/block/NAME/stat
@@ -62,8 +62,8 @@ def parse_block_stat(text: str) -> dict[str, int]:
     return dict(zip(STAT_FIELDS, values))
 
 
-def block_stat_path(name: str) -> str:
-    return os.path.join(tgt.sysfs_block_dir(name), "stat")
+def block_stat_path(name: str, sysfs: Sysfs | None = None) -> str:
+    return os.path.join((sysfs or tgt.host_sysfs()).block_dir(name), "stat")
 
 
 # ==================================================================================================
@@ -93,11 +93,11 @@ def parse_smart_log_page(page: bytes) -> dict[str, Any]:
     def u32(o):
         return int.from_bytes(page[o:o + 4], "little")
 
-    sensors = [identify.kelvin_to_c(u16(200 + 2 * i)) for i in range(8)]
+    sensors = [nvme.kelvin_to_c(u16(200 + 2 * i)) for i in range(8)]
     dur, duw = _u128(page[32:48]), _u128(page[48:64])
     return {
         "critical_warning": page[0],
-        "composite_temperature_c": identify.kelvin_to_c(u16(1)),
+        "composite_temperature_c": nvme.kelvin_to_c(u16(1)),
         "available_spare_pct": page[3], "available_spare_threshold_pct": page[4], "percentage_used_pct": page[5],
         "data_units_read": dur, "data_units_written": duw,
         "data_read_bytes": dur * 512_000, "data_written_bytes": duw * 512_000,
@@ -115,7 +115,7 @@ def parse_smart_log_page(page: bytes) -> dict[str, Any]:
 def build_smart_log_page(fields: dict[str, Any]) -> bytes:
     """Inverse of parse_smart_log_page for tests: kelvin and raw counters in nvme-cli's key names."""
     page = bytearray(512)
-    cw = identify.critical_warning_int(fields.get("critical_warning")) or 0
+    cw = nvme.critical_warning_int(fields.get("critical_warning")) or 0
     page[0] = cw
     page[1:3] = int(fields.get("temperature", 0)).to_bytes(2, "little")
     page[3], page[4], page[5] = (int(fields.get(k, 0)) for k in ("avail_spare", "spare_thresh", "percent_used"))
@@ -165,8 +165,8 @@ class NvmeAdmin:
 
 def temperature_limits_from_id_ctrl(data: bytes) -> dict[str, float | None]:
     """WCTEMP (bytes 266-267) and CCTEMP (268-269) of the Identify Controller data structure."""
-    return {"warning_temp_c": identify.kelvin_to_c(int.from_bytes(data[266:268], "little")),
-            "critical_temp_c": identify.kelvin_to_c(int.from_bytes(data[268:270], "little"))}
+    return {"warning_temp_c": nvme.kelvin_to_c(int.from_bytes(data[266:268], "little")),
+            "critical_temp_c": nvme.kelvin_to_c(int.from_bytes(data[268:270], "little"))}
 
 
 # ==================================================================================================
@@ -186,7 +186,7 @@ def _keep(d: dict[str, Any]) -> dict[str, Any]:
     return {k: d[k] for k in _KEEP if d.get(k) is not None}
 
 
-def _smartctl_reader(dev: str, cls: str) -> HealthReader:
+def _smartctl_reader(dev: str, cls: str, tools: Tools) -> HealthReader:
     argv = ["smartctl", "-j", "-A", dev]
     if cls == "ata":
         argv[3:3] = ["-l", "devstat"]
@@ -194,20 +194,20 @@ def _smartctl_reader(dev: str, cls: str) -> HealthReader:
         argv[3:3] = ["-d", "nvme"]
 
     def read() -> dict[str, Any]:
-        res = identify.run_tool(argv, timeout=10, ok_codes=lambda rc: rc & 0x3 == 0)
+        res = tools.run(argv, timeout=10, ok_codes=lambda rc: rc & 0x3 == 0)
         if not res.ok:
             raise OSError(res.reason)
-        return _keep(identify.parse_smartctl(identify._json(res.stdout))["smart"])
+        return _keep(ata.parse_smartctl(parse_json(res.stdout))["smart"])
 
     return read
 
 
-def _nvme_cli_reader(ctrl_dev: str) -> HealthReader:
+def _nvme_cli_reader(ctrl_dev: str, tools: Tools) -> HealthReader:
     def read() -> dict[str, Any]:
-        res = identify.run_tool(["nvme", "smart-log", ctrl_dev, "-o", "json"], timeout=10)
+        res = tools.run(["nvme", "smart-log", ctrl_dev, "-o", "json"], timeout=10)
         if not res.ok:
             raise OSError(res.reason)
-        return _keep(identify.parse_nvme_smart_log(identify._json(res.stdout)))
+        return _keep(nvme.parse_nvme_smart_log(parse_json(res.stdout)))
 
     return read
 
@@ -223,8 +223,9 @@ class TelemetrySource:
 
     def __init__(self, *, block_name: str | None, block_reason: str | None, health: HealthReader | None,
                  health_method: str | None, health_reason: str | None, limits: dict[str, Any] | None = None,
-                 closer: Callable[[], None] | None = None):
+                 closer: Callable[[], None] | None = None, sysfs: Sysfs | None = None):
         self.block_name = block_name
+        self.block_stat = block_stat_path(block_name, sysfs) if block_name else None
         self.block_reason = block_reason
         self.health = health
         self.health_method = health_method
@@ -250,16 +251,16 @@ class TelemetrySource:
                 snap.update(self.health())
                 snap["health"] = self.health_method
             except Exception as exc:  # noqa: BLE001 - telemetry must never stop a measurement
-                snap["health"] = identify.not_available(f"{self.health_method} failed: {exc}")
+                snap["health"] = not_available(f"{self.health_method} failed: {exc}")
         else:
             snap["health"] = self.health_reason
         snap.update(self.limits)
         if self.block_name:
             try:
-                with open(block_stat_path(self.block_name), encoding="ascii") as f:
+                with open(self.block_stat, encoding="ascii") as f:
                     snap["block"] = parse_block_stat(f.read())
             except (OSError, ValueError) as exc:
-                snap["block"] = identify.not_available(f"cannot read {block_stat_path(self.block_name)}: {exc}")
+                snap["block"] = not_available(f"cannot read {self.block_stat}: {exc}")
         else:
             snap["block"] = self.block_reason
         self.last_ms = (time.perf_counter() - t0) * 1000
@@ -279,58 +280,66 @@ def _no_health_reason(cls: str, name: str) -> str:
     what = {"loop": "a loop device (a file seen as a disk)", "zram": "a zram device (compressed RAM)",
             "virtio": "a virtio disk (the hypervisor hides the physical drive)", "dm": "a device-mapper device",
             "md": "an md RAID device", "file": "a file"}.get(cls, f"a {cls} device")
-    return identify.not_available(f"{name} is {what}: no temperature/wear/throttle log; block-layer counters only")
+    return not_available(f"{name} is {what}: no temperature/wear/throttle log; block-layer counters only")
 
 
-def make_source(target: Target, *, info: dict | None = None, prefer: str | None = None) -> TelemetrySource:
+def make_source(target: Target, *, info: dict | None = None, prefer: str | None = None, tools: Tools | None = None,
+                sysfs: Sysfs | None = None, nvme_admin: Callable[[str], Any] | None = None) -> TelemetrySource:
     """Pick the cheapest working way to sample ``target``; never raises.
 
     ``info``: identify.collect()'s result, for the warning/critical temperatures (id-ctrl) and the
     device class. ``prefer``: force "nvme-cli" or "smartctl" (tests, or a misbehaving ioctl).
+    ``tools`` (read-only), ``sysfs`` and ``nvme_admin`` (NvmeAdmin's constructor): the seams to the host.
     """
     try:
-        return _make_source(target, info, prefer)
+        return _make_source(target, info, prefer, _Host(tools or Tools(), sysfs or tgt.host_sysfs(),
+                                                        nvme_admin or NvmeAdmin))
     except Exception as exc:  # noqa: BLE001 - telemetry must never stop a run
-        reason = identify.not_available(f"telemetry setup failed: {exc.__class__.__name__}: {exc}")
+        reason = not_available(f"telemetry setup failed: {exc.__class__.__name__}: {exc}")
         return TelemetrySource(block_name=None, block_reason=reason, health=None, health_method=None,
                                health_reason=reason)
 
 
-def _make_source(target: Target, info: dict | None, prefer: str | None) -> TelemetrySource:
-    cls = identify.device_class(target)
+class _Host:
+    def __init__(self, tools: Tools, sysfs: Sysfs, nvme_admin: Callable[[str], Any]):
+        self.tools, self.sysfs, self.nvme_admin = tools, sysfs, nvme_admin
+
+
+def _make_source(target: Target, info: dict | None, prefer: str | None, host: _Host) -> TelemetrySource:
+    cls = device_class(target, host.sysfs)
     block_name, block_reason = None, None
     if target.kind == "file":
-        backing = identify._file_backing_disk(target)
+        backing = file_backing_disk(target, host.sysfs)
         if backing is None:
-            reason = identify.not_available(f"{target.path} is on a filesystem without a backing block device")
+            reason = not_available(f"{target.path} is on a filesystem without a backing block device")
             return TelemetrySource(block_name=None, block_reason=reason, health=None, health_method=None,
                                    health_reason=reason)
-        disk_target = tgt.block_target_from_sysfs(backing)
-        src = _make_source(disk_target, info, prefer)
+        disk_target = tgt.block_target_from_sysfs(backing, sysfs=host.sysfs, tools=host.tools)
+        src = _make_source(disk_target, info, prefer, host)
         src.block_reason = None
         src.reason = src.health_reason
         src.health_method = src.health_method and f"{src.health_method} ({backing}, the disk under the file)"
         return src
     # Partitions have their own stat file; health is the whole drive's.
-    if os.path.exists(block_stat_path(target.name)):
+    if os.path.exists(block_stat_path(target.name, host.sysfs)):
         block_name = target.name
     else:
-        block_reason = identify.not_available(f"no {block_stat_path(target.name)}")
+        block_reason = not_available(f"no {block_stat_path(target.name, host.sysfs)}")
     limits: dict[str, Any] = {}
     if info:
-        limits = {"warning_temp_c": identify.value(info, "nvme", "warning_temp_c"),
-                  "critical_temp_c": identify.value(info, "nvme", "critical_temp_c")}
+        limits = {"warning_temp_c": value(info, "nvme", "warning_temp_c"),
+                  "critical_temp_c": value(info, "nvme", "critical_temp_c")}
     disk = target.parent or target.name
     health: HealthReader | None = None
     method = None
     reasons: list[str] = []
     closer = None
     if cls == "nvme":
-        ctrl = identify.nvme_names(target)[0] or disk
+        ctrl = nvme.nvme_names(target, host.sysfs)[0] or disk
         ctrl_dev = f"/dev/{ctrl}"
         if prefer in (None, "ioctl"):
             try:
-                admin = NvmeAdmin(ctrl_dev)
+                admin = host.nvme_admin(ctrl_dev)
                 parse_smart_log_page(admin.smart_log())  # prove it works once
                 if not limits.get("warning_temp_c"):
                     try:
@@ -341,15 +350,15 @@ def _make_source(target: Target, info: dict | None, prefer: str | None) -> Telem
                 method, closer = "nvme-ioctl", admin.close
             except OSError as exc:
                 reasons.append(f"NVMe admin ioctl on {ctrl_dev} refused ({exc})")
-        if health is None and prefer in (None, "nvme-cli") and shutil.which("nvme"):
-            reader = _nvme_cli_reader(ctrl_dev)
+        if health is None and prefer in (None, "nvme-cli") and host.tools.which("nvme"):
+            reader = _nvme_cli_reader(ctrl_dev, host.tools)
             try:
                 reader()
                 health, method = reader, "nvme-cli smart-log"
             except OSError as exc:
                 reasons.append(str(exc))
-        if health is None and shutil.which("smartctl"):
-            reader = _smartctl_reader(ctrl_dev, "nvme")
+        if health is None and host.tools.which("smartctl"):
+            reader = _smartctl_reader(ctrl_dev, "nvme", host.tools)
             try:
                 reader()
                 health, method = reader, "smartctl"
@@ -358,10 +367,10 @@ def _make_source(target: Target, info: dict | None, prefer: str | None) -> Telem
         if health is None and not reasons:
             reasons.append("install nvme-cli, or run as root for the NVMe admin ioctl")
     elif cls in ("ata", "scsi", "usb"):
-        if shutil.which("smartctl") is None:
-            reasons.append(identify.install_hint("smartctl"))
+        if host.tools.which("smartctl") is None:
+            reasons.append(install_hint("smartctl"))
         else:
-            reader = _smartctl_reader(f"/dev/{disk}", "ata" if cls == "ata" else "scsi")
+            reader = _smartctl_reader(f"/dev/{disk}", "ata" if cls == "ata" else "scsi", host.tools)
             try:
                 reader()
                 health, method = reader, "smartctl"
@@ -369,10 +378,10 @@ def _make_source(target: Target, info: dict | None, prefer: str | None) -> Telem
                 reasons.append(str(exc))
     health_reason = None
     if health is None:
-        health_reason = (identify.not_available("; ".join(reasons)) if reasons
+        health_reason = (not_available("; ".join(reasons)) if reasons
                          else _no_health_reason(cls, disk))
     return TelemetrySource(block_name=block_name, block_reason=block_reason, health=health, health_method=method,
-                           health_reason=health_reason, limits=limits, closer=closer)
+                           health_reason=health_reason, limits=limits, closer=closer, sysfs=host.sysfs)
 
 
 # ==================================================================================================

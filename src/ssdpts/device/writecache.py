@@ -23,9 +23,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator
 
-from ssdpts.device import identify
+from ssdpts.device import nvme, scsi
 from ssdpts.device import target as tgt
+from ssdpts.device.block import device_class
+from ssdpts.device.fields import value
 from ssdpts.device.target import Target
+from ssdpts.device.tools import Sysfs, Tools
 from ssdpts.errors import UserError
 
 STATES = ("enabled", "disabled")
@@ -65,12 +68,12 @@ def parse_hdparm_w(text: str) -> str | None:
 
 
 def parse_sdparm_wce(text: str) -> str | None:
-    v = identify.parse_sdparm(text).get("write_cache_enabled")
+    v = scsi.parse_sdparm(text).get("write_cache_enabled")
     return None if v is None else ("enabled" if v else "disabled")
 
 
 def parse_nvme_vwc(text: str) -> str | None:
-    dword = identify.parse_get_feature(text).get(0x06)
+    dword = nvme.parse_get_feature(text).get(0x06)
     return None if dword is None else ("enabled" if dword & 1 else "disabled")
 
 
@@ -115,52 +118,54 @@ def _parse(kind: str, text: str) -> str | None:
 # --- applying -----------------------------------------------------------------------------------
 
 
-def _kernel_state(target: Target) -> str | None:
+def _kernel_state(target: Target, sysfs: Sysfs | None = None) -> str | None:
     disk = target.parent or target.name
-    return tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(disk), "queue", "write_cache")) if target.kind == "block" else None
+    return (sysfs or tgt.host_sysfs()).block_attr(disk, "queue", "write_cache") if target.kind == "block" else None
 
 
-def _plan_for(target: Target, info: dict | None) -> Plan | str:
-    cls = identify.device_class(target)
+def _plan_for(target: Target, info: dict | None, sysfs: Sysfs | None) -> Plan | str:
+    cls = device_class(target, sysfs)
     disk = target.parent or target.name
-    ctrl = identify.nvme_names(target)[0] if cls == "nvme" else None
-    vwc = identify.value(info or {}, "nvme", "volatile_write_cache_present") if cls == "nvme" else None
+    ctrl = nvme.nvme_names(target, sysfs)[0] if cls == "nvme" else None
+    vwc = value(info or {}, "nvme", "volatile_write_cache_present") if cls == "nvme" else None
     return plan(cls, f"/dev/{disk}", ctrl_dev=f"/dev/{ctrl}" if ctrl else None, vwc_present=vwc,
-                kernel_write_cache=_kernel_state(target))
+                kernel_write_cache=_kernel_state(target, sysfs))
 
 
-def read_state(p: Plan) -> str:
-    res = identify.run_tool(list(p.get_argv), timeout=30)
+def read_state(p: Plan, tools: Tools | None = None) -> str:
+    res = (tools or Tools()).run(list(p.get_argv), timeout=30)
     if not res.ok:
         return f"unknown: {res.reason}"
     state = _parse(p.parse, res.stdout)
     return state or f"unknown: cannot read the state from {' '.join(p.get_argv)}"
 
 
-def apply(target: Target, want: str, *, info: dict | None = None) -> WriteCacheRecord:
+def apply(target: Target, want: str, *, info: dict | None = None, tools: Tools | None = None,
+          sysfs: Sysfs | None = None) -> WriteCacheRecord:
     """Set the volatile write cache to ``want`` ("enabled" | "disabled"); never raises for a device
     that cannot do it (the record says why). ``info``: identify.collect()'s result, if at hand."""
     if want not in STATES:
         raise UserError(f"write cache must be 'enabled' or 'disabled', not {want!r}")
-    kernel = _kernel_state(target)
-    p = _plan_for(target, info)
+    tools = tools or Tools(destructive=True)
+    kernel = _kernel_state(target, sysfs)
+    p = _plan_for(target, info, sysfs)
     if isinstance(p, str):
         return WriteCacheRecord(p, want, p, "none", f"kernel write_cache: {kernel}" if kernel else None,
                                 target.path, False, kernel)
-    before = read_state(p)
+    before = read_state(p, tools)
     if before == want:
         return WriteCacheRecord(before, want, before, p.method, "already in the requested state", p.device, False, kernel)
-    res = identify.run_tool(list(p.set_argv[want]), timeout=60)
+    res = tools.change(list(p.set_argv[want]), timeout=60)
     if not res.ok:
         return WriteCacheRecord(before, want, before, p.method,
                                 f"could not set it ({res.reason}): the run records the state in force", p.device,
                                 False, kernel)
-    after = read_state(p)
+    after = read_state(p, tools)
     note = None if after == want else f"the drive kept '{after}' after {' '.join(p.set_argv[want])}"
-    return WriteCacheRecord(before, want, after, p.method, note, p.device, True, _kernel_state(target))
+    return WriteCacheRecord(before, want, after, p.method, note, p.device, True, _kernel_state(target, sysfs))
 
 
-def restore(record: WriteCacheRecord, target: Target | None = None) -> WriteCacheRecord:
+def restore(record: WriteCacheRecord, target: Target | None = None, *, tools: Tools | None = None) -> WriteCacheRecord:
     """Put the setting that was in force before ``apply`` back. Returns a record of that (or the
     input record, unchanged, when there is nothing to restore); never raises."""
     if not record.changed or record.before not in STATES:
@@ -170,8 +175,9 @@ def restore(record: WriteCacheRecord, target: Target | None = None) -> WriteCach
         return record
     p = plan(cls, record.device, ctrl_dev=record.device)
     assert isinstance(p, Plan)
-    res = identify.run_tool(list(p.set_argv[record.before]), timeout=60)
-    after = read_state(p)
+    tools = tools or Tools(destructive=True)
+    res = tools.change(list(p.set_argv[record.before]), timeout=60)
+    after = read_state(p, tools)
     note = None if res.ok and after == record.before else (
         f"restore to '{record.before}' failed ({res.reason or after}): set it by hand with "
         f"{' '.join(p.set_argv[record.before])}")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..measurement import Measurement
-from ..spec.workload import Step
+from ..pts.workload import Step
 
 
 @dataclass(frozen=True, slots=True)

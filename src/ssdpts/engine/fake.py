@@ -20,7 +20,7 @@ from typing import Callable
 
 from ..errors import RunFailed
 from ..measurement import DirectionStats, Measurement
-from ..spec.workload import Step
+from ..pts.workload import Step
 from .base import Batch, BatchResult
 
 

@@ -30,7 +30,7 @@ import zlib
 
 from ..errors import RunFailed, UserError
 from ..measurement import PERCENTILES
-from ..spec.workload import Step
+from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .gate import Entry, Gate
 from .fioparse import FioOutputError, job_measurement, parse_fio_output

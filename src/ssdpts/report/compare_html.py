@@ -37,7 +37,8 @@ from ..compare import (  # noqa: E402
     fmt_value, headline_rows, repeats_dict, settings_of,
 )
 from ..errors import UserError  # noqa: E402
-from ..spec.units import fmt_block_size  # noqa: E402
+from ..pts.units import fmt_block_size  # noqa: E402
+from ..pts.wsat import WsatTable  # noqa: E402
 from . import _write_atomic, model, output_paths, plots  # noqa: E402
 from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc  # noqa: E402
 from .pdf import (  # noqa: E402  (the run reports' page geometry and PDF style, so comparisons look the same)
@@ -113,8 +114,8 @@ def _delta_css(d: float | None) -> str:
 
 
 def _pts_kicker(runs) -> str:
-    versions = sorted({str(r.spec.get("pts_version", "2.0.2")) for r in runs})
-    profiles = sorted({str(r.spec.get("profile", "")).capitalize() for r in runs})
+    versions = sorted({str(r.manifest.settings.pts_version or "2.0.2") for r in runs})
+    profiles = sorted({str(r.manifest.settings.profile or "").capitalize() for r in runs})
     return f"SNIA SSS PTS {' / '.join(versions)} {' / '.join(profiles)}".strip()
 
 
@@ -129,6 +130,12 @@ def _cap(n: Any) -> str:
         return "not available"
 
 
+def _tf(run, name: str) -> Any:
+    """A field of a run's recorded target (None without one)."""
+    t = run.manifest.target
+    return getattr(t, name) if t is not None else None
+
+
 def _runs_table(runs, baseline: bool, ss_parts: list[tuple[str, list[bool | None]]]) -> Table:
     cols = [""] + [r.label + (" (baseline)" if baseline and i == 0 else "") for i, r in enumerate(runs)]
 
@@ -141,17 +148,15 @@ def _runs_table(runs, baseline: bool, ss_parts: list[tuple[str, list[bool | None
         row("Run directory", [r.name for r in runs]),
         row("Test run date", [fmt_time(r.created) for r in runs]),
         row("Status", [r.status for r in runs], ["ok" if r.status == "complete" else "bad" for r in runs]),
-        row("Device", [" ".join(x for x in (r.target.get("vendor"), r.target.get("model")) if x) or None
-                       for r in runs]),
-        row("Target", [f"{r.target.get('path')} ({r.target.get('kind')})" for r in runs]),
-        row("Serial number", [r.target.get("serial") for r in runs]),
-        row("Firmware", [r.target.get("firmware") for r in runs]),
-        row("Capacity", [_cap(r.target.get("size_bytes")) for r in runs]),
-        row("Logical block size", [f"{r.target.get('logical_block_size_bytes')} bytes" for r in runs]),
-        row("Host", [r.host.get("hostname") for r in runs]),
-        row("Kernel", [r.host.get("kernel") for r in runs]),
-        row("Software", [f"ssdpts {r.manifest.get('ssdpts_version', '?')}, {r.manifest.get('fio_version', '?')}"
-                         for r in runs]),
+        row("Device", [" ".join(x for x in (_tf(r, "vendor"), _tf(r, "model")) if x) or None for r in runs]),
+        row("Target", [f"{_tf(r, 'path')} ({_tf(r, 'kind')})" for r in runs]),
+        row("Serial number", [_tf(r, "serial") for r in runs]),
+        row("Firmware", [_tf(r, "firmware") for r in runs]),
+        row("Capacity", [_cap(_tf(r, "size_bytes")) for r in runs]),
+        row("Logical block size", [f"{_tf(r, 'logical_block_size_bytes')} bytes" for r in runs]),
+        row("Host", [r.manifest.host.get("hostname") for r in runs]),
+        row("Kernel", [r.manifest.host.get("kernel") for r in runs]),
+        row("Software", [f"ssdpts {r.manifest.ssdpts_version or '?'}, {r.manifest.fio_version or '?'}" for r in runs]),
     ]
     for title, flags in ss_parts:
         if all(f is None for f in flags):
@@ -181,7 +186,7 @@ def _deviation_alert(runs) -> Alert | None:
     """Deviations from the PTS, each once, with the runs it applies to ("all runs" when every one)."""
     by: dict[str, list[str]] = {}
     for r in runs:
-        for d in r.summary.get("deviations", r.manifest.get("deviations")) or []:
+        for d in r.deviations:
             by.setdefault(str(d), []).append(r.label)
     if not by:
         return None
@@ -371,10 +376,11 @@ def _part_section(cmp: Comparison, p) -> Section:
     elif p.test == "wsat":
         series = []
         for r in cmp.runs:
-            t = (r.part(p.part).get("table") or {})
-            s = t.get("series") or []
-            series.append(([x.get("minute") for x in s], [x.get("iops") for x in s],
-                           t.get("final_window_minutes") or [], t.get("final_window_iops")))
+            t = r.part(p.part).table
+            s = t.series if isinstance(t, WsatTable) else ()
+            series.append(([x.minute for x in s], [x.iops for x in s],
+                           list(t.final_window_minutes) if isinstance(t, WsatTable) else [],
+                           t.final_window_iops if isinstance(t, WsatTable) else None))
         sec.blocks.append(Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
                                "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
                                "window) the table compares.",

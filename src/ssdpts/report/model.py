@@ -15,18 +15,23 @@ from functools import partial
 import math
 from pathlib import Path
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from ..compare import fmt_value as _fmt_value
-from ..errors import UserError
-from ..spec.units import fmt_block_size
-from ..store import SUMMARY, RunStore
+from ..pts.iops import IopsTable
+from ..pts.registry import TESTS, title as test_title
+from ..pts.lat import LatTable
+from ..pts.steady_state import SteadyState
+from ..pts.tp import TpTable
+from ..pts.units import fmt_block_size
+from ..pts.workload import Workload
+from ..pts.wsat import WsatTable
+from ..results.reader import RunResults, read_run
+from ..results.records import NoWindow, PartResult, Series, StepRecord
+from ..results.registry import fmt_value as _fmt_value
 from . import plots
 
 NA = "not available"
-TEST_ORDER = ("wsat", "iops", "tp", "lat")
-TEST_TITLES = {"iops": "IOPS", "tp": "Throughput", "lat": "Latency", "wsat": "Write Saturation"}
-PARTIAL_STATUSES = ("interrupted", "failed", "running")
+TEST_ORDER = tuple(TESTS)
 
 
 # ---- formatting: one place ---------------------------------------------------------------------
@@ -47,7 +52,8 @@ def fmt_bytes10(n: float | None) -> str:
     return f"{int(n):,} bytes"
 
 
-def fmt_rounds(rounds: list[int]) -> str:
+def fmt_rounds(rounds: Sequence[int]) -> str:
+    rounds = list(rounds)
     if not rounds:
         return "none"
     if rounds == list(range(rounds[0], rounds[-1] + 1)) and len(rounds) > 2:
@@ -180,6 +186,7 @@ class Report:
     sections: list[Section]
     generated: str
     short_header: dict[str, str]  # a few fields for every PDF page: pts, device, run date...
+    description: list[tuple[str, str]] = field(default_factory=list)  # --describe FILE, flattened
 
     @property
     def toc(self) -> list[tuple[Section, list[Section]]]:
@@ -200,75 +207,48 @@ class Report:
 # ---- loading -------------------------------------------------------------------------------------
 
 def load(run_dir: Path) -> Report:
-    """Read a run directory and build the report's content."""
+    """Read a run directory (results.read_run, steps included) and build the report's content."""
+    from ..results.integrity import check
+
     run_dir = Path(run_dir)
-    store = RunStore.open(run_dir)
-    manifest = store.manifest()
-    steps = store.steps()
-    notes: list[str] = []
-    if (run_dir / SUMMARY).exists():
-        summary = store.summary()
-    else:
-        summary = _recompute_summary(manifest, steps)
-        notes.append("summary.json is missing (the run stopped before writing it): the results were recomputed "
-                     "from steps.jsonl")
-    return Builder(run_dir, manifest, summary, steps, notes).build()
-
-
-def _recompute_summary(manifest: dict, steps: list[dict]) -> dict:
-    from ..analysis import kept_sessions, summarize
-    from ..spec.runspec import RunSpec
-    from ..spec.tests import build_parts
-
-    try:
-        spec = RunSpec.from_dict(manifest["run_spec"])
-        capacity = int(manifest["target"]["size_bytes"])
-        parts = build_parts(spec, capacity)
-    except (KeyError, TypeError, ValueError, UserError) as exc:
-        raise UserError(f"cannot rebuild the results: summary.json is missing and manifest.json lacks a usable "
-                        f"run_spec/target ({exc}); re-run or restore summary.json") from None
-    return summarize(parts, steps, capacity, status=manifest.get("status", "running"),
-                     deviations=manifest.get("deviations", spec.deviations()), keep=kept_sessions(manifest))
+    run = read_run(run_dir, steps=True)
+    return Builder(run, damage=[p.line() for p in check(run_dir).problems]).build()
 
 
 class Builder:
-    def __init__(self, run_dir: Path, manifest: dict, summary: dict, steps: list[dict], notes: list[str]):
-        self.run_dir = run_dir
-        self.man = manifest
-        self.summary = summary
-        self.notes = notes
-        self.spec = manifest.get("run_spec") or {}
-        self.resolved = self.spec.get("resolved") or {}
-        self.profile = self.resolved.get("profile") or {}
-        self.target = manifest.get("target") or {}
-        self.host = manifest.get("host") or {}
-        self.parts: dict[str, dict] = summary.get("parts") or {}
-        self.records: dict[tuple[str, str], list[dict]] = defaultdict(list)
-        for s in steps:
-            self.records[(s.get("test"), s.get("part", ""))].append(s)
-        self.status = self._status()
+    def __init__(self, run: RunResults, damage: list[str] | None = None):
+        self.run = run
+        self.damage = damage or []  # 'ssdpts verify' problems
+        self.run_dir = run.path
+        self.man = run.manifest
+        self.summary = run.summary
+        self.notes = list(run.notes)
+        self.spec = run.manifest.settings
+        self.profile = self.spec.profile_params
+        self.host = run.manifest.host
+        self.parts = run.summary.parts
+        self.records: dict[tuple[str, str], list[StepRecord]] = defaultdict(list)
+        for s in run.steps or ():
+            self.records[(s.test, s.part)].append(s)
+        self.status = run.status
         self.partial = self.status != "complete"
         self.generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 
-    # ---- top level -----------------------------------------------------------------------
-    def _status(self) -> str:
-        ms, ss = self.man.get("status"), self.summary.get("status")
-        if ms == "complete" and ss == "complete":
-            return "complete"
-        for s in (ms, ss):
-            if s in PARTIAL_STATUSES:
-                return s
-        return str(ms or ss or "unknown")
+    def _t(self, name: str):
+        """A field of the recorded target (None when the manifest has no target)."""
+        t = self.man.target
+        return getattr(t, name) if t is not None else None
 
+    # ---- top level -----------------------------------------------------------------------
     def tests_in_run(self) -> list[str]:
-        present = list(self.summary.get("tests") or {}) or list(self.spec.get("tests") or [])
+        present = list(self.summary.tests) or list(self.spec.tests)
         return [t for t in TEST_ORDER if t in present] + [t for t in present if t not in TEST_ORDER]
 
     def part_ids(self, test: str) -> list[str]:
-        ids = (self.summary.get("tests") or {}).get(test)
+        ids = self.summary.tests.get(test)
         if ids:
             return [i for i in ids if i in self.parts]
-        return [pid for pid, p in self.parts.items() if p.get("test") == test]
+        return [pid for pid, p in self.parts.items() if p.test == test]
 
     def build(self) -> Report:
         tests = self.tests_in_run()
@@ -282,11 +262,11 @@ class Builder:
         temp = self.temperature_section()
         if temp:
             sections.append(temp)
-        prof = str(self.profile.get("name") or self.spec.get("profile") or "").capitalize()
-        pts = self.spec.get("pts_version", "2.0.2")
-        model = self.target.get("model") or self.target.get("name") or NA
+        prof = str(self.profile.get("name") or self.spec.profile or "").capitalize()
+        pts = self.spec.pts_version or "2.0.2"
+        model = self._t("model") or self._t("name") or NA
         title = f"SNIA SSS PTS {pts} {prof} — test report".replace("  ", " ")
-        subtitle = f"{model}" + (f" · serial {self.target['serial']}" if self.target.get("serial") else "")
+        subtitle = f"{model}" + (f" · serial {self._t('serial')}" if self._t("serial") else "")
         return Report(
             run_dir=self.run_dir, title=title, subtitle=subtitle, status=self.status,
             partial=self.partial_alert(), compliance=self.compliance_alert(), notices=self.notices(),
@@ -294,19 +274,20 @@ class Builder:
             tests=headers, overview=self.overview_table(tests), sections=sections, generated=self.generated,
             short_header={
                 "pts": f"SNIA SSS PTS {pts} {prof}".strip(), "device": model,
-                "serial": _na(self.target.get("serial")), "run_date": fmt_time(self.man.get("created")),
+                "serial": _na(self._t("serial")), "run_date": fmt_time(self.man.created),
                 "report_date": self.generated, "run": self.run_dir.name,
-                "software": f"ssdpts {self.man.get('ssdpts_version', '?')}, {self.man.get('fio_version', '?')}",
+                "software": f"ssdpts {self.man.ssdpts_version or '?'}, {self.man.fio_version or '?'}",
                 "sponsor": self.sponsor(),
             },
+            description=self.description_fields(),
         )
 
     def partial_alert(self) -> Alert | None:
         if not self.partial:
             return None
         items = [f"run status: {self.status}"]
-        if self.man.get("error"):
-            items.append(f"error: {self.man['error']}")
+        if self.man.error:
+            items.append(f"error: {self.man.error}")
         if self.status == "running":
             items.append("the run directory says 'running': the run is still going, or its process died without "
                          "recording why")
@@ -316,10 +297,10 @@ class Builder:
         return Alert("bad", "PARTIAL REPORT — the run did not complete", items)
 
     def compliance_alert(self) -> Alert | None:
-        devs = list(self.summary.get("deviations") or self.man.get("deviations") or [])
+        devs = list(self.run.deviations)
         extra = []
-        purges = {p.get("purge", {}).get("disclosure") for p in (self.man.get("parts") or {}).values()
-                  if isinstance(p.get("purge"), dict) and p["purge"].get("is_pts_purge") is False}
+        purges = {p.purge.disclosure for p in self.man.parts.values()
+                  if p.purge is not None and p.purge.is_pts_purge is False}
         for d in sorted(x for x in purges if x):
             if not any(d in dev for dev in devs):  # runs from before purges were listed as deviations
                 extra.append(f"purge: {d}")
@@ -329,9 +310,37 @@ class Builder:
                  else "not PTS compliant")
         return Alert("warn", title, devs + extra)
 
+    def _description(self) -> dict:
+        desc = self.man.description
+        return desc if isinstance(desc, dict) else {}
+
+    def description_fields(self) -> list[tuple[str, str]]:
+        """Every field of the --describe file, nested tables as dotted names: what no tool could
+        read from the device, as the operator supplied it."""
+        out: list[tuple[str, str]] = []
+
+        def walk(prefix: str, v: Any) -> None:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    walk(f"{prefix}.{k}" if prefix else str(k), x)
+            elif v is not None:
+                out.append((prefix, ", ".join(map(str, v)) if isinstance(v, list) else str(v)))
+
+        walk("", self._description())
+        return out
+
     def notices(self) -> list[Alert]:
         out = []
-        if self.man.get("executor") == "fake":
+        if self.damage:
+            out.append(Alert("bad", "DAMAGED run directory: files differ from what the run recorded "
+                                    "(ssdpts verify)", list(self.damage)))
+        desc = self._description()
+        if desc.get("simulated"):
+            # A simulated drive cannot say so through the block device: the description file does.
+            out.append(Alert("warn", "simulated device under test", [
+                str(desc.get("notes") or "the description file says the device under test is simulated"),
+                "its parameters, from the description file, are under 'Device description' in the report header"]))
+        if self.man.executor == "fake":
             out.append(Alert("info", "synthetic data", [
                 "the measurements come from ssdpts' FakeExecutor (a model of a drive), not from fio on a device"]))
         if self.notes:
@@ -340,27 +349,26 @@ class Builder:
 
     # ---- header block (PTS.md §4) ------------------------------------------------------------
     def sponsor(self) -> str:
-        extra = self.spec.get("extra") or {}
-        desc = self.man.get("description") or {}
-        return _na(extra.get("sponsor") or self.man.get("sponsor") or (desc.get("sponsor") if isinstance(desc, dict) else None))
+        desc = self.man.description or {}
+        return _na(self.spec.extra.get("sponsor") or self.man.doc.get("sponsor") or desc.get("sponsor"))
 
     def admin_fields(self, tests: list[str]) -> list[tuple[str, str]]:
-        pts = self.spec.get("pts_version", NA)
-        prof = self.profile.get("name") or self.spec.get("profile")
+        pts = self.spec.pts_version or NA
+        prof = self.profile.get("name") or self.spec.profile
         rev = f"SNIA SSS PTS {pts}" + (f", {str(prof).capitalize()} parameter set" if prof else "")
         if pts == "1.1":
             rev += " (PTS-E 1.1 IOPS tracking)"
         return [
-            ("Test run date", fmt_time(self.man.get("created")) + (f" – {fmt_time(self.man['ended'])}" if self.man.get("ended") else "")),
+            ("Test run date", fmt_time(self.man.created) + (f" – {fmt_time(self.man.ended)}" if self.man.ended else "")),
             ("Report date", self.generated),
-            ("Tests", ", ".join(TEST_TITLES.get(t, t) for t in tests) or NA),
+            ("Tests", ", ".join(test_title(t) for t in tests) or NA),
             ("PTS revision", rev),
             ("Test sponsor", self.sponsor()),
-            ("Vendor", _na(self.target.get("vendor"))),
-            ("Model", _na(self.target.get("model"))),
+            ("Vendor", _na(self._t("vendor"))),
+            ("Model", _na(self._t("model"))),
             ("Run status", self.status),
             ("Run directory", self.run_dir.name),
-            ("Command line", " ".join(str(a) for a in self.man.get("command_line") or []) or NA),
+            ("Command line", " ".join(self.man.command_line) or NA),
         ]
 
     def platform_fields(self) -> list[tuple[str, str]]:
@@ -372,10 +380,10 @@ class Builder:
         mem_s = fmt_bytes10(mem).split(" (")[0] if isinstance(mem, (int, float)) else _na(mem)
         os_s = _na(h.get("distribution"))
         kern = _na(h.get("kernel"))
-        sw = f"ssdpts {self.man.get('ssdpts_version', NA)}; {self.man.get('fio_version', NA)}"
-        if self.man.get("executor") and self.man.get("executor") != "fio":
-            sw += f" (executor: {self.man['executor']})"
-        pcie = h.get("pcie") or self.target.get("pcie") or self.target.get("pcie_link")
+        sw = f"ssdpts {self.man.ssdpts_version or NA}; {self.man.fio_version or NA}"
+        if self.man.executor and self.man.executor != "fio":
+            sw += f" (executor: {self.man.executor})"
+        pcie = h.get("pcie")
         return [
             ("Motherboard", _na(h.get("board"))),
             ("CPU", cpu),
@@ -384,89 +392,86 @@ class Builder:
             ("Kernel", kern + (f" ({h['arch']})" if h.get("arch") else "")),
             ("Host name", _na(h.get("hostname"))),
             ("Test software", sw),
-            ("I/O engine", _na(self.spec.get("ioengine"))),
+            ("I/O engine", _na(self.spec.ioengine)),
             ("HBA / PCIe", _na(pcie if not isinstance(pcie, dict) else ", ".join(f"{k} {v}" for k, v in pcie.items()))),
         ]
 
     def purge_methods(self, part_ids: list[str] | None = None) -> str:
-        parts = self.man.get("parts") or {}
         seen = []
-        for pid, p in parts.items():
+        for pid, p in self.man.parts.items():
             if part_ids is not None and pid not in part_ids:
                 continue
-            pr = p.get("purge") if isinstance(p, dict) else None
-            if isinstance(pr, dict):
-                d = pr.get("disclosure") or pr.get("method")
+            if p.purge is not None:
+                d = p.purge.disclosure or p.purge.method
                 if d and d not in seen:
                     seen.append(str(d))
         if seen:
             return "; ".join(seen)
-        return "none (--purge none)" if self.spec.get("purge") == "none" else NA
+        return "none (--purge none)" if self.spec.purge == "none" else NA
 
     def device_fields(self) -> list[tuple[str, str]]:
-        t = self.target
-        desc = self.man.get("description") if isinstance(self.man.get("description"), dict) else {}
+        desc = self.man.description or {}
         wc_req = self.profile.get("write_cache")
-        wc_state = self.man.get("write_cache") or t.get("write_cache")
+        wc_state = self.man.write_cache
         wc = (f"{wc_state}" if wc_state else NA) + (f" (profile asks: {wc_req})" if wc_req else "")
-        iface = t.get("transport") or (f"{t['kind']}" if t.get("kind") else None)
+        iface = self._t("transport") or self._t("kind") or None
+        lbs = self._t("logical_block_size_bytes")
+        described = lambda k: f"{desc[k]} (described)" if desc.get(k) else None  # noqa: E731
         return [
-            ("Vendor", _na(t.get("vendor"))),
-            ("Model", _na(t.get("model"))),
-            ("Serial number", _na(t.get("serial"))),
-            ("Firmware", _na(t.get("firmware"))),
-            ("Capacity", fmt_bytes10(t.get("size_bytes"))),
+            ("Vendor", _na(self._t("vendor") or described("vendor"))),
+            ("Model", _na(self._t("model") or described("model"))),
+            ("Serial number", _na(self._t("serial"))),
+            ("Firmware", _na(self._t("firmware"))),
+            ("Capacity", fmt_bytes10(self._t("size_bytes"))),
             ("Interface", _na(iface)),
-            ("NAND type", _na(desc.get("nand_type") or t.get("nand_type"))),
-            ("Sector size", (f"{t['logical_block_size_bytes']} B logical / {t.get('physical_block_size_bytes', '?')} B physical"
-                             if t.get("logical_block_size_bytes") else NA)),
-            ("Device path", _na(t.get("path"))),
+            ("NAND type", _na(desc.get("nand_type"))),
+            ("Sector size", f"{lbs} B logical / {self._t('physical_block_size_bytes') or '?'} B physical" if lbs else NA),
+            ("Device path", _na(self._t("path"))),
             ("Purge method", self.purge_methods()),
             ("Write cache", wc),
         ]
 
-    def _first_workload(self, test: str) -> dict | None:
+    def _first_workload(self, test: str) -> Workload | None:
         for pid in self.part_ids(test):
-            p = self.parts[pid]
-            for r in self.records.get((test, p.get("part", "")), []):
-                if r.get("phase") == "round":
-                    return r.get("workload")
+            for r in self.records.get((test, self.parts[pid].part), []):
+                if r.phase == "round":
+                    return r.workload
         return None
 
     def toio(self, test: str) -> str:
         w = self._first_workload(test)
         if w:
-            tc, qd = w["threads"], w["iodepth"]
+            tc, qd = w.threads, w.iodepth
         elif test == "lat":
             tc, qd = 1, 1
         elif test == "tp":
             tc, qd = self.profile.get("tp_threads"), self.profile.get("tp_iodepth")
         else:
-            tc, qd = self.resolved.get("threads"), self.resolved.get("iodepth")
+            tc, qd = self.spec.resolved_threads, self.spec.resolved_iodepth
         if tc is None or qd is None:
             return NA
         return f"TC {tc} × QD {qd} = TOIO {tc * qd}"
 
     def test_header(self, test: str) -> TestHeader:
         pids = self.part_ids(test)
-        ar_pct = self.resolved.get("active_range_pct", self.spec.get("active_range_pct"))
-        ar_bytes = self.man.get("active_range_bytes")
+        ar_pct = self.spec.resolved_active_range_pct
+        ar_bytes = self.man.active_range_bytes
         ar = (f"{ar_pct:g}%" if isinstance(ar_pct, (int, float)) else NA) + (
             f" ({fmt_bytes10(ar_bytes).split(' (')[0]})" if ar_bytes else "")
-        seed = self.spec.get("seed")
+        seed = self.spec.seed
         pattern = "random (fio buffers)" + (f", RNG tausworthe64, base seed {seed}" if seed is not None else "")
-        step_s = self.spec.get("step_seconds")
+        step_s = self.spec.step_seconds
         step = (f"{step_s:g} s" + ("" if step_s == 60 else " (PTS: 60 s — time-compressed)")) if step_s is not None else NA
-        wipcs = [self.parts[p].get("wipc") for p in pids if self.parts[p].get("wipc")]
-        mult = self.spec.get("wipc_capacity_multiple", 2.0)
+        wipcs = [self.parts[p].wipc for p in pids if self.parts[p].wipc]
+        mult = _or(self.spec.wipc_capacity_multiple, 2.0)
         if test == "wsat":
             pc1 = "none (WSAT starts from a purged device)"
         elif wipcs:
-            pc1 = "; ".join(f"{w['workload']}, TC 1 × QD 32, {mult:g}× AR = {w['io_bytes'] / 1e9:,.2f} GB "
-                            f"in {w['duration_s']:,.1f} s" for w in wipcs)
+            pc1 = "; ".join(f"{w.workload}, TC 1 × QD 32, {mult:g}× AR = {w.io_bytes / 1e9:,.2f} GB "
+                            f"in {w.duration_s:,.1f} s" for w in wipcs)
         else:
             pc1 = f"SEQ 128KiB writes, {mult:g}× AR (not reached: the run stopped first)"
-        max_rounds = self.spec.get("max_rounds", 25)
+        max_rounds = _or(self.spec.max_rounds, 25)
         toio = self.toio(test)
         pc2 = f"the test loop, {toio}, until steady state (at most {max_rounds} rounds)" if test != "wsat" else "none"
         setup = [
@@ -476,12 +481,12 @@ class Builder:
             ("Preconditioning 1 (WIPC)", pc1),
             ("Preconditioning 2 (WDPC)", pc2),
             ("Purge", self.purge_methods(pids)),
-            ("Write cache", _na(self.man.get("write_cache") or self.profile.get("write_cache"))),
+            ("Write cache", _na(self.man.write_cache or self.profile.get("write_cache"))),
         ]
         stim = {
             "iops": "RND; R/W mix 100/0, 95/5, 65/35, 50/50, 35/65, 5/95, 0/100 (outer) × block size 1024, 128, 64, "
                     "32, 16, 8, 4, 0.5 KiB (inner)",
-            "tp": "SEQ, per block size " + ", ".join(self.parts[p].get("part") or p for p in pids) + ": 100/0 then 0/100",
+            "tp": "SEQ, per block size " + ", ".join(self.parts[p].part or p for p in pids) + ": 100/0 then 0/100",
             "lat": "RND; R/W mix 100/0, 65/35, 0/100 (outer) × block size 8, 4, 0.5 KiB (inner)",
             "wsat": "RND 4KiB 0/100, continuous, one sample per step",
         }.get(test, NA)
@@ -491,31 +496,30 @@ class Builder:
             ("Step length", step),
         ]
         if test == "wsat":
-            hours = self.spec.get("wsat_hours")
-            multiple = self.spec.get("wsat_capacity_multiple")
+            hours, multiple = self.spec.wsat_hours, self.spec.wsat_capacity_multiple
             params.append(("Stop rule", f"{hours:g} h of steps or {multiple:g}× capacity written (TGBW)"
                            if hours is not None and multiple is not None else NA))
             for p in pids:
                 part = self.parts[p]
-                tab = part.get("table") or {}
-                params.append(("Samples", f"{part.get('samples', 0)} ({part.get('stop_reason') or 'stopped early'})"))
-                if tab.get("tgbw_gb") is not None:
-                    params.append(("Written (TGBW)", f"{tab['tgbw_gb']:,.2f} GB = {_num(tab.get('drive_fills'), 2)} drive fills"))
+                tab = part.table
+                params.append(("Samples", f"{part.samples or 0} ({part.stop_reason or 'stopped early'})"))
+                if isinstance(tab, WsatTable):
+                    params.append(("Written (TGBW)", f"{tab.tgbw_gb:,.2f} GB = {_num(tab.drive_fills, 2)} drive fills"))
         else:
             tracking = []
             rounds = []
             for p in pids:
                 part = self.parts[p]
-                ss = part.get("steady_state") or {}
-                tracking += [v.get("variable", "?") for v in ss.get("variables", [])]
-                verdict = "reached" if ss.get("reached") else "NOT reached"
-                prefix = f"{part.get('part')}: " if part.get("part") else ""
-                rounds.append(f"{prefix}{verdict}, window rounds {fmt_rounds(ss.get('window_rounds') or [])} "
-                              f"of {part.get('rounds_run', 0)} run")
+                ss = part.steady_state
+                tracking += [v.variable for v in ss.variables] if ss else []
+                verdict = "reached" if part.reached else "NOT reached"
+                prefix = f"{part.part}: " if part.part else ""
+                rounds.append(f"{prefix}{verdict}, window rounds {fmt_rounds(part.window_rounds)} "
+                              f"of {part.rounds_run or 0} run")
             params.append(("Tracking variable" + ("s" if len(tracking) > 1 else ""), "; ".join(tracking) or NA))
             params.append(("Steady state", "; ".join(rounds) or NA))
             params.append(("Max rounds", f"{max_rounds}" + ("" if max_rounds == 25 else " (PTS: 25)")))
-        return TestHeader(test, TEST_TITLES.get(test, test), setup, params)
+        return TestHeader(test, test_title(test), setup, params)
 
     # ---- overview ----------------------------------------------------------------------------
     def overview_table(self, tests: list[str]) -> Table:
@@ -523,29 +527,27 @@ class Builder:
         for t in tests:
             for pid in self.part_ids(t):
                 part = self.parts[pid]
-                title = part.get("title") or pid
-                ss = part.get("steady_state")
+                title = part.title or pid
+                ss = part.steady_state
                 if t == "wsat" or ss is None:
-                    n = part.get("samples", 0)
+                    n = part.samples or 0
                     verdict = (Cell("n/a (WSAT: no steady-state rule)") if n else Cell("not run", css="bad"))
-                    tab = part.get("table") or {}
+                    fw = part.table.final_window_iops if isinstance(part.table, WsatTable) else None
                     rows.append([Cell(title), Cell(""), Cell(f"{n} samples"), verdict,
-                                 Cell(f"last 5 samples: {fmt_value(tab.get('final_window_iops'), 'IOPS')} IOPS" if n else "—")])
+                                 Cell(f"last 5 samples: {fmt_value(fw, 'IOPS')} IOPS" if n else "—")])
                     continue
-                for v in ss.get("variables", []):
-                    reached = bool(v.get("reached"))
-                    if part.get("rounds_run", 0) == 0:
+                for v in ss.variables:
+                    if not part.rounds_run:
                         verdict = Cell("not run", css="bad")
-                    elif reached and ss.get("reached"):
+                    elif v.reached and ss.reached:
                         verdict = Cell("reached", css="ok")
-                    elif reached:
+                    elif v.reached:
                         verdict = Cell("passes alone; steady state NOT reached (all must pass in one window)", css="bad")
                     else:
                         verdict = Cell("steady state NOT reached", css="bad")
-                    rows.append([Cell(title), Cell(v.get("variable", "")),
-                                 Cell(fmt_rounds(v.get("rounds") or []) if v.get("rounds") else "—"), verdict,
-                                 Cell(f"{fmt_value(v.get('average'), v.get('unit', ''))} {v.get('unit', '')}"
-                                      if v.get("average") is not None else "—", v.get("average"))])
+                    avg = v.average if isinstance(v, SteadyState) else None
+                    rows.append([Cell(title), Cell(v.variable), Cell(fmt_rounds(v.rounds) if v.rounds else "—"), verdict,
+                                 Cell(f"{fmt_value(avg, v.unit)} {v.unit}" if avg is not None else "—", avg)])
         return Table("overview", "Steady state per tracking variable",
                      ["Test", "Tracking variable", "Window rounds", "Steady state", "Window average"], rows,
                      numeric=False)
@@ -562,83 +564,76 @@ class Builder:
         fn = {"iops": self.iops_sections, "tp": self.tp_sections, "lat": self.lat_sections,
               "wsat": self.wsat_sections}.get(test)
         if fn is None:
-            sec.blocks.append(Para(f"ssdpts {self.man.get('ssdpts_version')} has no report layout for test {test!r}."))
+            sec.blocks.append(Para(f"ssdpts {self.man.ssdpts_version} has no report layout for test {test!r}."))
             return [sec]
         return [sec, *fn(pids)]
 
-    def cells_by_round(self, part: dict) -> dict[int, dict[str, dict]]:
-        """Round -> cell key -> measurement, for the complete rounds summary.json lists."""
-        series = part.get("series") or {}
-        rounds = set()
-        for s in series.values():
-            rounds.update(s.get("rounds") or [])
-        out: dict[int, dict[str, dict]] = {}
-        for r in self.records.get((part.get("test"), part.get("part", "")), []):
-            if r.get("phase") == "round" and r.get("round") in rounds:
-                out.setdefault(r["round"], {})[r["key"]] = r
+    def cells_by_round(self, part: PartResult) -> dict[int, dict[str, StepRecord]]:
+        """Round -> cell key -> step, for the complete rounds summary.json lists."""
+        rounds = {r for s in part.series.values() for r in s.rounds}
+        out: dict[int, dict[str, StepRecord]] = {}
+        for r in self.records.get((part.test, part.part), []):
+            if r.phase == "round" and r.round in rounds:
+                out.setdefault(r.round, {})[r.key] = r
         return dict(sorted(out.items()))
 
-    def steady_state_blocks(self, part: dict, prefix: str) -> list:
+    def steady_state_blocks(self, part: PartResult, prefix: str) -> list:
         """The verdict alert, the verdict table and a window plot per tracking variable."""
-        ss = part.get("steady_state") or {}
-        variables = ss.get("variables") or []
-        window = ss.get("window_rounds") or []
+        variables = part.steady_state.variables if part.steady_state else ()
+        window = part.window_rounds
         blocks: list = []
-        rounds_run = part.get("rounds_run", 0)
+        rounds_run = part.rounds_run or 0
         if rounds_run == 0:
             blocks.append(Alert("bad", "not run", ["no round of this test finished before the run stopped"]))
             return blocks
-        spans = ss.get("spans_resume")
+        resume = part.steady_state.resume if part.steady_state else None
+        spans = resume.spans_resume if resume else None
         if spans:
             blocks.append(Alert("warn", f"the window {spans.get('text', 'spans a resume')}", [
                 f"rounds {fmt_rounds(window)} include rounds from before and after a resumption of the run "
                 "('ssdpts resume --keep-window'): the drive was idle in between, which the PTS's "
                 "'no delay between rounds' excludes; the values below are disclosed, not PTS steady-state values"]))
-        elif ss.get("window_from_round"):
-            blocks.append(Alert("info", f"resumed: the window counts from round {ss['window_from_round']}", [
+        elif resume and resume.window_from_round:
+            blocks.append(Alert("info", f"resumed: the window counts from round {resume.window_from_round}", [
                 "the run was interrupted and resumed; the interrupted round was repeated and only rounds run after "
                 "the resumption may form the steady-state window (PTS: no delay between rounds)"]))
-        if ss.get("reached"):
+        if part.reached:
             blocks.append(Alert("ok", f"steady state reached in rounds {fmt_rounds(window)}",
                                 [f"{rounds_run} rounds run; every tracking variable passes in this window"]))
         else:
             why = {"max-rounds": f"gave up after the maximum of {rounds_run} rounds",
-                   None: "the run stopped before steady state was reached"}.get(part.get("stop_reason"),
-                                                                               f"stop reason: {part.get('stop_reason')}")
+                   None: "the run stopped before steady state was reached"}.get(part.stop_reason,
+                                                                               f"stop reason: {part.stop_reason}")
             items = [why, f"the values below are averages over the last {len(window)} rounds "
                           f"({fmt_rounds(window)}) and are NOT steady-state values"]
             for v in variables:
-                if v.get("note"):
-                    items.append(f"{v.get('variable')}: {v['note']}")
-                elif not v.get("reached"):
+                if isinstance(v, NoWindow):
+                    items.append(f"{v.variable}: {v.note}")
+                elif not v.reached:
                     fails = []
-                    if not v.get("range_ok"):
-                        fails.append(f"range {_pct(v.get('range'), v.get('average'))} of average > 20%")
-                    if not v.get("excursion_ok"):
-                        fails.append(f"slope excursion {_pct(v.get('excursion'), v.get('average'))} of average > 10%")
-                    items.append(f"{v.get('variable')}: fails in rounds {fmt_rounds(v.get('rounds') or [])}: "
-                                 + "; ".join(fails))
+                    if not v.range_ok:
+                        fails.append(f"range {_pct(v.range, v.average)} of average > 20%")
+                    if not v.excursion_ok:
+                        fails.append(f"slope excursion {_pct(v.excursion, v.average)} of average > 10%")
+                    items.append(f"{v.variable}: fails in rounds {fmt_rounds(v.rounds)}: " + "; ".join(fails))
             blocks.append(Alert("bad", "steady state NOT reached", items))
         rows = []
         for v in variables:
-            unit = v.get("unit", "")
-            if v.get("note"):
-                rows.append([Cell(v.get("variable", "")), Cell("NOT reached", css="bad"), Cell("—"), Cell("—"),
-                             Cell("—"), Cell("—"), Cell(v["note"])])
+            unit = v.unit
+            if isinstance(v, NoWindow):
+                rows.append([Cell(v.variable), Cell("NOT reached", css="bad"), Cell("—"), Cell("—"),
+                             Cell("—"), Cell("—"), Cell(v.note)])
                 continue
-            ok = bool(v.get("reached"))
             rows.append([
-                Cell(v.get("variable", "")),
-                Cell("reached" if ok else "NOT reached", css="ok" if ok else "bad"),
-                Cell(fmt_rounds(v.get("rounds") or [])),
-                Cell(f"{fmt_value(v.get('average'), unit)} {unit}", v.get("average")),
-                Cell(f"{fmt_value(v.get('range'), unit)} ≤ {fmt_value(v.get('range_limit'), unit)}"
-                     f" ({_pct(v.get('range'), v.get('average'))})", v.get("range"),
-                     css="ok" if v.get("range_ok") else "bad"),
-                Cell(f"{fmt_value(v.get('excursion'), unit)} ≤ {fmt_value(v.get('excursion_limit'), unit)}"
-                     f" ({_pct(v.get('excursion'), v.get('average'))})", v.get("excursion"),
-                     css="ok" if v.get("excursion_ok") else "bad"),
-                Cell(plots.fit_text(v.get("slope", 0.0), v.get("intercept", 0.0))),
+                Cell(v.variable),
+                Cell("reached" if v.reached else "NOT reached", css="ok" if v.reached else "bad"),
+                Cell(fmt_rounds(v.rounds)),
+                Cell(f"{fmt_value(v.average, unit)} {unit}", v.average),
+                Cell(f"{fmt_value(v.range, unit)} ≤ {fmt_value(v.range_limit, unit)}"
+                     f" ({_pct(v.range, v.average)})", v.range, css="ok" if v.range_ok else "bad"),
+                Cell(f"{fmt_value(v.excursion, unit)} ≤ {fmt_value(v.excursion_limit, unit)}"
+                     f" ({_pct(v.excursion, v.average)})", v.excursion, css="ok" if v.excursion_ok else "bad"),
+                Cell(plots.fit_text(v.slope, v.intercept)),
             ])
         blocks.append(Table(f"{prefix}-ss", "Steady-state verdict per tracking variable (PTS 2.0.2 §2.1.24)",
                             ["Tracking variable", "Verdict", "Window rounds", "Average",
@@ -647,24 +642,23 @@ class Builder:
                                  "round) of the least-squares line y = b·x + a through the window.",
                             numeric=False))
         for i, v in enumerate(variables):
-            if v.get("note") or not v.get("values"):
+            if isinstance(v, NoWindow) or not v.values:
                 continue
-            blocks.append(Plot(f"{prefix}-window-{i + 1}", f"Steady-state window: {v.get('variable')}",
+            blocks.append(Plot(f"{prefix}-window-{i + 1}", f"Steady-state window: {v.variable}",
                                "Tracking values in the measurement window with their average, the ±10% and ±20% "
                                "bands around it and the least-squares best-fit line; the box compares the allowed "
                                "and measured range and slope excursion.",
-                               partial(plots.ss_window, var=v), size=(10, 4.0), pdf_height=2.8))
+                               partial(plots.ss_window, var=v.to_dict()), size=(10, 4.0), pdf_height=2.8))
         return blocks
 
-    def not_reached_note(self, part: dict) -> str:
-        ss = part.get("steady_state") or {}
-        if ss.get("reached"):
-            return f"Averages over the steady-state window, rounds {fmt_rounds(ss.get('window_rounds') or [])}."
-        return (f"Steady state NOT reached: averages over rounds {fmt_rounds(ss.get('window_rounds') or [])}, "
+    def not_reached_note(self, part: PartResult) -> str:
+        if part.reached:
+            return f"Averages over the steady-state window, rounds {fmt_rounds(part.window_rounds)}."
+        return (f"Steady state NOT reached: averages over rounds {fmt_rounds(part.window_rounds)}, "
                 f"which are not a steady-state window.")
 
-    def _ss_suffix(self, part: dict) -> str:
-        return "" if (part.get("steady_state") or {}).get("reached") else " — steady state NOT reached"
+    def _ss_suffix(self, part: PartResult) -> str:
+        return "" if part.reached else " — steady state NOT reached"
 
     # IOPS ----------------------------------------------------------------------------------
     def iops_sections(self, pids: list[str]) -> list[Section]:
@@ -672,8 +666,7 @@ class Builder:
         for pid in pids:
             part = self.parts[pid]
             sid = pid
-            ss = part.get("steady_state") or {}
-            window = ss.get("window_rounds") or []
+            window = list(part.window_rounds)
             cells = self.cells_by_round(part)
             ssb = self.steady_state_blocks(part, sid)
             conv = Section(f"{sid}-convergence", "IOPS: steady-state convergence", 3, "iops")
@@ -683,42 +676,42 @@ class Builder:
                 by_bs: dict[int, tuple[list[int], list[float]]] = {}
                 for rno, rc in cells.items():
                     for c in rc.values():
-                        if c["workload"]["read_pct"] == 0:
-                            xs, ys = by_bs.setdefault(c["workload"]["block_size_bytes"], ([], []))
+                        if c.workload.read_pct == 0:
+                            xs, ys = by_bs.setdefault(c.workload.block_size_bytes, ([], []))
                             xs.append(rno)
-                            ys.append(c["measurement"]["iops"])
+                            ys.append(c.measurement.iops)
                 series = {_bs_label(bs): by_bs[bs] for bs in sorted(by_bs)}
                 conv.blocks.append(Plot(f"{sid}-convergence-bs", "IOPS convergence: every block size at R/W 0/100",
                                         "IOPS of each block size, RND 100% write, per round; the shaded band is the "
                                         "measurement window.",
                                         partial(plots.rounds_lines, panels=[("RND 0/100 by block size", series, "IOPS", True)],
-                                                window=window, reached=bool(ss.get("reached"))), size=(10, 4.8)))
-                tvars = [(v.get("variable"), v.get("unit"), (part.get("series") or {}).get(v.get("variable"), {}))
-                         for v in ss.get("variables", [])]
+                                                window=window, reached=bool(part.reached)), size=(10, 4.8)))
+                tvars = [(v.variable, v.unit, _series_dict(part.series.get(v.variable)))
+                         for v in (part.steady_state.variables if part.steady_state else ())]
                 conv.blocks.append(Plot(f"{sid}-convergence-tracking", "IOPS convergence: tracking variables",
                                         "Each tracking variable per round; all must pass in the same window (PTS 2.0.2).",
                                         partial(plots.tracking_convergence, variables=tvars, window=window,
-                                                reached=bool(ss.get("reached"))),
+                                                reached=bool(part.reached)),
                                         size=(10, 2.6 + 1.2 * max(1, len(tvars))), pdf_height=0.9 + 0.9 * max(1, len(tvars))))
             out.append(conv)
             win = Section(f"{sid}-steady-state", "IOPS: steady-state window", 3, "iops")
             win.blocks += ssb[1:]
             out.append(win)
-            table = part.get("table")
+            table = part.table
             res = Section(f"{sid}-results", "IOPS: measurement window results", 3, "iops")
-            if not table:
+            if not isinstance(table, IopsTable):
                 res.blocks.append(Alert("bad", "no results", ["no round finished: there is no measurement window"]))
                 out.append(res)
                 continue
-            mixes = table["mixes"]
-            rows_sorted = sorted(table["rows"], key=lambda r: r["block_size_bytes"])
-            rows = [[Cell(_bs_label(r["block_size_bytes"]))] +
-                    [Cell(fmt_value(r["values"].get(m), "IOPS"), r["values"].get(m)) for m in mixes]
+            mixes = list(table.mixes)
+            rows_sorted = sorted(table.rows, key=lambda r: r.block_size_bytes)
+            rows = [[Cell(_bs_label(r.block_size_bytes))] +
+                    [Cell(fmt_value(r.values.get(m), "IOPS"), r.values.get(m)) for m in mixes]
                     for r in rows_sorted]
             res.blocks.append(Table(f"{sid}-table", "Average IOPS vs block size and R/W mix" + self._ss_suffix(part),
                                     ["Block size ↓ / R/W mix →", *mixes], rows, note=self.not_reached_note(part)))
-            bss = [r["block_size_bytes"] for r in rows_sorted]
-            z = [[r["values"].get(m) for m in mixes] for r in rows_sorted]
+            bss = [r.block_size_bytes for r in rows_sorted]
+            z = [[r.values.get(m) for m in mixes] for r in rows_sorted]
             res.blocks.append(Plot(f"{sid}-2d", "IOPS vs block size, one line per R/W mix" + self._ss_suffix(part),
                                    self.not_reached_note(part),
                                    partial(plots.iops_vs_bs, bss=bss, mixes=mixes, z=z), size=(10, 5.2), pdf_height=3.4))
@@ -734,12 +727,11 @@ class Builder:
     # TP ------------------------------------------------------------------------------------
     def tp_sections(self, pids: list[str]) -> list[Section]:
         out = []
-        summary_rows = []
+        summary_rows: list[tuple[TpTable, PartResult]] = []
         for pid in pids:
             part = self.parts[pid]
-            name = part.get("part") or pid
-            ss = part.get("steady_state") or {}
-            window = ss.get("window_rounds") or []
+            name = part.part or pid
+            window = list(part.window_rounds)
             ssb = self.steady_state_blocks(part, pid)
             sec = Section(pid, f"Throughput {name}", 3, "tp")
             sec.blocks += ssb[:1]
@@ -748,49 +740,47 @@ class Builder:
                 rs, ws = {}, {}
                 for rno, rc in cells.items():
                     for c in rc.values():
-                        w = c["workload"]
-                        m = c["measurement"]
-                        if w["read_pct"] == 100:
-                            rs[rno] = m["read"]["bw_bytes_per_s"] / 1e6
-                        elif w["read_pct"] == 0:
-                            ws[rno] = m["write"]["bw_bytes_per_s"] / 1e6
+                        if c.workload.read_pct == 100:
+                            rs[rno] = c.measurement.read.bw_bytes_per_s / 1e6
+                        elif c.workload.read_pct == 0:
+                            ws[rno] = c.measurement.write.bw_bytes_per_s / 1e6
                 series = {f"SEQ {name} read": (list(rs), list(rs.values())),
                           f"SEQ {name} write": (list(ws), list(ws.values()))}
                 sec.blocks.append(Plot(f"{pid}-convergence", f"Throughput {name}: convergence, read and write",
                                        "MB/s (base 10) per round of the SEQ read and SEQ write steps; steady state is "
                                        "tracked on write. The shaded band is the measurement window.",
                                        partial(plots.rounds_lines, panels=[(f"SEQ {name}", series, "MB/s", False)],
-                                               window=window, reached=bool(ss.get("reached"))), size=(10, 4.2),
+                                               window=window, reached=bool(part.reached)), size=(10, 4.2),
                                        pdf_height=3.0))
             sec.blocks += ssb[1:]
-            tab = part.get("table")
-            if tab:
+            tab = part.table
+            if isinstance(tab, TpTable):
                 sec.blocks.append(Table(f"{pid}-table", f"Average MB/s, SEQ {name}" + self._ss_suffix(part),
                                         ["Block size", "Read MB/s", "Write MB/s"],
-                                        [[Cell(_bs_label(tab["block_size_bytes"])),
-                                          Cell(fmt_value(tab.get("read_mb_per_s"), "MB/s"), tab.get("read_mb_per_s")),
-                                          Cell(fmt_value(tab.get("write_mb_per_s"), "MB/s"), tab.get("write_mb_per_s"))]],
+                                        [[Cell(_bs_label(tab.block_size_bytes)),
+                                          Cell(fmt_value(tab.read_mb_per_s, "MB/s"), tab.read_mb_per_s),
+                                          Cell(fmt_value(tab.write_mb_per_s, "MB/s"), tab.write_mb_per_s)]],
                                         note=self.not_reached_note(part) + " MB/s = 10⁶ bytes per second."))
                 summary_rows.append((tab, part))
             out.append(sec)
         if summary_rows:
-            summary_rows.sort(key=lambda tp: tp[0]["block_size_bytes"])
+            summary_rows.sort(key=lambda tp: tp[0].block_size_bytes)
             sec = Section("tp-results", "Throughput: all block sizes", 3, "tp")
-            rows = [[Cell(_bs_label(t["block_size_bytes"]) + self._ss_suffix(p)),
-                     Cell(fmt_value(t.get("read_mb_per_s"), "MB/s"), t.get("read_mb_per_s")),
-                     Cell(fmt_value(t.get("write_mb_per_s"), "MB/s"), t.get("write_mb_per_s"))]
+            rows = [[Cell(_bs_label(t.block_size_bytes) + self._ss_suffix(p)),
+                     Cell(fmt_value(t.read_mb_per_s, "MB/s"), t.read_mb_per_s),
+                     Cell(fmt_value(t.write_mb_per_s, "MB/s"), t.write_mb_per_s)]
                     for t, p in summary_rows]
             sec.blocks.append(Table("tp-table", "Average MB/s vs block size and R/W", ["Block size", "Read MB/s",
                                                                                       "Write MB/s"], rows,
                                     note="Each block size has its own purge, WIPC and steady-state window. "
                                          "MB/s = 10⁶ bytes per second."))
-            missed = any(not (p.get("steady_state") or {}).get("reached") for _, p in summary_rows)
+            missed = any(not p.reached for _, p in summary_rows)
             sec.blocks.append(Plot("tp-2d", "Throughput vs block size" + (" — steady state NOT reached" if missed else ""),
                                    "Average read and write MB/s of each block size over its measurement window.",
-                                   partial(plots.tp_bars, labels=[_bs_label(t["block_size_bytes"]) for t, _ in summary_rows],
-                                           read=[t.get("read_mb_per_s") for t, _ in summary_rows],
-                                           write=[t.get("write_mb_per_s") for t, _ in summary_rows],
-                                           flags=[not (p.get("steady_state") or {}).get("reached") for _, p in summary_rows]),
+                                   partial(plots.tp_bars, labels=[_bs_label(t.block_size_bytes) for t, _ in summary_rows],
+                                           read=[t.read_mb_per_s for t, _ in summary_rows],
+                                           write=[t.write_mb_per_s for t, _ in summary_rows],
+                                           flags=[not p.reached for _, p in summary_rows]),
                                    size=(10, 4.2), pdf_height=3.2))
             out.append(sec)
         return out
@@ -800,44 +790,45 @@ class Builder:
         out = []
         for pid in pids:
             part = self.parts[pid]
-            ss = part.get("steady_state") or {}
-            window = ss.get("window_rounds") or []
+            window = list(part.window_rounds)
             cells = self.cells_by_round(part)
             ssb = self.steady_state_blocks(part, pid)
             conv = Section(f"{pid}-convergence", "Latency: steady-state convergence", 3, "lat")
             conv.blocks += ssb[:1]
-            keys = []
             if cells:
                 first = next(iter(cells.values()))
-                keys = [c["key"] for c in sorted(first.values(), key=lambda c: c.get("index", 0))]
-                labels = {c["key"]: f"{_bs_label(c['workload']['block_size_bytes'])} {_mix(c['workload'])}"
-                          for c in first.values()}
+                keys = [c.key for c in sorted(first.values(), key=lambda c: c.index)]
+                labels = {c.key: f"{_bs_label(c.workload.block_size_bytes)} {c.workload.mix}" for c in first.values()}
                 mean, mx = {}, {}
                 for k in keys:
                     xs = [r for r in cells if k in cells[r]]
-                    mean[labels[k]] = (xs, [cells[r][k]["measurement"]["lat_mean_ns"] / 1e3 for r in xs])
-                    mx[labels[k]] = (xs, [cells[r][k]["measurement"]["lat_max_ns"] / 1e3 for r in xs])
+                    mean[labels[k]] = (xs, [cells[r][k].measurement.lat_mean_ns / 1e3 for r in xs])
+                    mx[labels[k]] = (xs, [cells[r][k].measurement.lat_max_ns / 1e3 for r in xs])
                 conv.blocks.append(Plot(f"{pid}-convergence", "Latency convergence: mean and max response time",
                                         "Mean (top) and maximum (bottom) response time of every RND cell per round, "
                                         "TC 1 / QD 1; the shaded band is the measurement window.",
                                         partial(plots.rounds_lines, panels=[("mean response time", mean, "µs", True),
                                                                             ("max response time", mx, "µs", True)],
-                                                window=window, reached=bool(ss.get("reached"))),
+                                                window=window, reached=bool(part.reached)),
                                         size=(10, 7.4), pdf_height=5.6))
             out.append(conv)
             win = Section(f"{pid}-steady-state", "Latency: steady-state window", 3, "lat")
             win.blocks += ssb[1:]
             out.append(win)
-            tab = part.get("table")
+            tab = part.table
             res = Section(f"{pid}-results", "Latency: measurement window results", 3, "lat")
-            if not tab:
+            if not isinstance(tab, LatTable):
                 res.blocks.append(Alert("bad", "no results", ["no round finished: there is no measurement window"]))
                 out.append(res)
                 continue
-            rows = tab["rows"]
-            bss = sorted({r["block_size_bytes"] for r in rows})
-            mixes = list(dict.fromkeys(r["mix"] for r in rows))
-            at = {(r["block_size_bytes"], r["mix"]): r for r in rows}
+            bss = sorted({r.block_size_bytes for r in tab.rows})
+            mixes = list(dict.fromkeys(r.mix for r in tab.rows))
+            at = {(r.block_size_bytes, r.mix): r for r in tab.rows}
+
+            def value(bs: int, mix: str, metric: str) -> float | None:
+                row = at.get((bs, mix))
+                return row.value(metric) if row else None
+
             note = self.not_reached_note(part)
             for field_, title in (("lat_mean_us", "Average response time (µs)"),
                                   ("lat_p99999_us", "99.999% (five nines) response time (µs)"),
@@ -845,13 +836,13 @@ class Builder:
                                   ("lat_max_in_window_us", "Maximum response time (µs), highest in the window"),
                                   ("iops", "IOPS")):
                 unit = "IOPS" if field_ == "iops" else "µs"
-                trows = [[Cell(_bs_label(bs))] + [Cell(fmt_value((at.get((bs, m)) or {}).get(field_), unit),
-                                                       (at.get((bs, m)) or {}).get(field_)) for m in mixes]
+                trows = [[Cell(_bs_label(bs))] + [Cell(fmt_value(value(bs, m, field_), unit), value(bs, m, field_))
+                                                  for m in mixes]
                          for bs in bss]
                 res.blocks.append(Table(f"{pid}-{field_.replace('_', '-')}", title + self._ss_suffix(part),
                                         ["Block size ↓ / R/W mix →", *mixes], trows, note=note))
-            zmean = [[(at.get((bs, m)) or {}).get("lat_mean_us") for m in mixes] for bs in bss]
-            zmax = [[(at.get((bs, m)) or {}).get("lat_max_us") for m in mixes] for bs in bss]
+            zmean = [[value(bs, m, "lat_mean_us") for m in mixes] for bs in bss]
+            zmax = [[value(bs, m, "lat_max_us") for m in mixes] for bs in bss]
             ylabels = [_bs_label(b) for b in bss]
             res.blocks.append(Plot(f"{pid}-3d", "Latency 3D plots: mean and maximum response time" + self._ss_suffix(part),
                                    note, partial(plots.bars3d_pair, xlabels=mixes, ylabels=ylabels, za=zmean, zb=zmax,
@@ -869,67 +860,66 @@ class Builder:
             out.append(res)
         return out
 
-    def histograms(self, cells: dict, window: list[int]) -> list[tuple[str, list[tuple[str, dict[int, int]]]]]:
+    def histograms(self, cells: dict[int, dict[str, StepRecord]], window: list[int]
+                   ) -> list[tuple[str, list[tuple[str, dict[int, int]]]]]:
         """Per R/W mix (100/0 first), per block size (largest first): the json+ bins of every step
         of the window, read and write merged."""
         merged: dict[str, dict[int, int]] = {}
-        wl: dict[str, dict] = {}
+        wl: dict[str, Workload] = {}
         for rno in window:
             for k, c in (cells.get(rno) or {}).items():
-                m = c["measurement"]
                 d = merged.setdefault(k, defaultdict(int))
-                wl[k] = c["workload"]
-                for direction in ("read", "write"):
-                    for b, n in (m.get(direction, {}).get("lat_bins_ns") or {}).items():
+                wl[k] = c.workload
+                for direction in (c.measurement.read, c.measurement.write):
+                    for b, n in direction.lat_bins_ns.items():
                         d[int(b)] += int(n)
         panels: dict[str, list[tuple[str, dict[int, int]]]] = {}
-        for k in sorted(merged, key=lambda k: (-wl[k]["read_pct"], -wl[k]["block_size_bytes"])):
+        for k in sorted(merged, key=lambda k: (-wl[k].read_pct, -wl[k].block_size_bytes)):
             if merged[k]:
-                panels.setdefault(_mix(wl[k]), []).append((_bs_label(wl[k]["block_size_bytes"]), dict(merged[k])))
+                panels.setdefault(wl[k].mix, []).append((_bs_label(wl[k].block_size_bytes), dict(merged[k])))
         return list(panels.items())
 
     # WSAT ----------------------------------------------------------------------------------
     def wsat_sections(self, pids: list[str]) -> list[Section]:
         out = []
-        step_s = self.spec.get("step_seconds", 60)
+        step_s = _or(self.spec.step_seconds, 60)
         for pid in pids:
             part = self.parts[pid]
-            tab = part.get("table") or {}
-            series = tab.get("series") or []
+            tab = part.table if isinstance(part.table, WsatTable) else None
+            series = tab.series if tab else ()
             sec = Section(f"{pid}-plots", "Write Saturation: IOPS, TGBW and response time", 3, "wsat")
             if not series:
                 sec.blocks.append(Alert("bad", "not run", ["no WSAT sample finished before the run stopped"]))
                 out.append(sec)
                 continue
-            why = {"capacity-written": f"stopped after {self.spec.get('wsat_capacity_multiple', 4):g}× capacity written",
-                   "time-limit": f"stopped at the time limit ({self.spec.get('wsat_hours', 24):g} h of steps)",
-                   None: "stopped early: the run did not finish this test"}.get(part.get("stop_reason"),
-                                                                                 str(part.get("stop_reason")))
-            sec.blocks.append(Alert("info" if part.get("stop_reason") else "bad", f"{len(series)} samples; {why}",
-                                    [f"{tab.get('tgbw_gb', 0):,.2f} GB written = {_num(tab.get('drive_fills'), 2)} "
-                                     f"drive fills; last 5 samples (minutes {fmt_rounds(tab.get('final_window_minutes') or [])}) "
-                                     f"average {fmt_value(tab.get('final_window_iops'), 'IOPS')} IOPS"]))
-            minutes = [s["minute"] for s in series]
-            iops = [s["iops"] for s in series]
+            why = {"capacity-written": f"stopped after {_or(self.spec.wsat_capacity_multiple, 4):g}× capacity written",
+                   "time-limit": f"stopped at the time limit ({_or(self.spec.wsat_hours, 24):g} h of steps)",
+                   None: "stopped early: the run did not finish this test"}.get(part.stop_reason, str(part.stop_reason))
+            sec.blocks.append(Alert("info" if part.stop_reason else "bad", f"{len(series)} samples; {why}",
+                                    [f"{tab.tgbw_gb:,.2f} GB written = {_num(tab.drive_fills, 2)} "
+                                     f"drive fills; last 5 samples (minutes {fmt_rounds(tab.final_window_minutes)}) "
+                                     f"average {fmt_value(tab.final_window_iops, 'IOPS')} IOPS"]))
+            minutes = [s.minute for s in series]
+            iops = [s.iops for s in series]
             xlabel = "time (PTS minutes; one sample = one step" + (f" of {step_s:g} s)" if step_s != 60 else ")")
-            nfinal = len(tab.get("final_window_minutes") or [])
+            nfinal = len(tab.final_window_minutes)
             sec.blocks.append(Plot(f"{pid}-iops-time", "WSAT: IOPS vs time",
                                    "RND 4KiB write IOPS of every sample: fresh-out-of-box (FOB) level first, then the "
                                    "transition, then the steady region; the final 5 samples are shaded.",
                                    partial(plots.wsat_scatter, x=minutes, y=iops, xlabel=xlabel, ylabel="IOPS",
                                            final=nfinal), size=(10, 3.8), pdf_height=2.9))
-            tg = [s["tgbw_gb"] for s in series]
+            tg = [s.tgbw_gb for s in series]
             sec.blocks.append(Plot(f"{pid}-iops-tgbw", "WSAT: IOPS vs total GB written (TGBW)",
                                    "The same samples against the data written so far (GB, base 10).",
                                    partial(plots.wsat_scatter, x=tg, y=iops, xlabel="total GB written (TGBW)",
                                            ylabel="IOPS", final=nfinal), size=(10, 3.8), pdf_height=2.9))
-            fills = [s.get("drive_fills") for s in series]
+            fills = [s.drive_fills for s in series]
             if all(f is not None for f in fills):
                 sec.blocks.append(Plot(f"{pid}-iops-fills", "WSAT: IOPS vs drive fills",
                                        "The same samples against drive fills (bytes written ÷ user capacity).",
                                        partial(plots.wsat_scatter, x=fills, y=iops, xlabel="drive fills", ylabel="IOPS",
                                                final=nfinal), size=(10, 3.8), pdf_height=2.9))
-            lat = [s["lat_mean_us"] for s in series]
+            lat = [s.lat_mean_us for s in series]
             sec.blocks.append(Plot(f"{pid}-lat-time", "WSAT: mean response time vs time",
                                    "Mean response time of every sample (µs).",
                                    partial(plots.wsat_scatter, x=minutes, y=lat, xlabel=xlabel,
@@ -937,12 +927,12 @@ class Builder:
                                    pdf_height=2.9))
             n = len(series)
             stride = max(1, math.ceil(n / 60))
-            rows = [[Cell(str(s["minute"]), s["minute"]), Cell(fmt_value(s["iops"], "IOPS"), s["iops"]),
-                     Cell(fmt_value(s["tgbw_gb"]), s["tgbw_gb"]),
-                     Cell(fmt_value(s.get("drive_fills")), s.get("drive_fills")),
-                     Cell(fmt_value(s["lat_mean_us"]), s["lat_mean_us"]),
-                     Cell(fmt_value(s.get("lat_p99999_us")), s.get("lat_p99999_us")),
-                     Cell(fmt_value(s["lat_max_us"]), s["lat_max_us"])]
+            rows = [[Cell(str(s.minute), s.minute), Cell(fmt_value(s.iops, "IOPS"), s.iops),
+                     Cell(fmt_value(s.tgbw_gb), s.tgbw_gb),
+                     Cell(fmt_value(s.drive_fills), s.drive_fills),
+                     Cell(fmt_value(s.lat_mean_us), s.lat_mean_us),
+                     Cell(fmt_value(s.lat_p99999_us), s.lat_p99999_us),
+                     Cell(fmt_value(s.lat_max_us), s.lat_max_us)]
                     for i, s in enumerate(series) if i % stride == 0 or i == n - 1]
             sec.blocks.append(Table(f"{pid}-table", "WSAT samples" + (f" (every {stride}th sample and the last)" if stride > 1 else ""),
                                     ["Minute", "IOPS", "TGBW (GB)", "Drive fills", "Mean (µs)", "99.999% (µs)", "Max (µs)"],
@@ -958,19 +948,20 @@ class Builder:
         limit = None
         for t in tests:
             for pid in self.part_ids(t):
-                b = self.parts[pid].get("boundaries") or {}
+                part = self.parts[pid]
+                b = part.boundaries or {}
                 limit = b.get("idle_limit_ms", limit)
                 for r in b.get("rounds") or []:
                     idle, over = r.get("idle_ms") or {}, r.get("overlap_ms") or {}
                     bad = r.get("over_limit", 0)
-                    rows.append([Cell(f"{self.parts[pid].get('title', pid)} · round {r['round']}"),
+                    rows.append([Cell(f"{part.title} · round {r['round']}"),
                                  Cell(str(r.get("boundaries", 0)), r.get("boundaries")),
                                  Cell(_num(idle.get("median"), 2), idle.get("median")),
                                  Cell(_num(idle.get("worst"), 2), idle.get("worst")),
                                  Cell(_num(over.get("worst"), 2), over.get("worst")),
                                  Cell(str(bad), bad, css="bad" if bad else "ok")])
                 for f in b.get("flagged") or []:
-                    flagged.append(f"{self.parts[pid].get('title', pid)} round {f['round']} step {f['index']} "
+                    flagged.append(f"{part.title} round {f['round']} step {f['index']} "
                                    f"({f.get('label', '')}, after {f.get('after')}): {f.get('why')}")
         if not rows:
             return None
@@ -997,9 +988,9 @@ class Builder:
         pts: list[tuple[float, float, str]] = []
         for (test, _part), recs in self.records.items():
             for r in recs:
-                c = temperature_c(r.get("telemetry"))
-                if c is not None and r.get("end_time") is not None:
-                    pts.append((float(r["end_time"]), c, TEST_TITLES.get(test, str(test))))
+                c = temperature_c(r.telemetry)
+                if c is not None and r.end_time is not None:
+                    pts.append((float(r.end_time), c, test_title(str(test))))
         if not pts:
             return None
         pts.sort()
@@ -1038,8 +1029,13 @@ def temperature_c(tel: Any) -> float | None:
     return None
 
 
-def _mix(w: dict) -> str:
-    return f"{w['read_pct']}/{100 - w['read_pct']}"
+def _or(v, default):
+    return default if v is None else v
+
+
+def _series_dict(s: Series | None) -> dict:
+    """A tracking variable's rounds and values, as the convergence plot takes them."""
+    return {} if s is None else {"rounds": list(s.rounds), "values": list(s.values)}
 
 
 def _pct(a: float | None, avg: float | None) -> str:

@@ -412,6 +412,8 @@ def _stream(report: Report) -> list[tuple[object, str | None, bool, str | None]]
         out.append((b, None, i == 0, "cover" if i == 0 else None))
     fields = [Fields("Administrative", report.admin), Fields("Device under test", report.device),
               Fields("Test platform", report.platform), None]
+    if report.description:
+        fields.insert(3, Fields("Device description (--describe file)", report.description))
     for th in report.tests.values():
         fields += [Fields(f"Set-up parameters — {th.title}", th.setup), Fields(f"Test parameters — {th.title}", th.params)]
     out.append((Heading("Report header", 2, "header"), None, True, "header"))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ssdpts.errors import UserError
-from ssdpts.spec.runspec import RunSpec, expand_tests
-from ssdpts.spec.tests import active_range_bytes, build_parts, required_bytes
+from ssdpts.pts.runspec import RunSpec, expand_tests
+from ssdpts.pts.plan import active_range_bytes, build_parts, required_bytes
 
 KiB = 1024
 MiB = 1024 * KiB

@@ -1,0 +1,63 @@
+"""Cost of the guard the runner calls before every round (device/claim.py: Claim.check).
+
+    sudo python benchmarks/guard_cost.py [--calls 200]
+
+Holds the run's claim on a scratch loop device, a zram device and a file target, as a run does,
+and times Claim.check() (fingerprint, mounts, swap, holders, new partitions, system disk; no blkid,
+no device read) per call, next to the shortest round a time-compressed run has (a LAT round of 9
+steps of 0.1 s = 0.9 s) and the PTS's (9 steps of 60 s). Also the full verdict with blkid and the
+exclusive-open probe (safety.assess), which runs once before each purge. A measurement, not a test:
+the machine is shared and noisy, so the median and the 95th percentile are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from _devices import loop_device, zram_device
+
+from ssdpts.device import safety
+from ssdpts.device.claim import Claim
+from ssdpts.device.target import open_target
+
+
+def timed(fn, calls: int) -> tuple[float, float]:
+    ts = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    ts.sort()
+    return statistics.median(ts), ts[int(0.95 * (len(ts) - 1))]
+
+
+def report(name: str, calls: int, target) -> None:
+    with Claim(target) as claim:
+        med, p95 = timed(claim.check, calls)
+        fmed, fp95 = timed(lambda: safety.assess(target), max(calls // 10, 5))
+    print(f"{name:6s} guard (every round): median {med * 1e3:6.2f} ms, p95 {p95 * 1e3:6.2f} ms = "
+          f"{100 * med / 0.9:.3f}% of a 0.9 s round, {100 * med / 540:.5f}% of a PTS LAT round (540 s); "
+          f"full verdict (before a purge): median {fmed * 1e3:6.1f} ms, p95 {fp95 * 1e3:6.1f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=200)
+    args = ap.parse_args()
+    with loop_device(256 * 2**20) as dev:
+        report("loop", args.calls, open_target(dev))
+    with zram_device(256 * 2**20) as dev:
+        report("zram", args.calls, open_target(dev))
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        path = Path(d) / "t.img"
+        path.write_bytes(b"\0" * 4096)
+        safety.mark_created(str(path))
+        report("file", args.calls, open_target(str(path)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,384 @@
+"""One run per device, held exclusively for the whole run.
+
+Two locks, taken before the first byte is written and held until the run ends (also on resume):
+
+* **The kernel's exclusive claim**: the block device open with ``O_EXCL``. While it is held the
+  kernel refuses every other exclusive opener with EBUSY: ``mount`` of the device or of any of its
+  partitions, ``mkfs``, md/LVM/device-mapper, ``zpool``, ``blkdiscard`` without ``--force``,
+  partition-table re-reads (BLKRRPART). fio opens the device without ``O_EXCL``, which the kernel
+  allows beside the claim (measured on Linux 6.18 with fio 3.33, io_uring and libaio).
+* **The ssdpts lock**: ``flock`` on a file in ``/run/ssdpts`` (``$SSDPTS_LOCK_DIR``) named after the
+  whole disk's major:minor, and for a loop device also after its backing file, and for a file
+  target after the file's path. It covers what the kernel claim cannot see: file targets, two
+  partitions of one disk (the kernel lets two holders claim two partitions; two runs there would
+  measure each other), two loop devices over one file, and the moment a purge tool needs the device
+  for itself. The lock file records the run directory and PID, so a second ``ssdpts run`` or
+  ``resume`` is refused with a line that names them.
+
+Purge tools and the claim (checked in each tool's source and on a loop device): util-linux
+``blkdiscard`` (>= 2.36) opens ``O_EXCL`` unless ``--force``, and ``nvme format`` (nvme-cli >= 2.0)
+unless ``--force``: ssdpts passes ``--force`` (purge.py), and both work beside the claim.
+``dd``, ``hdparm`` (``O_RDONLY|O_NONBLOCK``), ``sg_format`` and ``sg_sanitize`` (sg3_utils'
+``sg_cmds_open_device``) and ``nvme sanitize`` (sent to the controller's character device) do
+not open exclusively. A tool that does anyway (a version that adds it) fails with EBUSY; the purge
+then runs it once more with the kernel claim lent to it (:func:`lent_to`) — the ssdpts lock stays
+held throughout, and the claim is taken back the moment the tool exits.
+
+Before the purge and before every round the runner calls :meth:`Claim.check`: the device must still
+be the one fingerprinted at the start (same node, same backing file, not re-attached, not detached,
+not read-only), nothing may be mounted on it or built on it, and no partition may have appeared —
+the claim blocks mounts and mkfs, but ``partx``/BLKPG can still add a partition. Measured cost:
+benchmarks/guard_cost.py (about a millisecond per call, against rounds of seconds to hours).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import socket
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ssdpts.device import fingerprint, safety
+from ssdpts.device import target as tgt
+from ssdpts.device.target import Target
+from ssdpts.errors import DeviceUnsafe, UserError
+
+LOCK_DIR_ENV = "SSDPTS_LOCK_DIR"
+DEFAULT_LOCK_DIR = "/run/ssdpts"
+
+# Claims held by this process, by the st_rdev of the claimed node: safety's exclusive-open probe
+# skips them (it would otherwise find the device "in use" by ourselves) and purge tools that need
+# the device exclusively are lent the claim.
+_HELD: dict[int, "Claim"] = {}
+
+
+def lock_dir() -> Path:
+    """/run/ssdpts (or $SSDPTS_LOCK_DIR); a per-user directory in the temp dir where /run is not writable."""
+    wanted = os.environ.get(LOCK_DIR_ENV) or DEFAULT_LOCK_DIR
+    for d in (wanted, os.path.join(tempfile.gettempdir(), f"ssdpts-locks-{os.getuid()}")):
+        try:
+            os.makedirs(d, mode=0o755, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(d, os.W_OK | os.X_OK):
+            return Path(d)
+    raise UserError(f"cannot create a lock directory ({wanted} or the temp dir): set {LOCK_DIR_ENV} to a writable directory")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _file_key(path: str) -> tuple[str, str]:
+    real = os.path.realpath(path.removesuffix(" (deleted)"))
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(real))[:40]
+    return f"file-{base}-{_digest(real)}", real
+
+
+def lock_keys(target: Target) -> list[tuple[str, str]]:
+    """(lock name, what it stands for): the whole disk by major:minor, a loop device's backing file,
+    a file target's resolved path."""
+    if target.kind == "file":
+        return [_file_key(target.real_path)]
+    disk = target.parent or target.name
+    keys = [(f"block-{tgt.devnum_of(disk) or disk}", f"/dev/{disk}")]
+    backing = tgt.loop_backing_file(disk) if disk.startswith("loop") else None
+    if backing:
+        keys.append(_file_key(backing))
+    return keys
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds a lock, as its lock file says."""
+
+    pid: int | None
+    run_dir: str | None
+    target: str | None
+    command: str | None
+
+    def describe(self) -> str:
+        pid = f"PID {self.pid}" if self.pid else "PID unknown"
+        if self.run_dir:
+            return f"the ssdpts run {self.run_dir} ({pid})"
+        return f"another ssdpts process ({self.command or 'starting'}, {pid})"
+
+
+def _read_holder(fd: int) -> Holder:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        doc = json.loads(os.read(fd, 65536).decode() or "{}")
+    except (OSError, ValueError, UnicodeDecodeError):
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    pid = doc.get("pid")
+    return Holder(pid if isinstance(pid, int) else None, doc.get("run_dir"), doc.get("target"), doc.get("command"))
+
+
+def holder_of(target: Target) -> Holder | None:
+    """The ssdpts process holding ``target``'s lock, or None (read-only peek, for messages)."""
+    try:
+        directory = lock_dir()
+    except UserError:
+        return None
+    for key, _what in lock_keys(target):
+        path = directory / f"{key}.lock"
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return _read_holder(fd)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    return None
+
+
+def _flock_briefly(fd: int, tries: int = 5) -> None:
+    """LOCK_EX, retried for a moment: holder_of's shared peek holds the file for microseconds and
+    must not make a starting run look refused."""
+    for i in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if i == tries - 1:
+                raise
+            time.sleep(0.02)
+
+
+def holds(node: str) -> bool:
+    """True when this process holds the kernel claim on ``node``, its disk, or (for a disk) the disk
+    ``node`` is a partition of."""
+    try:
+        st = os.stat(node)
+    except OSError:
+        return False
+    if not stat.S_ISBLK(st.st_mode):
+        return False
+    if st.st_rdev in _HELD:
+        return True
+    name = tgt.name_for_devnum(os.major(st.st_rdev), os.minor(st.st_rdev))
+    if name and tgt.is_partition_name(name):
+        disk_dev = tgt.devnum_of(tgt.disk_of(name))
+        return any(f"{os.major(r)}:{os.minor(r)}" == disk_dev for r in _HELD)
+    return False
+
+
+class Claim:
+    """The locks and (block devices) the kernel claim on one target. Use as a context manager, or
+    call :meth:`acquire` and :meth:`release` (idempotent)."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.keys = lock_keys(target)
+        self._lock_fds: list[tuple[int, Path]] = []
+        self._fd: int | None = None
+        self._rdev: int | None = None
+        self.record: dict[str, Any] = {"pid": os.getpid(), "run_dir": None, "target": target.path,
+                                       "command": " ".join(["ssdpts", *sys.argv[1:]])[:300],
+                                       "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        self._fp0: dict[str, Any] | None = None
+        self._parts0: set[str] = set()
+
+    # ---- taking and giving back --------------------------------------------------------------
+    def lock(self) -> None:
+        """The ssdpts locks only: refuses, naming the holder, when another ssdpts process has one."""
+        if self._lock_fds:
+            return
+        directory = lock_dir()
+        for key, what in self.keys:
+            path = directory / f"{key}.lock"
+            while True:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                try:
+                    _flock_briefly(fd)
+                except BlockingIOError:
+                    holder = _read_holder(fd)
+                    os.close(fd)
+                    self.unlock()
+                    on = self.target.path if what in (self.target.path, self.target.real_path) else f"{self.target.path} ({what})"
+                    stop = f"kill -INT {holder.pid}" if holder.pid else "stop it"
+                    raise UserError(f"{on} is in use by {holder.describe()}: wait for it to finish or stop it "
+                                    f"({stop}), then try again") from None
+                # The holder removes its lock file when done (unlock): a file we locked after that
+                # is no longer the lock; take the one now at the path.
+                try:
+                    if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                        break
+                except FileNotFoundError:
+                    pass
+                os.close(fd)
+            self._lock_fds.append((fd, path))
+        self._write_record()
+
+    def claim_device(self) -> None:
+        """The kernel's exclusive claim (block devices; files have none)."""
+        if self.target.kind != "block" or self._fd is not None:
+            return
+        self._open_exclusive()
+        self._fp0 = fingerprint.take(self.target, self._fd)
+        self._parts0 = set(self._partitions())
+
+    def acquire(self, run_dir: str | os.PathLike[str] | None = None) -> "Claim":
+        self.lock()
+        try:
+            self.claim_device()
+        except BaseException:
+            self.release()
+            raise
+        if run_dir is not None:
+            self.set_run_dir(run_dir)
+        return self
+
+    def set_run_dir(self, run_dir: str | os.PathLike[str]) -> None:
+        self.record["run_dir"] = str(Path(run_dir).resolve())
+        self._write_record()
+
+    def release(self) -> None:
+        self._close_exclusive()
+        self.unlock()
+
+    def unlock(self) -> None:
+        fds, self._lock_fds = self._lock_fds, []
+        for fd, path in fds:
+            try:
+                os.unlink(path)  # while still locked: a waiting process then finds the file gone (see lock)
+            except OSError:
+                pass
+            os.close(fd)
+
+    def __enter__(self) -> "Claim":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    @property
+    def fd(self) -> int | None:
+        return self._fd
+
+    def _write_record(self) -> None:
+        data = json.dumps(self.record).encode()
+        for fd, _path in self._lock_fds:
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+            except OSError:
+                pass  # the record is for messages only; the flock is the lock
+
+    def _open_exclusive(self) -> None:
+        t = self.target
+        try:
+            fd = os.open(t.real_path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.EBUSY:
+                raise UserError(
+                    f"{t.path} is in use: the kernel refused ssdpts an exclusive claim (mounted, swap, part of "
+                    "RAID/LVM/ZFS, or another program holds it): stop that user or pick another target") from None
+            raise UserError(f"cannot open {t.path} ({exc.strerror}): check the device and permissions") from None
+        self._fd = fd
+        self._rdev = os.fstat(fd).st_rdev
+        _HELD[self._rdev] = self
+
+    def _close_exclusive(self) -> None:
+        fd, self._fd = self._fd, None
+        if self._rdev is not None:
+            _HELD.pop(self._rdev, None)
+        if fd is not None:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def lent(self, tool: str) -> Iterator[None]:
+        """Drop the kernel claim while ``tool`` (which opens the device exclusively itself) runs and
+        take it back at once; the ssdpts lock stays held. If someone else claims the device in that
+        moment the run stops (DeviceUnsafe)."""
+        if self._fd is None:
+            yield
+            return
+        self._close_exclusive()
+        try:
+            yield
+        finally:
+            try:
+                self._open_exclusive()
+            except UserError:
+                raise DeviceUnsafe(f"another program claimed {self.target.path} while {tool} had it: "
+                                   "find out who (lsblk, fuser -v) before resuming") from None
+
+    # ---- the guard ---------------------------------------------------------------------------
+    def check(self) -> None:
+        """Raise DeviceUnsafe when the target is no longer safe to write (see the module doc)."""
+        reasons = self.unsafe_reasons()
+        if reasons:
+            raise DeviceUnsafe(reasons[0])
+
+    def unsafe_reasons(self) -> list[str]:
+        t = self.target
+        if t.kind == "file":
+            if not os.path.exists(t.real_path):
+                return [f"{t.path} was deleted during the run"]
+            return list(safety.assess(t, needed_bytes=0).reasons)
+        out: list[str] = []
+        now_real = os.path.realpath(t.path)
+        if now_real != t.real_path:
+            out.append(f"{t.path} now points to {now_real}, not {t.real_path}")
+        try:
+            if os.stat(t.real_path).st_rdev != self._rdev:
+                out.append(f"{t.real_path} is now another device node")
+        except OSError as exc:
+            out.append(f"{t.real_path} is gone ({exc.strerror})")
+        if out:
+            return out
+        now = fingerprint.take(t, self._fd)
+        before = self._fp0 or now
+        for what, was, is_now in fingerprint.differences(before, now):
+            out.append(f"the {what} of {t.path} changed during the run (was {was!r}, now {is_now!r})")
+        if now.get("read_only") and not before.get("read_only"):
+            out.append(f"{t.path} became read-only during the run")
+        if before.get("diskseq") is not None and now.get("diskseq") != before.get("diskseq"):
+            out.append(f"the medium of {t.path} changed during the run (diskseq {before['diskseq']} -> {now['diskseq']})")
+        loop0, loop1 = before.get("loop") or {}, now.get("loop") or {}
+        if loop1.get("autoclear") and not loop0.get("autoclear"):
+            out.append(f"someone detached {t.path} during the run (losetup -d; the kernel waits for ssdpts to close it)")
+        for p in sorted(set(self._partitions()) - self._parts0):
+            out.append(f"partition /dev/{p} appeared on {t.path} during the run (someone is partitioning it)")
+        out.extend(safety.assess(t, needed_bytes=0, probe=False).reasons)
+        return out
+
+    def _partitions(self) -> list[str]:
+        return [] if self.target.is_partition else tgt.partitions_of(self.target.name)
+
+
+# ---- purge tools that insist on an exclusive open ----------------------------------------------
+
+_BUSY = re.compile(r"device or resource busy|\bEBUSY\b", re.I)
+
+
+def blocked_by_own_claim(argv: list[str], output: str) -> Claim | None:
+    """The claim of ours that made the tool ``argv`` fail with EBUSY, if that is what happened."""
+    if not _HELD or not _BUSY.search(output):
+        return None
+    for claim in _HELD.values():
+        t = claim.target
+        names = {t.path, t.real_path, f"/dev/{t.name}", f"/dev/{t.parent}" if t.parent else t.real_path}
+        if any(a in names or os.path.realpath(a) in names for a in argv[1:] if a.startswith("/")):
+            return claim
+    return None

@@ -1,0 +1,100 @@
+"""Latency test (PTS.md §3): TC1/QD1; outer mix 100/0, 65/35, 0/100; inner block size 8, 4, 0.5 KiB.
+Tracking: mean response time of RND 4KiB 0/100."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .parts import Part, Tracking, cell_steps, wipc_step
+from .runspec import RunSpec
+from .tables import Cell, WindowCells, average, num
+from .units import KiB, fmt_block_size
+from .workload import Step, Workload
+
+NAME, TITLE = "lat", "Latency"
+
+MIXES = (100, 65, 0)
+BLOCK_SIZES = (8 * KiB, 4 * KiB, 512)
+
+
+def workloads(min_block_size: int = 512) -> list[Workload]:
+    # Demand intensity is fixed at TC1/QD1 by the specification, whatever --threads/--iodepth say.
+    return [Workload("rand", mix, bs, 1, 1) for mix in MIXES for bs in BLOCK_SIZES if bs >= min_block_size]
+
+
+def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
+    wl = workloads(logical_block_size)
+    tracked = Workload("rand", 0, 4 * KiB, 1, 1)
+    return [
+        Part(
+            test="lat", part="", title="Latency",
+            purge=True,
+            wipc=wipc_step("lat", "", spec, ar_bytes, 128 * KiB),
+            tracking=(Tracking(name=f"{tracked.label} mean response time", key=tracked.key,
+                               metric="lat_mean_us", unit="µs"),),
+            max_rounds=spec.max_rounds,
+            stop_rule="steady-state",
+            round_builder=lambda r: cell_steps("lat", "", r, wl, spec.step_seconds),
+        )
+    ]
+
+
+# ---- the table: response times (and IOPS) of every cell, averaged over the window ---------------------
+
+# The metrics of a row, in table order. lat_max_us averages each step's maximum;
+# lat_max_in_window_us is the highest single response time of the window.
+METRICS = ("lat_mean_us", "lat_p99999_us", "lat_max_us", "lat_max_in_window_us", "iops")
+
+
+@dataclass(frozen=True, slots=True)
+class LatRow:
+    block_size_bytes: int
+    mix: str
+    values: dict[str, float | None] = field(default_factory=dict)  # metric -> value; absent in older files
+
+    def value(self, metric: str) -> float | None:
+        return self.values.get(metric)
+
+
+@dataclass(frozen=True, slots=True)
+class LatTable:
+    rows: tuple[LatRow, ...]
+    unit: str = "µs"
+    kind: ClassVar[str] = "latency"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "unit": self.unit,
+                "rows": [{"block_size_bytes": r.block_size_bytes, "mix": r.mix, **r.values} for r in self.rows]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LatTable":
+        rows = tuple(LatRow(int(r["block_size_bytes"]), r.get("mix"), {m: num(r[m]) for m in METRICS if m in r})
+                     for r in d.get("rows") or [])
+        return cls(rows, d.get("unit", "µs"))
+
+    def cells(self) -> list[Cell]:
+        return [Cell(m, r.block_size_bytes, r.mix, v) for r in self.rows for m, v in r.values.items()]
+
+
+def build_table(steps: list[Step], cells: WindowCells) -> LatTable:
+    rows = []
+    for s in steps:
+        ms = cells.get(s.workload.key, [])
+        p5 = [m.lat_percentile_ns(99.999) for m in ms]
+        rows.append(LatRow(s.workload.block_size_bytes, s.workload.mix, {
+            "lat_mean_us": average([m.lat_mean_ns / 1e3 for m in ms]),
+            "lat_p99999_us": average([p / 1e3 for p in p5 if p is not None]),
+            "lat_max_us": average([m.lat_max_ns / 1e3 for m in ms]),
+            "lat_max_in_window_us": max((m.lat_max_ns / 1e3 for m in ms), default=None),
+            "iops": average([m.iops for m in ms]),
+        }))
+    return LatTable(tuple(rows))
+
+
+COMPARED = ("lat_mean_us", "lat_p99999_us", "lat_max_us")
+HEADLINES = (("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("lat_p99999_us", 4096, "0/100"))
+
+
+def cell_label(metric: str, bs: int | None, mix: str | None) -> str:
+    return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)

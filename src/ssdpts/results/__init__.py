@@ -1,0 +1,6 @@
+"""A run directory's results as typed records: the one reader (reader.py) every consumer uses,
+the records (records.py), format versions (formats.py), the registry of metrics and run fields
+(registry.py) and the walker of the cells several runs share (cells.py).
+
+Nothing is imported here, so that the store can use formats.py without loading the rest.
+"""

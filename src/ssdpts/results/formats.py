@@ -1,0 +1,48 @@
+"""Format versions of the run directory (DESIGN.md "The run directory": ``"format": N`` in every JSON
+document and every steps.jsonl line).
+
+A reader upgrades a document of an older format, one version at a time, through MIGRATIONS
+(format N -> N + 1) and refuses a newer one with a message saying which ssdpts to use. Writing
+always uses FORMAT. Format 1 is the first format, so there is nothing to migrate yet: the first
+change to a field's name, unit or shape raises FORMAT to 2 and adds the function that rewrites a
+format-1 document (manifest, summary or step line, named by ``kind``) into format 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import UserError
+
+FORMAT = 1
+KINDS = ("manifest", "summary", "step")
+
+Migration = Callable[[str, dict[str, Any]], dict[str, Any]]  # (kind, document of format N) -> format N + 1
+MIGRATIONS: dict[int, Migration] = {}
+
+
+def upgrade(doc: dict[str, Any], where: str, *, kind: str, migrations: dict[int, Migration] | None = None,
+            current: int = FORMAT) -> dict[str, Any]:
+    """``doc`` in the current format, or UserError (one line: which format, which ssdpts reads it).
+
+    ``where`` names the document in messages (a path, or "<path> line N"). ``migrations`` and
+    ``current`` are for tests of the mechanism; ssdpts itself uses MIGRATIONS and FORMAT."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    steps = MIGRATIONS if migrations is None else migrations
+    fmt = doc.get("format")
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
+        raise UserError(f"{where} has format {fmt!r}; this ssdpts reads format {current}: it was not written by "
+                        "ssdpts, or is damaged — use a matching ssdpts version or restore the file")
+    if fmt > current:
+        raise UserError(f"{where} has format {fmt!r}, newer than this ssdpts, which reads format {current} and "
+                        f"older: use a matching ssdpts version (upgrade ssdpts) to read it")
+    while fmt < current:
+        step = steps.get(fmt)
+        if step is None:
+            raise UserError(f"{where} has format {fmt!r}; this ssdpts reads format {current} but cannot upgrade "
+                            f"format {fmt}: use a matching ssdpts version")
+        doc = {**step(kind, dict(doc)), "format": fmt + 1}
+        fmt += 1
+    return doc

@@ -1,0 +1,175 @@
+"""Integrity of a run directory: what each round wrote, recorded as it was written, checked later.
+
+After every round (and every WIPC) the runner records in the manifest, under
+``parts.<part>.rounds.<round>``, the raw files fio wrote (job file, json+, console log) with their
+size and SHA-256, and the number of steps the round added to steps.jsonl (store.record_round). It
+is recorded *before* the steps are appended: steps.jsonl stays the commit point, so a crash in
+between leaves a recorded round without steps, which resume measures again
+(store.forget_unbacked_rounds).
+
+:func:`check` compares the directory with those records: a missing, truncated or altered raw file,
+a round with fewer step lines than it wrote, a steps.jsonl cut off mid-line, a missing summary.
+Each problem names the file and what it affects. ``ssdpts verify`` prints them; ``report``,
+``compare`` and ``db add`` run the same check (a damaged complete run goes into the results library
+marked ``damaged``, not as a valid run), and ``resume`` refuses to build on a damaged round.
+
+For a run that is not complete, a round whose steps are missing or short is the round that was in
+flight when the run stopped: resume measures it again, so that is noted, not a problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from ..store import STEPS, SUMMARY, RunStore, file_digest
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: str  # relative to the run directory
+    what: str  # "is missing", "was altered (SHA-256 differs)", ...
+    affects: str  # "round 3 of lat (9 steps): ..."
+
+    def line(self) -> str:
+        return f"{self.file} {self.what}: {self.affects}"
+
+
+@dataclass
+class Result:
+    run_dir: Path
+    status: str
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files_checked: int = 0
+    rounds_checked: int = 0
+    steps: int = 0
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+    def summary_line(self) -> str:
+        if self.problems:
+            n = len(self.problems)
+            return f"{self.run_dir}: DAMAGED ({n} problem{'s' if n != 1 else ''})"
+        return (f"{self.run_dir}: intact ({self.status}): {self.files_checked} raw files of {self.rounds_checked} "
+                f"rounds match their recorded size and SHA-256; {self.steps} steps")
+
+
+def _json_of(rec: dict) -> str | None:
+    return next((f for f in (rec.get("files") or {}) if f.endswith(".json")), None)
+
+
+def _step_counts(steps: list[dict]) -> Counter:
+    return Counter(s.get("fio_json") for s in steps)
+
+
+def _what_round(pid: str, name: str, n: int | None) -> str:
+    which = "the WIPC" if name == "wipc" else f"round {int(name.rsplit('-', 1)[1])}" if name.startswith("round-") else name
+    steps = f" ({n} step{'s' if n != 1 else ''})" if n is not None else ""
+    return f"{which} of {pid}{steps}"
+
+
+def check(run_dir: str | Path) -> Result:
+    """Check a run directory against its records (reads only). Raises UserError when it is not a
+    readable run directory at all."""
+    run_dir = Path(run_dir)
+    store = RunStore.open(run_dir)
+    man = store.manifest()
+    status = str(man.get("status"))
+    complete = status == "complete"
+    res = Result(run_dir=run_dir, status=status)
+
+    raw = (run_dir / STEPS).read_bytes() if (run_dir / STEPS).exists() else None
+    if raw is None:
+        res.problems.append(Problem(STEPS, "is missing", "every measurement of the run"))
+        steps: list[dict] = []
+    else:
+        try:
+            steps = store.steps()
+        except UserError as exc:
+            res.problems.append(Problem(STEPS, "is corrupt", str(exc)))
+            steps = []
+        if raw and not raw.endswith(b"\n"):
+            if complete:
+                res.problems.append(Problem(STEPS, "ends in a cut-off line", "the steps after it are lost"))
+            else:
+                res.notes.append(f"{STEPS} ends in a cut-off line (the write in flight when the run stopped): "
+                                 "resume drops it")
+    res.steps = len(steps)
+    counts = _step_counts(steps)
+
+    recorded: set[str] = set()
+    for pid, part in (man.get("parts") or {}).items():
+        rounds = part.get("rounds") if isinstance(part, dict) else None
+        if not isinstance(rounds, dict):
+            continue
+        last = list(rounds)[-1] if rounds else None  # the most recently recorded: the round in flight
+        for name, rec in sorted(rounds.items(), key=lambda kv: (kv[0] != "wipc", kv[0])):
+            if not isinstance(rec, dict):
+                continue
+            want = int(rec.get("steps", 0))
+            js = _json_of(rec)
+            got = counts.get(js, 0)
+            what = _what_round(pid, name, want)
+            recorded.update(rec.get("files") or {})
+            if got < want and not complete:
+                if name == last or got == 0:
+                    res.notes.append(f"{what}: {got} of {want} steps saved, the round in flight when the run "
+                                     "stopped: resume measures it again")
+                    continue
+            if got != want:
+                res.problems.append(Problem(STEPS, f"has {got} of the {want} step lines of {_what_round(pid, name, None)}",
+                                            "it was cut or edited: the results of that round are incomplete"))
+            res.rounds_checked += 1
+            for rel, entry in sorted((rec.get("files") or {}).items()):
+                res.files_checked += 1
+                p = _file_problem(run_dir, rel, entry, what)
+                if p:
+                    res.problems.append(p)
+
+    # Steps that point at raw files no round recorded (runs made before the records existed).
+    unrecorded = sorted({f for f in counts if f and f not in recorded})
+    if unrecorded:
+        res.notes.append(f"{len(unrecorded)} raw files have no recorded checksum (made by an ssdpts without "
+                         "integrity records): only their presence is checked")
+        for rel in unrecorded:
+            res.files_checked += 1
+            if not (run_dir / rel).is_file():
+                res.problems.append(Problem(rel, "is missing", f"{counts[rel]} steps cannot be recomputed from fio's output"))
+    if complete and not (run_dir / SUMMARY).is_file():
+        res.problems.append(Problem(SUMMARY, "is missing", "the run's verdicts and tables ('ssdpts report' recomputes them)"))
+    return res
+
+
+def _file_problem(run_dir: Path, rel: str, entry: dict, what: str) -> Problem | None:
+    path = run_dir / rel
+    kind = Path(rel).suffix
+    role = {".json": "fio's output", ".fio": "the job file", ".log": "fio's console log"}.get(kind, "a raw file")
+    affects = f"{role} of {what}" + (": its numbers cannot be recomputed" if kind == ".json" else "")
+    if not path.is_file():
+        return Problem(rel, "is missing", affects)
+    now = file_digest(path)
+    if now["bytes"] < entry.get("bytes", 0):
+        return Problem(rel, f"is truncated ({now['bytes']} of {entry['bytes']} bytes)", affects)
+    if now != {"bytes": entry.get("bytes"), "sha256": entry.get("sha256")}:
+        return Problem(rel, "was altered (its SHA-256 differs from the one recorded)", affects)
+    return None
+
+
+def describe(problems: list[Problem], run_dir: Path, limit: int = 1) -> str:
+    """One line for a refusal: the first problem(s) and where to see all."""
+    head = "; ".join(p.line() for p in problems[:limit])
+    more = f" (and {len(problems) - limit} more)" if len(problems) > limit else ""
+    return f"{head}{more}: see 'ssdpts verify {run_dir}'"
+
+
+def to_json(res: Result) -> str:
+    return json.dumps({"run_dir": str(res.run_dir), "status": res.status, "intact": res.intact,
+                       "problems": [{"file": p.file, "what": p.what, "affects": p.affects} for p in res.problems],
+                       "notes": res.notes, "files_checked": res.files_checked, "rounds_checked": res.rounds_checked,
+                       "steps": res.steps}, indent=1)

@@ -1,0 +1,430 @@
+"""The typed records of a run directory: what manifest.json, summary.json and steps.jsonl hold,
+as frozen records (DESIGN.md conventions 1 and 2; docs/results-format.md is the field reference).
+
+Each record reads its JSON form with ``from_dict`` — tolerant of fields older files lack (they
+read as None or empty) — and the summary records write it back with ``to_dict``, which is what
+analysis.summarize stores: one model for writing and reading. The tables inside the summary
+belong to their tests (pts/iops.py etc.). Format versions are checked by formats.py first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..device.purge_base import PurgeRecord
+from ..device.target import Target
+from ..errors import UserError
+from ..measurement import Measurement
+from ..pts.registry import table_from_dict
+from ..pts.runspec import RunSpec
+from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
+from ..pts.tables import Table, num
+from ..pts.workload import Workload
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    return None if v is None or v == "" else str(v)
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+# ==================================================================================================
+# summary.json
+# ==================================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class NoWindow:
+    """A tracking variable with fewer than WINDOW_ROUNDS rounds: no steady-state verdict yet."""
+
+    variable: str
+    unit: str
+    rounds: tuple[int, ...]
+    values: tuple[float, ...]
+    note: str = f"fewer than {WINDOW_ROUNDS} rounds: no steady-state window"
+    reached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variable": self.variable, "unit": self.unit, "rounds": list(self.rounds),
+                "values": list(self.values), "reached": False, "note": self.note}
+
+
+Verdict = SteadyState | NoWindow
+
+
+def verdict_from_dict(d: Mapping[str, Any]) -> Verdict:
+    if "note" in d or d.get("average") is None:
+        return NoWindow(str(d.get("variable", "")), str(d.get("unit", "")), tuple(d.get("rounds") or ()),
+                        tuple(d.get("values") or ()), str(d.get("note") or "no steady-state window"))
+    return SteadyState(
+        variable=str(d.get("variable", "")), unit=str(d.get("unit", "")), rounds=tuple(d.get("rounds") or ()),
+        values=tuple(d.get("values") or ()), average=float(d["average"]), range=float(d.get("range", 0.0)),
+        range_limit=float(d.get("range_limit", 0.0)), slope=float(d.get("slope", 0.0)),
+        intercept=float(d.get("intercept", 0.0)), excursion=float(d.get("excursion", 0.0)),
+        excursion_limit=float(d.get("excursion_limit", 0.0)), range_ok=bool(d.get("range_ok")),
+        excursion_ok=bool(d.get("excursion_ok")))
+
+
+@dataclass(frozen=True, slots=True)
+class WindowResume:
+    """Where a window stands to the run's resumptions (analysis.window_rounds_from, docs/methodology.md)."""
+
+    window_from_round: int | None  # the first round the window may use (None: no re-preconditioning resume)
+    spans_resume: Mapping[str, Any] | None  # with --keep-window: {"idle_h", "text": "spans a resume of N h"}
+
+
+@dataclass(frozen=True, slots=True)
+class SteadyStateResult:
+    """A part's verdict: every tracking variable must pass in the same window (PTS 2.0.2)."""
+
+    reached: bool
+    window_rounds: tuple[int, ...]  # the measurement window (the last 5 rounds when not reached)
+    variables: tuple[Verdict, ...]
+    resume: WindowResume | None = None  # None: written by an ssdpts that did not record it
+
+    @property
+    def spans_resume(self) -> Mapping[str, Any] | None:
+        return None if self.resume is None else self.resume.spans_resume
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"reached": self.reached, "window_rounds": list(self.window_rounds),
+             "variables": [v.to_dict() for v in self.variables]}
+        if self.resume is not None:
+            d["window_from_round"] = self.resume.window_from_round
+            d["spans_resume"] = None if self.resume.spans_resume is None else dict(self.resume.spans_resume)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SteadyStateResult":
+        span = d.get("spans_resume")
+        resume = WindowResume(_int(d.get("window_from_round")), span if isinstance(span, Mapping) else None) \
+            if "window_from_round" in d or "spans_resume" in d else None
+        return cls(bool(d.get("reached")), tuple(d.get("window_rounds") or ()),
+                   tuple(verdict_from_dict(v) for v in d.get("variables") or ()), resume)
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One tracking variable over every complete round."""
+
+    rounds: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Wipc:
+    workload: str  # label, e.g. "SEQ 128KiB 0/100"
+    io_bytes: int
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class PartResult:
+    """One part of a test in summary.json. WSAT parts have ``samples`` and no steady state; the
+    others have ``rounds_run``, ``series`` and ``steady_state``."""
+
+    id: str
+    test: str
+    part: str
+    title: str
+    stop_reason: str | None
+    wipc: Wipc | None
+    table: Table | None
+    warnings: tuple[str, ...] = ()
+    steady_state: SteadyStateResult | None = None
+    rounds_run: int | None = None
+    series: dict[str, Series] = field(default_factory=dict)
+    samples: int | None = None  # WSAT only
+    # Added to format 1 (None: written before they were): the round limit after a
+    # re-preconditioning resume, the step boundaries (analysis.boundary_summary, kept as recorded:
+    # docs/results-format.md), the resumptions the part continued through.
+    round_limit: int | None = None
+    boundaries: Mapping[str, Any] | None = None
+    resumptions: tuple[Mapping[str, Any], ...] | None = None
+
+    @property
+    def is_wsat(self) -> bool:
+        return self.samples is not None
+
+    @property
+    def reached(self) -> bool | None:
+        """True / False (NOT reached); None where the test has no steady-state rule (WSAT)."""
+        return None if self.steady_state is None else self.steady_state.reached
+
+    @property
+    def window_rounds(self) -> tuple[int, ...]:
+        return self.steady_state.window_rounds if self.steady_state else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "test": self.test, "part": self.part, "title": self.title,
+                             "stop_reason": self.stop_reason,
+                             "wipc": None if self.wipc is None else {"workload": self.wipc.workload,
+                                                                     "io_bytes": self.wipc.io_bytes,
+                                                                     "duration_s": self.wipc.duration_s}}
+        if self.is_wsat:
+            d["samples"] = self.samples
+        else:
+            d["rounds_run"] = self.rounds_run
+            d["series"] = {k: {"rounds": list(s.rounds), "values": list(s.values)} for k, s in self.series.items()}
+        d["steady_state"] = None if self.steady_state is None else self.steady_state.to_dict()
+        d["table"] = None if self.table is None else self.table.to_dict()
+        d["warnings"] = list(self.warnings)
+        if self.round_limit is not None:
+            d["round_limit"] = self.round_limit
+        if self.boundaries is not None:
+            d["boundaries"] = self.boundaries
+        if self.resumptions is not None:
+            d["resumptions"] = list(self.resumptions)
+        return d
+
+    @classmethod
+    def from_dict(cls, pid: str, d: Mapping[str, Any]) -> "PartResult":
+        w = d.get("wipc")
+        ss = d.get("steady_state")
+        return cls(
+            id=str(d.get("id") or pid), test=str(d.get("test") or pid), part=str(d.get("part") or ""),
+            title=str(d.get("title") or pid), stop_reason=_str(d.get("stop_reason")),
+            wipc=Wipc(str(w.get("workload", "")), int(w.get("io_bytes") or 0), float(w.get("duration_s") or 0.0))
+            if isinstance(w, Mapping) else None,
+            table=table_from_dict(d.get("table")), warnings=tuple(d.get("warnings") or ()),
+            steady_state=SteadyStateResult.from_dict(ss) if isinstance(ss, Mapping) else None,
+            rounds_run=_int(d.get("rounds_run")),
+            series={k: Series(tuple(s.get("rounds") or ()), tuple(s.get("values") or ()))
+                    for k, s in _map(d.get("series")).items()},
+            samples=_int(d.get("samples")), round_limit=_int(d.get("round_limit")),
+            boundaries=d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None,
+            resumptions=tuple(r for r in d["resumptions"] if isinstance(r, Mapping))
+            if isinstance(d.get("resumptions"), list) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """summary.json: the status, the deviations from the PTS and every part's results."""
+
+    status: str | None
+    pts_compliant: bool
+    deviations: tuple[str, ...]
+    tests: dict[str, tuple[str, ...]]  # test -> its part ids, in run order
+    parts: dict[str, PartResult]
+    boundaries: Mapping[str, Any] | None = None  # over every part (analysis.run_boundary_summary); None: not recorded
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"status": self.status, "pts_compliant": self.pts_compliant, "deviations": list(self.deviations),
+             "tests": {t: list(ids) for t, ids in self.tests.items()},
+             "parts": {pid: p.to_dict() for pid, p in self.parts.items()}}
+        if self.boundaries is not None:
+            d["boundaries"] = self.boundaries
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Summary":
+        devs = d.get("deviations")
+        return cls(_str(d.get("status")), bool(d.get("pts_compliant", not devs)), tuple(devs or ()),
+                   {str(t): tuple(ids or ()) for t, ids in _map(d.get("tests")).items()},
+                   {str(pid): PartResult.from_dict(str(pid), p) for pid, p in _map(d.get("parts")).items()
+                    if isinstance(p, Mapping)},
+                   d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None)
+
+
+# ==================================================================================================
+# manifest.json
+# ==================================================================================================
+
+DEFAULT_DATA_PATTERN = "random (fio buffers, tausworthe64)"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The recorded run_spec: the options as given, and ``resolved`` (profile defaults applied when
+    the run started — what the run used, even if a later ssdpts changes a profile)."""
+
+    tests: tuple[str, ...]
+    profile: str | None
+    threads: int | None  # as given (None: the profile's); resolved_threads is what ran
+    iodepth: int | None
+    active_range_pct: float | None
+    step_seconds: float | None
+    max_rounds: int | None
+    wsat_hours: float | None
+    wsat_capacity_multiple: float | None
+    wsat_chunk_steps: int | None
+    ioengine: str | None
+    purge: str | None
+    pts_version: str | None
+    seed: int | None
+    wipc_capacity_multiple: float | None
+    extra: Mapping[str, Any]
+    resolved_threads: int | None
+    resolved_iodepth: int | None
+    resolved_active_range_pct: float | None
+    profile_params: Mapping[str, Any]  # the profile as it was: write_cache, tp_threads, segmentation, ...
+    doc: Mapping[str, Any] = field(default_factory=dict)  # run_spec as recorded (the library keeps it whole)
+
+    @property
+    def data_pattern(self) -> str:
+        """The data written; ssdpts always writes fio's random buffers unless a run says otherwise."""
+        return str(self.doc.get("data_pattern") or self.extra.get("data_pattern") or DEFAULT_DATA_PATTERN)
+
+    def run_spec(self) -> RunSpec:
+        """The RunSpec again (validated), to plan the parts of this run."""
+        return RunSpec.from_dict(dict(self.doc))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Settings":
+        res = _map(d.get("resolved"))
+        return cls(
+            tests=tuple(d.get("tests") or ()), profile=_str(d.get("profile")), threads=_int(d.get("threads")),
+            iodepth=_int(d.get("iodepth")), active_range_pct=num(d.get("active_range_pct")),
+            step_seconds=num(d.get("step_seconds")), max_rounds=_int(d.get("max_rounds")),
+            wsat_hours=num(d.get("wsat_hours")), wsat_capacity_multiple=num(d.get("wsat_capacity_multiple")),
+            wsat_chunk_steps=_int(d.get("wsat_chunk_steps")), ioengine=_str(d.get("ioengine")),
+            purge=_str(d.get("purge")), pts_version=_str(d.get("pts_version")), seed=_int(d.get("seed")),
+            wipc_capacity_multiple=num(d.get("wipc_capacity_multiple")), extra=_map(d.get("extra")),
+            resolved_threads=_int(res.get("threads", d.get("threads"))),
+            resolved_iodepth=_int(res.get("iodepth", d.get("iodepth"))),
+            resolved_active_range_pct=num(res.get("active_range_pct", d.get("active_range_pct"))),
+            profile_params=_map(res.get("profile")), doc=d)
+
+
+def target_from_dict(d: Mapping[str, Any]) -> Target | None:
+    """The recorded target; fields a manifest lacks read as None (False for the flags)."""
+    if not d:
+        return None
+    kw: dict[str, Any] = {}
+    for f in fields(Target):
+        v = d.get(f.name)
+        if f.name in ("read_only", "is_partition", "exists"):
+            v = bool(v)
+        elif f.name in ("size_bytes", "logical_block_size_bytes", "physical_block_size_bytes"):
+            v = _int(v) or 0
+        elif f.name in ("path", "real_path", "kind", "name"):
+            v = str(v or "")
+        kw[f.name] = v
+    return Target(**kw)
+
+
+@dataclass(frozen=True, slots=True)
+class PartState:
+    """manifest parts.<id>: how far the run got with a part, and how it was purged."""
+
+    purge: PurgeRecord | None
+    preconditioned: str | None
+    finished: str | None
+    stop_reason: str | None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "PartState":
+        p = d.get("purge")
+        purge = None
+        if isinstance(p, Mapping):
+            purge = PurgeRecord(str(p.get("method") or ""), str(p.get("disclosure") or ""), str(p.get("started_at") or ""),
+                                float(p.get("duration_s") or 0.0), p.get("is_pts_purge"), str(p.get("detail") or ""),
+                                tuple(p.get("notes") or ()))
+        return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")))
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """manifest.json. ``device``, ``host`` and ``audit`` stay mappings: their fields are described by
+    the catalogues (device/fields.py FIELDS, device/host.py HOST_FIELDS, device/audit.py)."""
+
+    status: str | None
+    created: str | None
+    updated: str | None
+    ended: str | None
+    error: str | None
+    ssdpts_version: str | None
+    fio_version: str | None
+    executor: str | None
+    command_line: tuple[str, ...]
+    settings: Settings
+    pts_compliant: bool | None
+    deviations: tuple[str, ...] | None  # None: not recorded (runs from before deviations were)
+    target: Target | None
+    confirmation: str | None
+    device: Mapping[str, Any]
+    host: Mapping[str, Any]
+    audit: Any
+    description: Mapping[str, Any] | None
+    active_range_bytes: int | None
+    parts: dict[str, PartState]
+    write_cache: str | None
+    telemetry: Mapping[str, Any] | None
+    doc: Mapping[str, Any]  # manifest.json as recorded (the library keeps run_spec, target and host whole)
+
+    @property
+    def purge_methods(self) -> tuple[str, ...]:
+        """The purge methods used, sorted (one per part; 'none' when the run did not purge)."""
+        return tuple(sorted({str(p.purge.method) for p in self.parts.values() if p.purge is not None}))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Manifest":
+        desc = d.get("description")
+        devs = d.get("deviations")
+        return cls(
+            status=_str(d.get("status")), created=_str(d.get("created")), updated=_str(d.get("updated")),
+            ended=_str(d.get("ended")), error=_str(d.get("error")), ssdpts_version=_str(d.get("ssdpts_version")),
+            fio_version=_str(d.get("fio_version")), executor=_str(d.get("executor")),
+            command_line=tuple(str(a) for a in d.get("command_line") or ()),
+            settings=Settings.from_dict(_map(d.get("run_spec"))),
+            pts_compliant=d.get("pts_compliant"), deviations=None if devs is None else tuple(devs),
+            target=target_from_dict(_map(d.get("target"))), confirmation=_str(d.get("confirmation")),
+            device=_map(d.get("device")), host=_map(d.get("host")), audit=d.get("audit"),
+            description=desc if isinstance(desc, Mapping) else None,
+            active_range_bytes=_int(d.get("active_range_bytes")),
+            parts={str(k): PartState.from_dict(v) for k, v in _map(d.get("parts")).items() if isinstance(v, Mapping)},
+            write_cache=_str(d.get("write_cache")), telemetry=d.get("telemetry") if isinstance(d.get("telemetry"), Mapping) else None,
+            doc=d)
+
+    def run_spec_and_target(self) -> tuple[RunSpec, Target]:
+        """What planning this run's parts needs, or a UserError naming what is missing."""
+        try:
+            spec = self.settings.run_spec()
+        except (KeyError, TypeError, ValueError, UserError) as exc:
+            raise UserError(f"manifest.json lacks a usable run_spec ({exc})") from None
+        if self.target is None or not self.target.size_bytes:
+            raise UserError("manifest.json lacks a usable target (its size is unknown)")
+        return spec, self.target
+
+
+# ==================================================================================================
+# steps.jsonl
+# ==================================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One line of steps.jsonl: one finished step, what it asked and what it measured."""
+
+    test: str
+    part: str
+    phase: str  # "wipc" | "round"
+    round: int
+    index: int
+    key: str  # Workload.key of the cell
+    label: str
+    workload: Workload
+    measurement: Measurement
+    telemetry: Mapping[str, Any] | None
+    start_time: float | None
+    end_time: float | None
+    fio_json: str | None = None
+    fio_job_index: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "StepRecord":
+        w = Workload.from_dict(d["workload"])
+        tel = d.get("telemetry")
+        return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
+                   str(d.get("key") or w.key), str(d.get("label") or w.label), w, Measurement.from_dict(d["measurement"]),
+                   tel if isinstance(tel, Mapping) else None, num(d.get("start_time")), num(d.get("end_time")),
+                   _str(d.get("fio_json")), _int(d.get("fio_job_index")))

@@ -1,0 +1,149 @@
+"""The run directory's format does not change with the code's layout: a fresh demo-style run (all
+four tests, time-compressed, on a loop device) writes manifest.json, summary.json and steps.jsonl
+with exactly the fields of a run directory that the ssdpts before the layout change wrote
+(tests/fixtures/runs/demo-loop-format1, see tests/fixtures/SOURCES.md), plus the optional fields
+added to format 1 since, listed in ADDED.
+
+Fields are compared as key paths: every object's keys, recursively, with the keys that are data
+rather than names (part ids, tracking variables, histogram bins, R/W mixes, tool names) folded
+into one ``*``, and without descending into values that describe the machine rather than the
+format (device field values, host facts, block-layer counters)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .conftest import ssdpts
+
+pytestmark = pytest.mark.root
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
+DATA_KEYED = {"parts", "tests", "series", "lat_bins_ns", "lat_percentiles_ns", "values", "collectors", "tools",
+              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files"}
+
+# Fields added to format 1 after the fixture was written, on purpose (issue 10) and documented in
+# docs/results-format.md: optional and additive — a format-1 reader ignores them, no field changed
+# name, unit or shape — so the format stays 1 (results/formats.py). A new field is listed here, or
+# this test fails.
+_FINGERPRINT = ("boot_id", "class", "devnum", "diskseq", "eui", "firmware", "format", "kind", "logical_block_size_bytes",
+                "loop", "model", "nguid", "partition", "path", "physical_block_size_bytes", "read_only", "real_path",
+                "serial", "size_bytes", "uuid", "wwid", "zram")
+_LOOP = ("autoclear", "backing_dev", "backing_file", "backing_inode", "direct_io", "offset_bytes", "sizelimit_bytes")
+ADDED = {
+    "manifest": {".claim", ".claim.kernel_exclusive", ".claim.locks", ".fingerprint",
+                 *(f".fingerprint.{k}" for k in _FINGERPRINT), *(f".fingerprint.loop.{k}" for k in _LOOP),
+                 ".parts.*.rounds", ".parts.*.rounds.*", ".parts.*.rounds.*.steps", ".parts.*.rounds.*.files",
+                 ".parts.*.rounds.*.files.*", ".parts.*.rounds.*.files.*.bytes", ".parts.*.rounds.*.files.*.sha256",
+                 ".results_space", ".results_space.directory", ".results_space.first_round_bytes",
+                 ".results_space.free_bytes", ".results_space.run_max_bytes_estimate"},
+    "summary": set(), "steps": set(),
+}
+# Issue 13 (docs/results-format.md, docs/methodology.md "Step boundaries"): each step's observed
+# timeline and boundary, the session that ran it, telemetry matched by time; per part and run the
+# boundaries, the resumptions and the window's relation to them; when a purge returned.
+_BOUNDARY = ("after", "allowed_overlap_ms", "chained", "gap_ms", "idle_ms", "kind", "late_ms", "over_limit", "overlap_ms",
+             "resolution_ms", "why")
+_STAT = ("", ".median", ".worst")
+_GROUP = ("", ".boundaries", ".over_limit", *(f".{m}{x}" for m in ("idle_ms", "overlap_ms") for x in _STAT))
+ADDED["manifest"] |= {".parts.*.purge.ended_unix_s"}
+ADDED["steps"] |= {".session", ".boundary", *(f".boundary.{k}" for k in _BOUNDARY), ".telemetry.after.offset_ms",
+                   ".telemetry.before.offset_ms", ".timeline",
+                   *(f".timeline.{k}" for k in ("chained", "end_unix_s", "late_ms", "source", "start_unix_s"))}
+ADDED["summary"] |= {
+    ".boundaries", *(f".boundaries.{k}" for k in ("boundaries", "idle_limit_ms", "over_limit", "worst_idle_ms",
+                                                  "worst_overlap_ms")),
+    ".parts.*.resumptions", ".parts.*.round_limit", ".parts.*.steady_state.spans_resume",
+    ".parts.*.steady_state.window_from_round", ".parts.*.boundaries",
+    *(f".parts.*.boundaries.{k}" for k in ("flagged", "idle_limit_ms", "resolution_ms", "purge_to_wipc", "rounds")),
+    *(f".parts.*.boundaries.purge_to_wipc.{k}" for k in _BOUNDARY),
+    *(f".parts.*.boundaries.{g}{x}" for g in ("within_rounds", "between_rounds") for x in _GROUP),
+    *(f".parts.*.boundaries.rounds[]{x}" for x in _GROUP[1:]), ".parts.*.boundaries.rounds[].round",
+}
+
+# Written only by some runs: the gate's own times in a timeline (fio runs, not the model of a
+# drive), the round stopped when the stop rule held (a run that reached steady state on fio).
+OPTIONAL = {
+    "manifest": {".parts.*.discarded_after_stop", *(f".parts.*.discarded_after_stop.{k}" for k in ("round", "ran_s", "note"))},
+    "summary": set(),
+    "steps": {f".timeline.{k}" for k in ("released_unix_s", "ready_unix_s", "started_unix_s", "end_signal_unix_s",
+                                          "fio_job_runtime_ms", "fio_job_start_unix_ms", "last_start_unix_s")},
+}
+
+
+def key_paths(doc, path: str = "") -> set[str]:
+    out: set[str] = set()
+    name = path.rsplit(".", 1)[-1]
+    if path.startswith(".device.") and path.count(".") >= 3 or path.startswith(".host."):
+        return out  # a device field's value, a host fact: machine, not format
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            sub = f"{path}.*" if name in DATA_KEYED else f"{path}.{k}"
+            out.add(sub)
+            out |= key_paths(v, sub)
+    elif isinstance(doc, list):
+        for v in doc:
+            out |= key_paths(v, f"{path}[]")
+    return out
+
+
+def shapes(run: Path, steps_text: str) -> dict[str, set[str]]:
+    return {
+        "manifest": key_paths(json.loads((run / "manifest.json").read_text())),
+        "summary": key_paths(json.loads((run / "summary.json").read_text())),
+        "steps": set().union(*(key_paths(json.loads(ln)) for ln in steps_text.splitlines() if ln.strip())),
+    }
+
+
+def expected() -> dict[str, set[str]]:
+    return shapes(FIXTURE, gzip.decompress((FIXTURE / "steps.jsonl.gz").read_bytes()).decode())
+
+
+def assert_same_format(run: Path) -> None:
+    got, want = shapes(run, (run / "steps.jsonl").read_text()), expected()
+    for name in ("manifest", "summary", "steps"):
+        want_now = want[name] | ADDED[name]
+        new, missing = got[name] - want_now - OPTIONAL[name], want_now - got[name]
+        assert not new and not missing, f"{name}: new fields {sorted(new)}, missing fields {sorted(missing)}"
+
+
+def test_key_paths_fold_data_keys():
+    doc = {"parts": {"iops": {"table": {"rows": [{"values": {"0/100": 1.0}}]}}, "lat": {"title": "x"}},
+           "device": {"nvme": {"sanicap": {"value": 3, "unit": ""}}}, "host": {"cpu_model": "y"}}
+    assert key_paths(doc) == {".parts", ".parts.*", ".parts.*.table", ".parts.*.table.rows", ".parts.*.table.rows[].values",
+                              ".parts.*.table.rows[].values.*", ".parts.*.title", ".device", ".device.nvme",
+                              ".device.nvme.sanicap", ".host", ".host.cpu_model"}
+
+
+def test_a_fresh_run_writes_the_fields_of_format_1(make_loop, tmp_path):
+    """The runner, the summary and the step records, as ssdpts demo drives them, with the model of
+    a drive in place of fio (seconds instead of a minute); the real demo is the slow test below."""
+    from ssdpts.cli.demo import DEMO
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.fake import FakeExecutor
+    from ssdpts.pts.runspec import TEST_NAMES, RunSpec
+    from ssdpts.session import start_run
+
+    dev = make_loop("128M")
+    spec = RunSpec(tests=TEST_NAMES, step_seconds=0.1, max_rounds=5, wsat_hours=DEMO["wsat_hours"],
+                   wsat_capacity_multiple=DEMO["wsat_capacity_multiple"], wsat_chunk_steps=10)
+    store, summary = start_run(spec, open_target(dev), executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=dev,
+                               argv=["ssdpts", "demo"])
+    assert summary["status"] == "complete"
+    assert_same_format(store.path)
+
+
+@pytest.mark.slow
+def test_ssdpts_demo_writes_the_fields_of_format_1(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the demo's loop device needs root")
+    out = tmp_path / "runs"
+    r = ssdpts("demo", "--size", "128M", "--step-seconds", "0.1", "--max-rounds", "5", "--out", str(out), "--quiet",
+               env={**os.environ, "SSDPTS_DB": str(tmp_path / "results.db")})
+    assert r.returncode == 0, r.stderr
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    assert_same_format(run)

@@ -1,0 +1,81 @@
+"""LAT on the reference SSD (make test-full): the response times ssdpts reports (mean, 99.999%,
+maximum) against the service times the simulator modeled for the very same commands, which it
+logs one by one. The difference is the cost of the path in between (fio, io_uring, the loop
+device, FUSE, the simulator's own scheduling); it is measured first on a drive whose modeled
+times are all zero, and the LAT figures must differ from the model by no more than that.
+
+Set REFSSD_FIGURES=FILE to collect the figures as JSON lines."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+
+import pytest
+
+from .conftest import refssd_host, require_refssd, ssdpts_run, steps_of
+from .test_wsat_purge import record
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+DRIVE = {"capacity": "128M", "pages_per_block": 32}
+
+
+def fio_lat(dev: str, rw: str, seconds: float) -> dict:
+    out = subprocess.run(["fio", "--name=cal", f"--filename={dev}", "--direct=1", "--ioengine=io_uring", f"--rw={rw}",
+                          "--bs=4k", "--iodepth=1", "--time_based", f"--runtime={seconds}", "--norandommap",
+                          "--output-format=json+"], capture_output=True, text=True, check=True).stdout
+    side = json.loads(out)["jobs"][0]["write" if "write" in rw else "read"]
+    lat = side["lat_ns"]
+    return {"mean_us": lat["mean"] / 1e3, "max_us": lat["max"] / 1e3, "stddev_us": lat["stddev"] / 1e3,
+            "p99999_us": side["clat_ns"]["percentile"].get("99.999000", lat["max"]) / 1e3}
+
+
+@pytest.fixture(scope="module")
+def overhead(tmp_path_factory):
+    """The serving path's own response time: the same stack with every modeled time zero."""
+    require_refssd()
+    with refssd_host.ReferenceSSD(tmp_path_factory.mktemp("zero"), time_scale=0, **DRIVE) as zero:
+        fio_lat(zero.device, "randwrite", 1)  # warm-up
+        return fio_lat(zero.device, "randwrite", 4)
+
+
+def test_lat_response_times_match_the_modeled_service_times(overhead, tmp_path_factory):
+    with refssd_host.ReferenceSSD(tmp_path_factory.mktemp("refssd"), io_log=True, **DRIVE) as ssd:
+        run = ssdpts_run(ssd, tmp_path_factory.mktemp("lat-runs"), "lat", "--step-seconds", "1",
+                         "--max-rounds", "8")
+        steps = steps_of(run, "lat")
+        ssd.wait_truth(max(s["end_time"] for s in steps))
+    summary = json.loads((run / "summary.json").read_text())
+    window = summary["parts"]["lat"]["steady_state"]["window_rounds"]
+    tracked = [s for s in steps if s["phase"] == "round" and s["round"] in window
+               and s["workload"]["block_size_bytes"] == 4096 and s["workload"]["read_pct"] == 0]
+    assert len(tracked) == len(window) == 5
+    rows = []
+    for s in tracked:
+        m = s["measurement"]
+        # the neighbouring steps write 8 KiB and 0.5 KiB, the 65/35 step with 4 KiB writes is three
+        # steps away: a margin of 0.2 s around fio's (millisecond) step times catches this step's
+        # commands and no other's
+        modeled = refssd_host.read_io_log(ssd.io_log_path, m["start_time"] - 0.2, m["end_time"] + 0.2, "W", 4096)
+        assert abs(len(modeled) - m["write"]["ios"]) <= 2, (len(modeled), m["write"]["ios"])
+        modeled_us = sorted(x / 1e3 for x in modeled)
+        rows.append({
+            "round": s["round"],
+            "ssdpts_mean_us": m["lat_mean_ns"] / 1e3, "model_mean_us": statistics.fmean(modeled_us),
+            "ssdpts_p99999_us": m["lat_p99999_ns"] / 1e3,
+            "model_p99999_us": modeled_us[min(len(modeled_us) - 1, int(0.99999 * len(modeled_us)))],
+            "ssdpts_max_us": m["lat_max_ns"] / 1e3, "model_max_us": modeled_us[-1],
+        })
+    record("lat", overhead=overhead, steps=rows)
+    for r in rows:
+        # every host response time is a modeled service time plus the path: never less
+        assert r["ssdpts_mean_us"] >= r["model_mean_us"], r
+        assert r["ssdpts_max_us"] >= r["model_max_us"], r
+        # and the mean differs by the path's mean cost (with room for a busier machine: x3)
+        assert r["ssdpts_mean_us"] - r["model_mean_us"] <= 3 * overhead["mean_us"] + 10, (r, overhead)
+        # the tail: fio's 99.999% bin (~1.5% wide) and maximum exceed the model's by at most the
+        # largest path cost seen in calibration, plus that width
+        for k in ("p99999", "max"):
+            assert r[f"ssdpts_{k}_us"] <= 1.02 * r[f"model_{k}_us"] + overhead["max_us"] + 100, (k, r, overhead)
