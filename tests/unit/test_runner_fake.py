@@ -523,3 +523,23 @@ def test_refusals_come_before_anything_is_written(tmp_path):
     with pytest.raises(UserError, match="is not a directory"):
         start_run(SMALL, target, executor=FakeExecutor(), out_dir=blocker / "runs", confirm=None)
     assert not (tmp_path / "target.img").exists() and not (tmp_path / "target.img.ssdpts-target").exists()
+
+
+def test_a_display_whose_writes_fail_never_fails_the_run(tmp_path):
+    """A closed terminal: every write fails with EIO (the SIGHUP that comes with it is
+    test_signals.py's); the run is measured and saved whole all the same."""
+
+    class GoneTerminal(runner.NullProgress):
+        calls = 0
+
+        def _fail(self, *args, **kwargs):
+            GoneTerminal.calls += 1
+            raise OSError(errno.EIO, "Input/output error")
+
+        phase = round_started = round_finished = message = part_started = _fail
+
+    target = open_target(str(tmp_path / "target.img"), size_bytes=SIZE)
+    _, summary = start_run(SMALL, target, executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=None,
+                           argv=["test"], progress=GoneTerminal())
+    assert summary["status"] == "complete" and GoneTerminal.calls > 10
+    assert manifest(only_run_dir(tmp_path))["status"] == "complete"
