@@ -2,12 +2,15 @@
 measurement-window tables. Pure: reads step records, never fio or a device.
 
 All reported values are averages over the steady-state measurement window (PTS.md §2): the
-5 rounds in which steady state was reached, or the last 5 rounds when it was not.
+5 rounds in which steady state was reached, or the last 5 rounds when it was not. A part with a
+fixed plan (HIR's wait states, XSR, the operating points of CBW/DIRTH) has no steady-state rule:
+its table covers every round it ran.
 
 Resumed runs: a window never includes rounds from before a resumption unless that resumption
 kept the window (``ssdpts resume --keep-window``), and then it says so ("spans a resume of N h").
 Step boundaries: the idle and overlap between consecutive steps, from each step's observed
-timeline (engine/fio.py step_timeline), with the limits of docs/methodology.md "Step boundaries".
+timeline (engine/fio.py step_timeline), with the limits of docs/methodology.md "Step boundaries";
+a planned idle (HIR) is not a delay: a boundary's idle is held to the limit beyond its planned idle.
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ def wsat_totals(records: list[dict]) -> tuple[int, int]:
 def stop_reason(records: list[dict], part: Part, keep: frozenset[int] = frozenset()) -> str | None:
     """Why the part is finished, or None while it must go on."""
     rounds = complete_rounds(records, part)
+    if part.stop_rule == "fixed":
+        return "complete" if len(rounds) >= part.max_rounds else None
     if part.stop_rule == "wsat":
         n, written = wsat_totals(records)
         if written >= part.wsat_max_bytes:
@@ -147,14 +152,35 @@ def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[M
 
 
 def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> Table:
-    """The part's measurement-window table, built by its test (pts/iops.py etc.)."""
-    steps = part.round_steps(window[0]) if window else part.round_steps(1)
-    return TESTS[part.test].build_table(steps, _cells(rounds, window))
+    """The part's measurement-window table, built by its test (pts/iops.py etc.): from the cells of
+    one round of the window, or for a fixed plan from the steps of every round it ran."""
+    if part.stop_rule == "fixed":
+        steps = [s for r in window for s in part.round_steps(r)]
+    else:
+        steps = part.round_steps(window[0]) if window else part.round_steps(1)
+    return TESTS[part.test].build_table(steps, _cells(rounds, window), **part.table_args)
 
 
-def wsat_table(records: list[dict], capacity_bytes: int) -> Table:
+def wsat_table(records: list[dict], part: Part, capacity_bytes: int) -> Table:
     rs = sorted((r for r in records if r["phase"] == "round"), key=lambda r: r["index"])
-    return wsat.build_table([(r["index"], _m(r)) for r in rs], capacity_bytes)
+    return wsat.build_table([(r["index"], _m(r)) for r in rs], capacity_bytes, **part.table_args)
+
+
+def bound_part(part: Part, parts: list[Part], steps: list[dict], capacity_bytes: int,
+               keep: frozenset[int] = frozenset()) -> Part:
+    """A part planned from an earlier part's table (Part.needs): bound to that table as the steps
+    recorded so far give it; the part itself when it needs none or that part has no table yet."""
+    if not part.needs:
+        return part
+    earlier = next((p for p in parts if p.id == part.needs), None)
+    if earlier is None:
+        return part
+    return part.bound(summarize_part(earlier, steps, capacity_bytes, keep).table)
+
+
+def bound_parts(parts: list[Part], steps: list[dict], capacity_bytes: int,
+                keep: frozenset[int] = frozenset()) -> list[Part]:
+    return [bound_part(p, parts, steps, capacity_bytes, keep) for p in parts]
 
 
 def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> PartResult:
@@ -165,10 +191,15 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
                           wipc[-1]["measurement"]["duration_s"]) if wipc else None)
     if part.test == "wsat":
         n, _written = wsat_totals(records)
-        return PartResult(**base, samples=n, table=wsat_table(records, capacity_bytes),
+        return PartResult(**base, samples=n, table=wsat_table(records, part, capacity_bytes),
                           warnings=tuple(throttle_warnings([r for r in records if r["phase"] == "round"])),
                           boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)))
     rounds = complete_rounds(records, part)
+    if part.stop_rule == "fixed":
+        ran = sorted(rounds)
+        return PartResult(**base, rounds_run=len(ran), table=table_for(part, rounds, ran) if ran else None,
+                          warnings=tuple(throttle_warnings([r for rno in ran for r in rounds[rno]])),
+                          boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)))
     window = _window(rounds, keep)
     vs = verdicts(rounds, part, keep)
     series = tracking_series(rounds, part)
@@ -189,7 +220,7 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
 
 def summarize_typed(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,
                     deviations: list[str], keep: frozenset[int] = frozenset()) -> Summary:
-    out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in parts]
+    out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in bound_parts(parts, steps, capacity_bytes, keep)]
     tests: dict[str, list[str]] = defaultdict(list)
     for p in out_parts:
         tests[p.test].append(p.id)
@@ -205,15 +236,18 @@ def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, stat
 
 def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, label: str | None = None,
                 session: int = 0) -> dict:
-    return {
+    rec = {
         "test": step.test, "part": step.part, "phase": step.phase, "round": step.round, "index": step.index,
         "session": session,
-        "key": step.workload.key, "label": label or step.workload.label, "workload": step.workload.to_dict(),
+        "key": step.key, "label": label or step.label, "workload": step.workload.to_dict(),
         "planned_duration_s": step.duration_s, "planned_io_bytes": step.io_bytes,
         "start_time": m.start_time, "end_time": m.end_time,
         "measurement": m.to_dict(), "telemetry": None,
         "fio_json": fio_json, "fio_job_index": job_index,
     }
+    if step.idle_after_s:
+        rec["planned_idle_after_s"] = step.idle_after_s  # HIR: the time with no IO planned after this step
+    return rec
 
 
 # ==================================================================================================
@@ -283,20 +317,32 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
             else "step" if (prev["phase"], prev["round"]) == (rec["phase"], rec["round"]) else "round")
     gap_ms = (float(rec["start_time"]) - float(prev["end_time"])) * 1000.0
     idle, overlap = max(gap_ms, 0.0), max(-gap_ms, 0.0)
+    # A planned idle after the previous step (HIR) is part of the test, not a delay: the limit
+    # holds for the idle beyond it, and an idle shorter than planned is flagged as well.
+    planned = float(prev.get("planned_idle_after_s") or 0.0) * 1000.0
     allowed_overlap = 0.0 if _qd1(prev) or _qd1(rec) else \
         float((prev.get("measurement") or {}).get("lat_max_ns") or 0.0) / 1e6
     why = []
     if kind not in ("resume", "purge"):
-        if idle > IDLE_LIMIT_MS + RESOLUTION_MS:
-            why.append(f"idle {idle:.1f} ms > {IDLE_LIMIT_MS:g} ms")
+        if idle - planned > IDLE_LIMIT_MS + RESOLUTION_MS:
+            why.append(f"idle {idle:.1f} ms > {IDLE_LIMIT_MS:g} ms" if not planned else
+                       f"idle {idle:.1f} ms > the planned {planned:.0f} ms + {IDLE_LIMIT_MS:g} ms")
+        if planned and idle < planned - RESOLUTION_MS:
+            why.append(f"idle {idle:.1f} ms < the planned {planned:.0f} ms")
         if overlap > allowed_overlap + RESOLUTION_MS:
             why.append(f"overlap {overlap:.1f} ms > {allowed_overlap:.1f} ms"
                        + (" (a TC1/QD1 step)" if allowed_overlap == 0 else " (the previous step's drain)"))
     tl = rec.get("timeline") or {}
     return {"after": step_label(prev), "kind": kind, "gap_ms": round(gap_ms, 3), "idle_ms": round(idle, 3),
+            **({"planned_idle_ms": round(planned, 3)} if planned else {}),
             "overlap_ms": round(overlap, 3), "allowed_overlap_ms": round(allowed_overlap, 3),
             "resolution_ms": RESOLUTION_MS, "chained": bool(tl.get("chained", True)), "late_ms": tl.get("late_ms"),
             "over_limit": bool(why), "why": "; ".join(why) or None}
+
+
+def unplanned_idle_ms(b: dict) -> float:
+    """A boundary's idle beyond its planned idle (HIR), the part the idle limit holds for."""
+    return round(max(0.0, float(b["idle_ms"]) - float(b.get("planned_idle_ms") or 0.0)), 3)
 
 
 def _stat(vals: list[float]) -> dict:
@@ -307,7 +353,8 @@ def _stat(vals: list[float]) -> dict:
 
 def boundary_summary(records: list[dict]) -> dict:
     """Per round: how many boundaries end in it (the one from the previous round or WIPC and those
-    between its steps), median and worst idle and overlap, and the boundaries over the limits."""
+    between its steps), median and worst idle (beyond any planned idle: HIR) and overlap, and the
+    boundaries over the limits; ``planned_idle`` counts the boundaries after a planned idle."""
     per_round: dict[int, list[dict]] = defaultdict(list)
     flagged, within, between, resumes = [], [], [], []
     for r in records:
@@ -325,18 +372,19 @@ def boundary_summary(records: list[dict]) -> dict:
     for rno in sorted(per_round):
         bs = per_round[rno]
         rounds.append({"round": rno, "boundaries": len(bs),
-                       "idle_ms": _stat([b["idle_ms"] for b in bs]), "overlap_ms": _stat([b["overlap_ms"] for b in bs]),
+                       "idle_ms": _stat([unplanned_idle_ms(b) for b in bs]), "overlap_ms": _stat([b["overlap_ms"] for b in bs]),
                        "over_limit": sum(1 for b in bs if b["over_limit"])})
     wipc = next((r.get("boundary") for r in records if r["phase"] == "wipc" and r.get("boundary")), None)
     return {
         "idle_limit_ms": IDLE_LIMIT_MS, "resolution_ms": RESOLUTION_MS,
-        "within_rounds": {"boundaries": len(within), "idle_ms": _stat([b["idle_ms"] for b in within]),
+        "within_rounds": {"boundaries": len(within), "idle_ms": _stat([unplanned_idle_ms(b) for b in within]),
                           "overlap_ms": _stat([b["overlap_ms"] for b in within]),
                           "over_limit": sum(1 for b in within if b["over_limit"])},
-        "between_rounds": {"boundaries": len(between), "idle_ms": _stat([b["idle_ms"] for b in between]),
+        "between_rounds": {"boundaries": len(between), "idle_ms": _stat([unplanned_idle_ms(b) for b in between]),
                            "overlap_ms": _stat([b["overlap_ms"] for b in between]),
                            "over_limit": sum(1 for b in between if b["over_limit"])},
         "rounds": rounds, "flagged": flagged, "purge_to_wipc": wipc,
+        "planned_idle": sum(1 for b in within + between if b.get("planned_idle_ms")),
     }
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import UserError
-from .pts.registry import TESTS
+from .pts.registry import headlines
 from .results.cells import MIX_ORDER, CellRow, shared_parts, table_cells
 from .results.reader import RunResults, labelled, read_runs
 from .results.records import DEFAULT_DATA_PATTERN
@@ -115,9 +115,9 @@ class PartComparison:
     ss_reached: list[bool | None]  # per run
     stop_reasons: list[str | None]
 
-    def row(self, metric: str, bs: int | None = None, mix: str | None = None) -> Row | None:
+    def row(self, metric: str, bs: int | None = None, mix: str | None = None, point: str | None = None) -> Row | None:
         return next((r for r in self.rows if r.metric == metric and (bs is None or r.block_size_bytes == bs)
-                     and (mix is None or r.mix == mix)), None)
+                     and (mix is None or r.mix == mix) and (point is None or r.point == point)), None)
 
     @property
     def ss_missed(self) -> list[int]:
@@ -167,7 +167,7 @@ def compare_runs(paths: Iterable[str | Path], baseline: str | Path | None = None
     shared, not_shared = shared_parts(runs)
     parts = []
     for sp in shared:
-        rows = [Row(c.part, c.test, c.metric, c.block_size_bytes, c.mix, c.values,
+        rows = [Row(c.part, c.test, c.metric, c.block_size_bytes, c.mix, c.values, c.point,
                     [None] + [delta(v, c.values[0], METRICS[c.metric].kind) for v in c.values[1:]]) for c in sp.rows]
         parts.append(PartComparison(sp.part, sp.test, sp.title, rows, sp.reached, sp.stop_reasons))
     if not parts:
@@ -302,7 +302,7 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
             warnings.append(f"{r.label}: run status {r.status} — its results cover only what finished")
     parts = []
     for sp in shared_parts(runs)[0]:
-        rows = [RepeatRow(c.part, c.test, c.metric, c.block_size_bytes, c.mix, c.values, _stats(c.values))
+        rows = [RepeatRow(c.part, c.test, c.metric, c.block_size_bytes, c.mix, c.values, c.point, _stats(c.values))
                 for c in sp.rows]
         parts.append(RepeatPart(sp.part, sp.test, sp.title, rows, sp.reached))
         missed = [r.label for r, reached in zip(runs, sp.reached) if reached is False]
@@ -320,8 +320,8 @@ def headline_rows(cmp: Comparison) -> list[tuple[PartComparison, Row]]:
     """A few representative rows per test for the summary (the PTS's tracking cells and TP)."""
     out = []
     for p in cmp.parts:
-        for metric, bs, mix in getattr(TESTS.get(p.test), "HEADLINES", ()):
-            row = p.row(metric, bs, mix)
+        for metric, bs, mix, point in headlines(p.test):
+            row = p.row(metric, bs, mix, point)
             if row is not None:
                 out.append((p, row))
     return out
@@ -398,7 +398,8 @@ def comparison_dict(cmp: Comparison) -> dict:
             "part": p.part, "test": p.test, "title": p.title, "steady_state_reached": p.ss_reached,
             "stop_reasons": p.stop_reasons,
             "rows": [{"metric": r.metric, "kind": r.kind, "unit": r.unit, "block_size_bytes": r.block_size_bytes,
-                      "mix": r.mix, "values": r.values, "deltas": r.deltas} for r in p.rows],
+                      "mix": r.mix, **({"point": r.point} if r.point else {}), "values": r.values, "deltas": r.deltas}
+                     for r in p.rows],
         } for p in cmp.parts],
     }
 
@@ -421,6 +422,7 @@ def repeats_dict(rep: Repeats) -> dict:
         "parts": [{
             "part": p.part, "test": p.test, "title": p.title, "steady_state_reached": p.ss_reached,
             "rows": [{"metric": r.metric, "unit": r.unit, "block_size_bytes": r.block_size_bytes, "mix": r.mix,
-                      "values": r.values, "stats": st(r.stats)} for r in p.rows],
+                      **({"point": r.point} if r.point else {}), "values": r.values, "stats": st(r.stats)}
+                     for r in p.rows],
         } for p in rep.parts],
     }

@@ -22,6 +22,10 @@ def _check(name: str, value: float, *, allow_none: bool = False) -> None:
         raise ValueError(f"{name} must be a non-negative number, not {value!r}")
 
 
+def _opt(v) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 @dataclass(frozen=True, slots=True)
 class DirectionStats:
     """One direction (read or write) of one step."""
@@ -87,6 +91,10 @@ class Measurement:
     lat_kind: str = "total"  # "total" (fio lat_ns) | "completion" (fio clat_ns)
     error: int = 0  # fio's job error code
     jobname: str = ""
+    # fio's usr_cpu / sys_cpu: CPU time of the step's job threads as % of their run time, averaged over
+    # the threads (stat.c: summed CPU time / summed run time); None where not recorded (older runs).
+    cpu_usr_pct: float | None = None
+    cpu_sys_pct: float | None = None
 
     def __post_init__(self) -> None:
         _check("duration_s", self.duration_s)
@@ -133,16 +141,17 @@ class Measurement:
         return merged
 
     def lat_percentile_ns(self, pct: float) -> float | None:
-        """Percentile over both directions: for a one-direction step fio's own reported value, else
-        from the merged json+ histogram. fio reports a histogram bin's value (bins are ~1.5%
-        wide), which can lie just above the exact maximum it also measured; the percentile is
-        capped at that maximum so that a table never shows 99.999% > max."""
+        """Percentile over both directions from the json+ histogram (reads and writes merged), by
+        fio's own rule (pts/qos.py: one definition for a step and for a window); fio's reported
+        percentile where there is no histogram (a one-direction step of an older capture). fio
+        reports a bin's midpoint, which can lie just above the exact maximum it also measured: the
+        percentile is capped at that maximum, so that no table shows 99.999% > max."""
         active = [d for d in (self.read, self.write) if d.ios]
         value: float | None = None
-        if len(active) == 1 and f"{pct:g}" in active[0].lat_percentiles_ns:
-            value = active[0].lat_percentiles_ns[f"{pct:g}"]
-        elif self.lat_bins_ns:
+        if self.lat_bins_ns:
             value = percentile_from_bins(self.lat_bins_ns, pct)
+        elif len(active) == 1 and f"{pct:g}" in active[0].lat_percentiles_ns:
+            value = active[0].lat_percentiles_ns[f"{pct:g}"]
         if value is None:
             return None
         return min(value, self.lat_max_ns) if self.lat_max_ns else value
@@ -175,7 +184,7 @@ class Measurement:
             "lat_mean_ns": self.lat_mean_ns,
             "lat_max_ns": self.lat_max_ns,
             "lat_p99999_ns": self.lat_percentile_ns(99.999),
-        }
+        } | ({} if self.cpu_usr_pct is None else {"cpu_usr_pct": self.cpu_usr_pct, "cpu_sys_pct": self.cpu_sys_pct})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
@@ -183,4 +192,5 @@ class Measurement:
             read=DirectionStats.from_dict(d["read"]), write=DirectionStats.from_dict(d["write"]),
             duration_s=d["duration_s"], start_time=d["start_time"], end_time=d["end_time"],
             lat_kind=d.get("lat_kind", "total"), error=d.get("error", 0), jobname=d.get("jobname", ""),
+            cpu_usr_pct=_opt(d.get("cpu_usr_pct")), cpu_sys_pct=_opt(d.get("cpu_sys_pct")),
         )

@@ -30,11 +30,40 @@ def _verdict_text(t: dict) -> str:
             f"excursion {t['excursion_pct']:.1f}%/10%  {mark}")
 
 
+class _Vanishing:
+    """A stream that may go away mid-run: a closed terminal (EIO after SIGHUP) or a log reader gone
+    (EPIPE). Progress is a courtesy: a failed write must never end a run that is measuring — the
+    signal that usually follows ends it properly (interrupted, exit 128 + n), and the run directory
+    keeps everything. Other attributes (isatty, fileno, encoding) are the stream's own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self.gone = True
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 class PlainProgress:
     """One line per event, timestamped, flushed: readable in a log file."""
 
     def __init__(self, stream=None):
-        self.stream = stream or sys.stdout
+        self.stream = _Vanishing(stream or sys.stdout)
         self.part: Part | None = None
 
     def _p(self, text: str) -> None:
@@ -79,8 +108,8 @@ class LiveProgress(PlainProgress):
         from rich.console import Console
         from rich.live import Live
 
-        self.console = Console()
         super().__init__(stream=None)
+        self.console = Console(file=self.stream)
         self.live = Live(console=self.console, refresh_per_second=4, transient=False)
         self.live.start()
         self.state: dict = {"title": "", "round": "", "steps": 0, "step_s": None, "t0": time.monotonic(),

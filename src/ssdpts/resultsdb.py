@@ -10,7 +10,7 @@ Schema (version in ``PRAGMA user_version``; every column documented in docs/resu
     runs          one row per run: identity, device, host, settings (and the raw JSON they came from)
     parts         one row per test part: stop reason, steady-state verdict, rounds
     measurements  one row per measurement-window table cell: run, test, part, metric, block size,
-                  mix, value, unit, steady_state_reached
+                  mix, point, value, unit, steady_state_reached
 
 stdlib sqlite3 only; pyarrow is imported for Parquet export alone (optional, not a dependency).
 """
@@ -33,7 +33,7 @@ from .results.cells import table_cells
 from .results.reader import RunResults, find_run_dirs, read_run
 from .results.registry import RUN_FIELDS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: measurements.point (the extended tests' cells)
 ENV_DB = "SSDPTS_DB"
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
@@ -46,12 +46,14 @@ RUN_COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
     + [(f.column, f.sql_decl, f.description) for f in _RUN_FIELDS[2:]])
 PART_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
-    ("part_id", "TEXT NOT NULL", "part id: iops, lat, wsat, tp-1024KiB, tp-128KiB"),
-    ("test", "TEXT NOT NULL", "wsat, iops, tp or lat"),
-    ("part", "TEXT", "part within the test ('' or the TP block size)"),
+    ("part_id", "TEXT NOT NULL", "part id: iops, lat, wsat, tp-1024KiB, tp-128KiB, hir-precondition, "
+                                 "hir-wait-states, xsr, cbw-precondition, cbw-demand-intensity, "
+                                 "cbw-operating-points, dirth-..."),
+    ("test", "TEXT NOT NULL", "wsat, iops, tp, lat, hir, xsr, cbw or dirth"),
+    ("part", "TEXT", "part within the test ('', the TP block size, precondition, wait-states, ...)"),
     ("title", "TEXT", "title as in the report"),
-    ("stop_reason", "TEXT", "steady-state, max-rounds, capacity-written, time-limit"),
-    ("steady_state_reached", "INTEGER", "1 reached, 0 NOT reached, NULL no criterion (WSAT)"),
+    ("stop_reason", "TEXT", "steady-state, max-rounds, capacity-written, time-limit, complete (a fixed plan)"),
+    ("steady_state_reached", "INTEGER", "1 reached, 0 NOT reached, NULL no criterion (WSAT, fixed plans)"),
     ("rounds_run", "INTEGER", "complete rounds (WSAT: samples)"),
     ("window_rounds", "TEXT", "JSON array: rounds of the measurement window"),
     ("purge_method", "TEXT", "purge method used before this part"),
@@ -59,12 +61,16 @@ PART_COLUMNS: tuple[tuple[str, str, str], ...] = (
 MEASUREMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
     ("ord", "INTEGER NOT NULL", "position of the cell in the run's tables (stable export order)"),
-    ("test", "TEXT NOT NULL", "wsat, iops, tp or lat"),
+    ("test", "TEXT NOT NULL", "wsat, iops, tp, lat, hir, xsr, cbw or dirth"),
     ("part", "TEXT NOT NULL", "part id (as parts.part_id)"),
     ("metric", "TEXT NOT NULL", "iops, read_mb_per_s, write_mb_per_s, lat_mean_us, lat_p99999_us, lat_max_us, "
-                                "lat_max_in_window_us, final_window_iops"),
-    ("block_size_bytes", "INTEGER", "block size, bytes"),
+                                "lat_max_in_window_us, final_window_iops; extended tests: burst_iops, baseline_iops, "
+                                "mb_per_s, final_mb_per_s, peak_lat_mean_us, recovery_minutes, lat_p999_us, "
+                                "lat_p9999_us, cpu_pct, prewrite_iops"),
+    ("block_size_bytes", "INTEGER", "block size, bytes (NULL for TP and the composite CBW pattern)"),
     ("mix", "TEXT", "R/W mix 'read/write' percent, e.g. 65/35; NULL for TP"),
+    ("point", "TEXT", "extended tests: the cell's point (TC32/QD32, Max/Mid/Min, WS1/BL1, G1-G3, precondition); "
+                      "NULL for the basic tests"),
     ("value", "REAL", "average over the measurement window (NULL: no value)"),
     ("unit", "TEXT NOT NULL", "IOPS, MB/s (10^6 B/s) or µs"),
     ("steady_state_reached", "INTEGER", "of the part: 1, 0 (NOT reached), NULL (WSAT)"),
@@ -76,7 +82,8 @@ EXPORT_RUN_FIELDS = ("run_uid", "run_name", "created", "device_vendor", "device_
                      "target_path", "host_name", "host_kernel", "host_cpu_model", "ssdpts_version", "fio_version",
                      "executor", "pts_compliant", "profile", "threads", "iodepth", "active_range_pct", "step_seconds",
                      "pts_version", "ioengine", "data_pattern", "seed")
-EXPORT_MEAS_FIELDS = ("test", "part", "metric", "block_size_bytes", "mix", "value", "unit", "steady_state_reached")
+EXPORT_MEAS_FIELDS = ("test", "part", "metric", "block_size_bytes", "mix", "point", "value", "unit",
+                      "steady_state_reached")
 EXPORT_FIELDS = EXPORT_RUN_FIELDS + EXPORT_MEAS_FIELDS
 
 
@@ -89,7 +96,7 @@ def _ddl() -> list[str]:
         table("runs", RUN_COLUMNS),
         table("parts", PART_COLUMNS, ",\n  PRIMARY KEY (run_uid, part_id)"),
         table("measurements", MEASUREMENT_COLUMNS, ",\n  PRIMARY KEY (run_uid, ord)"),
-        "CREATE INDEX measurements_cell ON measurements (test, metric, block_size_bytes, mix)",
+        "CREATE INDEX measurements_cell ON measurements (test, metric, block_size_bytes, mix, point)",
         "CREATE INDEX runs_model ON runs (device_model, device_firmware)",
         "CREATE INDEX runs_created ON runs (created)",
     ]
@@ -129,7 +136,7 @@ def part_rows(run: RunResults) -> list[dict[str, Any]]:
 
 def measurement_rows(run: RunResults) -> list[dict[str, Any]]:
     return [{"run_uid": run.uid, "ord": i, "test": c.test, "part": c.part, "metric": c.metric,
-             "block_size_bytes": c.block_size_bytes, "mix": c.mix, "value": c.value, "unit": c.unit,
+             "block_size_bytes": c.block_size_bytes, "mix": c.mix, "point": c.point, "value": c.value, "unit": c.unit,
              "steady_state_reached": None if c.steady_state_reached is None else int(c.steady_state_reached)}
             for i, c in enumerate(table_cells(run.summary))]
 
@@ -184,10 +191,17 @@ class ResultsDB:
             raise UserError(f"{self.path} has schema version {version}, newer than this ssdpts reads "
                             f"({SCHEMA_VERSION}): use a newer ssdpts, or rebuild it from the run directories "
                             f"with 'ssdpts db rebuild --db NEW_PATH DIR'")
-        elif version < SCHEMA_VERSION:  # pragma: no cover - no older version exists yet
-            self.con.close()
-            raise UserError(f"{self.path} has schema version {version}: recreate it from the run directories "
-                            f"with 'ssdpts db rebuild --db {self.path} DIR'")
+        elif version < SCHEMA_VERSION:
+            self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        """Bring an older database up to this schema in place (every version's change is additive)."""
+        with self.con:
+            if version < 2:  # the point of the extended tests' cells
+                self.con.execute("ALTER TABLE measurements ADD COLUMN point TEXT")
+                self.con.execute("DROP INDEX IF EXISTS measurements_cell")
+                self.con.execute("CREATE INDEX measurements_cell ON measurements (test, metric, block_size_bytes, mix, point)")
+            self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self.con.close()

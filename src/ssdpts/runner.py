@@ -141,7 +141,8 @@ def execute(ctx: RunContext) -> dict:
         try:
             drop_incomplete_rounds(store, ctx.parts)
             for n, part in enumerate(ctx.parts, start=1):
-                run_part(ctx, part, n)
+                # a part planned from an earlier one's results (CBW's operating points) is planned now
+                run_part(ctx, analysis.bound_part(part, ctx.parts, store.steps(), ctx.capacity_bytes, ctx.keep), n)
         except (KeyboardInterrupt, Interrupted) as exc:
             _close(ctx.progress)
             why = _interruption(exc)

@@ -12,7 +12,7 @@ from pathlib import Path
 import sys
 
 from . import __version__, preflight
-from .device import audit, fingerprint, host, identify, safety, telemetry, writecache
+from .device import audit, fingerprint, host, identify, purge_check, safety, telemetry, writecache
 from .device.claim import Claim
 from .device.purge import is_pts_purge, select_purge
 from .device.target import Target, open_target
@@ -21,7 +21,7 @@ from .analysis import kept_sessions
 from .errors import UserError
 from .runner import Display, RunContext, execute
 from .pts.runspec import RunSpec
-from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes
+from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
 from .results import integrity
 from .store import RunStore, utc_now
 
@@ -43,21 +43,28 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
              keep: frozenset[int] = frozenset()) -> RunContext:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge, info=info)
-    deviations = _deviations(spec, target, method)
+    deviations = run_deviations(spec, target, method)
+    ar = active_range_bytes(target.size_bytes, spec.ar_pct)
 
     def purge(log):
-        return method.run(target, log=log).to_dict()
+        # Judged by its effect (device/purge_check.py): blocks written before it must not survive it.
+        samples = purge_check.write_samples(target) if purge_check.applies(target, method.name) else None
+        rec = method.run(target, log=log)
+        if samples is not None:
+            purge_check.check(samples, target, method.name)
+        return rec.to_dict()
 
     return RunContext(
         store=store, parts=parts, executor=executor, filename=target.real_path,
-        area=Area(0, active_range_bytes(target.size_bytes, spec.ar_pct)), capacity_bytes=target.size_bytes,
+        area=Area(0, ar, segments_of(spec, ar)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
         deviations=deviations, progress=progress,
         telemetry=telemetry_source, guard=claim.check if claim is not None else None, session=session, keep=keep,
     )
 
 
-def _deviations(spec: RunSpec, target: Target, method) -> list[str]:
+def run_deviations(spec: RunSpec, target: Target, method) -> list[str]:
+    """Every deviation from the PTS a run records (``ssdpts plan`` states the same list)."""
     out = deviations_for(spec, target.logical_block_size_bytes)
     if spec.purge != "none" and not is_pts_purge(method):
         out.append(f"purge by {method.disclosure}")
@@ -108,7 +115,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         info, raw = identify.gather(target)
         method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
         checks = audit.audit()
-        deviations = _deviations(spec, target, method)
+        deviations = run_deviations(spec, target, method)
         manifest = {
             "ssdpts_version": __version__,
             "fio_version": tool_version,

@@ -90,9 +90,10 @@ def test_plan_lists_56_steps_in_pts_order_and_touches_nothing(make_loop):
     before = checksum(dev)
     r = ssdpts("plan", "iops", "--target", dev, "--fio")
     assert r.returncode == 0, r.stderr
-    rows = [ln.split() for ln in r.stdout.splitlines() if ln.strip()[:3].strip().isdigit() and "RND" in ln]
-    assert len(rows) == 56
-    labels = [(row[2], row[3]) for row in rows]
+    # one line per run of equal steps ("1 × RND 1024KiB 100/0  TC4/QD32  60 s"): every IOPS step differs
+    rows = [ln.split() for ln in r.stdout.splitlines() if ln.split()[1:3] == ["×", "RND"]]
+    assert len(rows) == 56 and all(row[0] == "1" for row in rows)
+    labels = [(row[3], row[4]) for row in rows]
     expect = [(bs, mix) for mix in ("100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100")
               for bs in ("1024KiB", "128KiB", "64KiB", "32KiB", "16KiB", "8KiB", "4KiB", "0.5KiB")]
     assert labels == expect

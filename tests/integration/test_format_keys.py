@@ -41,7 +41,8 @@ ADDED = {
                  ".parts.*.rounds.*.files.*", ".parts.*.rounds.*.files.*.bytes", ".parts.*.rounds.*.files.*.sha256",
                  ".results_space", ".results_space.directory", ".results_space.first_round_bytes",
                  ".results_space.free_bytes", ".results_space.run_max_bytes_estimate"},
-    "summary": set(), "steps": set(),
+    "summary": set(),
+    "steps": {".measurement.cpu_usr_pct", ".measurement.cpu_sys_pct"},  # fio's usr_cpu / sys_cpu (report: CPU per step)
 }
 # Issue 13 (docs/results-format.md, docs/methodology.md "Step boundaries"): each step's observed
 # timeline and boundary, the session that ran it, telemetry matched by time; per part and run the
@@ -125,11 +126,11 @@ def test_a_fresh_run_writes_the_fields_of_format_1(make_loop, tmp_path):
     from ssdpts.cli.demo import DEMO
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
-    from ssdpts.pts.runspec import TEST_NAMES, RunSpec
+    from ssdpts.pts.runspec import BASIC_TESTS, RunSpec
     from ssdpts.session import start_run
 
     dev = make_loop("128M")
-    spec = RunSpec(tests=TEST_NAMES, step_seconds=0.1, max_rounds=5, wsat_hours=DEMO["wsat_hours"],
+    spec = RunSpec(tests=BASIC_TESTS,  # the fixture's tests (the extended ones write fields of their own) step_seconds=0.1, max_rounds=5, wsat_hours=DEMO["wsat_hours"],
                    wsat_capacity_multiple=DEMO["wsat_capacity_multiple"], wsat_chunk_steps=10)
     store, summary = start_run(spec, open_target(dev), executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=dev,
                                argv=["ssdpts", "demo"])

@@ -359,6 +359,25 @@ def test_zero_fill_purge_zeroes_loop(make_loop) -> None:
     _assert_zeros(dev, target.size_bytes)
 
 
+@pytest.mark.skipif(shutil.which("blkdiscard") is None, reason="blkdiscard (util-linux) missing")
+def test_purge_is_judged_by_its_effect(make_loop) -> None:
+    """The sampled blocks written before a purge: gone after a discard of the loop device, but a
+    'purge' that did nothing (as QEMU's no-op FORMAT UNIT) fails the run, naming the method."""
+    from ssdpts.device import purge_check
+    from ssdpts.errors import RunFailed
+
+    dev = make_loop("64M")
+    target = open_target(dev)
+    safety.check_writable(target, needed_bytes=0, confirm=dev)
+    samples = purge_check.write_samples(target)
+    assert samples.offsets[0] == 0 and samples.offsets[-1] == target.size_bytes - samples.block_bytes
+    assert len(samples.offsets) == purge_check.SAMPLES
+    with pytest.raises(RunFailed, match=r"purge scsi-format of .* 16 of 16 blocks written before it still hold"):
+        purge_check.check(samples, target, "scsi-format")
+    purge.select_purge(target, "discard").run(target)
+    purge_check.check(samples, target, "discard")  # erased: no error
+
+
 def test_purge_refuses_mounted_device_even_if_called_directly(make_loop, tmp_path: Path) -> None:
     if shutil.which("mkfs.ext4") is None:
         pytest.skip("mkfs.ext4 (e2fsprogs) is missing")

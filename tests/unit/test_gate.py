@@ -85,6 +85,47 @@ def test_a_step_linked_to_an_ended_one_is_released_at_once(gate):
     assert hook(gate.prerun(b), gate.root).wait(timeout=5) == 0
 
 
+def test_a_planned_idle_delays_the_next_release_by_that_much(gate):
+    """HIR: the next step is released the planned idle after the step drained, within a batch
+    (the end releases it) and across batches (link to an ended step, release at a given time)."""
+    a, b = gate.add([1, 1], idles=[0.3, 0.0])
+    gate.release(a)
+    hook(gate.prerun(a), gate.root).wait(timeout=5)
+    waiting = hook(gate.prerun(b), gate.root, "s0002")
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: a.ended)
+    time.sleep(0.15)
+    assert b.released_unix_s is None and waiting.poll() is None, "no step during the idle"
+    assert waiting.wait(timeout=5) == 0
+    assert 0.3 <= b.released_unix_s - a.ended_unix_s < 0.35 and b.chained
+    # a step of the next fio process linked after the idle has partly passed keeps the rest of it
+    (c,) = gate.add([1], idles=[0.4])
+    c.prev = None
+    gate.link(b, c)  # b has not ended: released by its end
+    hook(gate.prerun(c), gate.root, "s0003")
+    hook(gate.postrun(b), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: c.released_unix_s is not None)
+    hook(gate.postrun(c), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: c.ended)
+    time.sleep(0.1)
+    (d,) = gate.add([1])
+    gate.link(c, d)
+    assert d.released_unix_s is None and d.timer is not None
+    assert wait_until(lambda: d.released_unix_s is not None)
+    assert 0.4 <= d.released_unix_s - c.ended_unix_s < 0.45
+    # a fresh batch released at a time (the idle a previous process ended with); closing cancels it
+    (e,) = gate.add([1])
+    t0 = time.monotonic()
+    gate.release(e, t0 + 0.2)
+    assert e.released_unix_s is None
+    assert wait_until(lambda: e.released_unix_s is not None) and time.monotonic() - t0 >= 0.2
+    (f,) = gate.add([1])
+    gate.release(f, time.monotonic() + 0.2)
+    gate.close_entries([f])
+    time.sleep(0.3)
+    assert f.released_unix_s is None and f.timer is None
+
+
 def test_closed_barrier_fails_the_waiting_hook_instead_of_hanging(gate):
     """A job whose fio was killed (or whose round is cancelled) must not wait for ever, and must
     not run: its prerun hook exits non-zero, which makes fio fail the job without any IO."""

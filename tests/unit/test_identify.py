@@ -489,3 +489,55 @@ def test_writecache_restore_only_what_changed() -> None:
     calls.clear()
     same = writecache.WriteCacheRecord("disabled", "disabled", "disabled", "hdparm -W", "already", "/dev/sda", False)
     assert writecache.restore(same, tools=fake) is same and calls == []
+
+
+# --- lab defects (docs/lab.md): what QEMU's drives showed the parsers and decisions getting wrong ----
+
+
+def test_fw_log_slot_revision_is_the_slots_bytes() -> None:
+    """D7: nvme-cli shows a slot as '<u64> (<display form>)', non-printing bytes as dots."""
+    fw = nvme.parse_fw_log(json.loads(text("nvme-cli-2.3-fw-log-qemu-7.2-lab.json")))
+    assert fw == {"active_firmware_slot": 1, "firmware_slot_revisions": {"1": "1.0"}}
+
+
+def test_sdparm_exit_5_with_the_current_value_is_read() -> None:
+    """D4: QEMU's scsi-hd has no saved values page; sdparm prints WCE 1 and exits 5."""
+    from ssdpts.device.tools import ToolResult
+
+    out = text("sdparm-1.12-get-WCE-RCD-qemu-7.2-scsi-hd-exit5-lab.txt")
+    fake = FakeTools({("sdparm",): ToolResult(("sdparm",), 5, out, "", None)})
+    p = writecache.plan("scsi", "/dev/sdb")
+    assert writecache.read_state(p, fake) == "enabled"
+    g = identify.Gather(fake, Sysfs("/nonexistent"))
+    group, _ = scsi.collect("/dev/sdb", g, {})
+    assert group["write_cache_enabled"] is True and group["read_cache_disabled"] is False
+
+
+def test_write_cache_whose_state_cannot_be_read_is_not_changed(monkeypatch) -> None:
+    """D4: changing a setting whose prior state is unknown means never restoring it."""
+    from ssdpts.device.tools import ToolResult
+
+    fake = FakeTools({("sdparm", "--get=WCE"): ToolResult(("sdparm",), 1, "", "sdparm: cannot read", None)},
+                     destructive=True)
+    monkeypatch.setattr(writecache, "_plan_for", lambda target, info, sysfs: writecache.plan("scsi", "/dev/sdb"))
+    monkeypatch.setattr(writecache, "_kernel_state", lambda target, sysfs=None: None)
+    t = tgt.Target(path="/dev/sdb", real_path="/dev/sdb", kind="block", name="sdb", size_bytes=1 << 30,
+                   logical_block_size_bytes=512, physical_block_size_bytes=512, model="M", serial="S", vendor=None,
+                   firmware=None, transport=None, rotational=False, removable=False, read_only=False,
+                   is_partition=False, parent=None, exists=True)
+    rec = writecache.apply(t, "disabled", tools=fake)
+    assert not rec.changed and rec.before.startswith("unknown") and rec.in_force == rec.before
+    assert "not changed" in rec.note
+    assert not any(c[:2] == ("sdparm", "--clear=WCE") for c in fake.calls), fake.calls
+
+
+def test_hdparm_without_security_section_means_no_security_feature_set() -> None:
+    """D2/D3: QEMU's ide-hd: hdparm -I has no Security section and no TRIM line, smartctl says
+    'ATA Security is: Unavailable' and 'TRIM Command: Available'."""
+    dump = "\n/dev/sda:\n\nATA device, with non-removable media\n\tModel Number:       QEMU HARDDISK\n" \
+           "Commands/features:\n\tEnabled\tSupported:\n\t   *\tSMART feature set\n\t   *\tWrite cache\n"
+    hd = ata.parse_hdparm_identify(dump)
+    assert hd["security_supported"] is False and hd["enhanced_erase_supported"] is False
+    assert "trim_supported" not in hd  # absent line: smartctl's word decides
+    frozen = ata.parse_hdparm_identify(text("hdparm-I-sata-ssd-frozen-CONSTRUCTED.txt"))
+    assert frozen["security_supported"] is True

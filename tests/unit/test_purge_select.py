@@ -225,3 +225,12 @@ def test_nvme_sanitize_state_from_sanitize_log() -> None:
     fake = FakeTools({("nvme", "sanitize-log"): lambda argv: next(logs)})
     assert nvme.sanitize_state("/dev/nvme0", fake) == ("running", 25.0, "in progress")
     assert nvme.sanitize_state("/dev/nvme0", fake)[0] == "done"
+
+
+def test_named_method_refused_when_support_is_unknown() -> None:
+    """Lab defects D1/D12: a method the drive has not said it supports is not sent (hdparm exits 0
+    after the drive aborted SECURITY ERASE UNIT); refused before anything is written."""
+    with pytest.raises(UserError, match="has not said it supports scsi-sanitize-block"):
+        purge.select_purge(target("sdb", transport="sas"), "scsi-sanitize-block", info=info_of("scsi", scsi={}))
+    with pytest.raises(UserError, match="has not said it supports ata-secure-erase "):
+        purge.select_purge(target("sda", transport="sata"), "ata-secure-erase", info=info_of("ata", ata={}))

@@ -1,5 +1,9 @@
-"""Reports from fixture run directories (FakeExecutor): every required section is there, table
-values equal summary.json, partial and not-reached runs are marked, device strings are escaped."""
+"""Reports from fixture run directories (FakeExecutor): every required section is there, every
+number in the HTML equals the value recomputed from the raw step data (tests/report_numbers.py),
+no percentile exceeds its maximum, partial and not-reached runs are marked, device strings are
+escaped, the datasheet compares with targets. The rendered pages (Chromium, poppler) are checked in
+tests/integration/test_report_render.py; the same recomputation from real fio json+ in
+tests/integration/test_run_devices.py."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("jinja2")
@@ -18,10 +23,16 @@ pytest.importorskip("jinja2")
 from ssdpts.device.target import open_target  # noqa: E402
 from ssdpts.engine.fake import FakeExecutor  # noqa: E402
 from ssdpts.errors import Interrupted, UserError  # noqa: E402
+from ssdpts.measurement import DirectionStats, Measurement  # noqa: E402
+from ssdpts.pts.qos import QOS_PERCENTILES, approx_max_note, ios_needed, window_latency  # noqa: E402
+from ssdpts.pts.runspec import RunSpec  # noqa: E402
 from ssdpts.report import output_paths, parse_formats, render  # noqa: E402
+from ssdpts.report.datasheet import parse_targets  # noqa: E402
+from ssdpts.report.html import css_string, render_html  # noqa: E402
 from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
-from ssdpts.pts.runspec import RunSpec  # noqa: E402
+
+from ..report_numbers import Recompute, html_numbers  # noqa: E402
 
 EVIL = "<script>alert(1)</script>"
 
@@ -48,27 +59,29 @@ def read(run: Path, name: str) -> dict:
     return json.loads((run / name).read_text())
 
 
+def html_of(run: Path, **kw) -> str:
+    (path,) = render(run, formats=("html",), **kw)
+    return path.read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def complete(tmp_path_factory):
     run = make_run(tmp_path_factory.mktemp("complete"))
-    paths = render(run)
-    return run, paths[0].read_text(encoding="utf-8"), paths[1].read_bytes()
+    return run, html_of(run)
 
 
 @pytest.fixture(scope="module")
 def not_reached(tmp_path_factory):
     run = make_run(tmp_path_factory.mktemp("notreached"), ("iops", "lat"), max_rounds=5,
                    executor=FakeExecutor(model=never_converges))
-    paths = render(run)
-    return run, paths[0].read_text(encoding="utf-8"), paths[1].read_bytes()
+    return run, html_of(run)
 
 
 @pytest.fixture(scope="module")
 def interrupted(tmp_path_factory):
     # batch 1: WSAT chunk; 2: IOPS WIPC; 3-4: IOPS rounds 1-2; 5: Ctrl-C
     run = make_run(tmp_path_factory.mktemp("interrupted"), executor=FakeExecutor(noise=0.02, interrupt_on_batch=5))
-    paths = render(run)
-    return run, paths[0].read_text(encoding="utf-8"), paths[1].read_bytes()
+    return run, html_of(run)
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -84,84 +97,90 @@ def values(doc: str, fid: str) -> list[float]:
 
 
 def text(doc: str) -> str:
-    return htmllib.unescape(re.sub(r"<[^>]+>", " ", doc))
+    return htmllib.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", " ", doc, flags=re.S)))
 
 
-def pdf_pages(data: bytes) -> int:
-    return len(re.findall(rb"/Type\s*/Page\b", data))
+def data_of(doc: str) -> dict:
+    m = re.search(r'<script type="application/json" id="ssdpts-data">(.*?)</script>', doc, re.S)
+    return json.loads(m.group(1))
+
+
+def check_numbers(run: Path, doc: str, targets: dict | None = None) -> int:
+    """Every table value of the report carries the statistic it is, and equals its recomputation."""
+    rc = Recompute(run, targets=targets)
+    n = 0
+    for table, value, ref, css in html_numbers(doc):
+        if not ref:
+            # only numbers that are not measurements may go without a reference: the operator's
+            # targets, telemetry temperatures, counts of samples
+            assert "given" in css or table in ("temperature-table", "wsat-table", "datasheet-wa"), (table, value)
+            continue
+        assert value == pytest.approx(rc.value(ref), rel=1e-9, abs=1e-9), (table, ref)
+        n += 1
+    return n
 
 
 # ---- complete run -------------------------------------------------------------------------------
 
 REQUIRED = [
-    # header and summary
-    "overview", "header",
-    # WSAT: IOPS vs time, vs TGBW, vs drive fills, mean latency vs time
+    # page 1 and the report header
+    "datasheet", "datasheet-table", "overview", "header", "host-audit",
+    # WSAT: IOPS vs time, vs TGBW, vs drive fills, response times vs time
     "wsat", "wsat-iops-time", "wsat-iops-tgbw", "wsat-iops-fills", "wsat-lat-time", "wsat-table",
     # IOPS: convergence (block sizes at 0/100, tracking variables), window per variable, table, 2D, 3D
-    "iops", "iops-convergence-bs", "iops-convergence-tracking", "iops-ss", "iops-window-1", "iops-window-2",
-    "iops-window-3", "iops-table", "iops-2d", "iops-3d",
+    "iops", "iops-convergence-bs", "iops-convergence-tracking", "iops-ss", "iops-ss-values", "iops-window-1",
+    "iops-window-2", "iops-window-3", "iops-table", "iops-2d", "iops-3d", "iops-qos", "iops-cpu",
     # TP per block size: convergence R/W, window, table; all sizes: table and 2D
     "tp", "tp-1024KiB-convergence", "tp-1024KiB-window-1", "tp-1024KiB-table", "tp-128KiB-convergence",
-    "tp-128KiB-window-1", "tp-128KiB-table", "tp-table", "tp-2d",
-    # LAT: convergence mean+max, window, mean / 5 nines / max / IOPS tables, 3D, histogram
+    "tp-128KiB-window-1", "tp-128KiB-table", "tp-table", "tp-2d", "tp-1024KiB-cpu",
+    # LAT: convergence mean+max, window, mean / 5 nines / max / IOPS tables, QoS, 3D, histograms, confidence
     "lat", "lat-convergence", "lat-window-1", "lat-lat-mean-us", "lat-lat-p99999-us", "lat-lat-max-us",
-    "lat-lat-max-in-window-us", "lat-iops", "lat-3d", "lat-histogram",
+    "lat-iops", "lat-qos", "lat-3d", "lat-histogram", "lat-confidence", "lat-cpu",
+    # temperature: always a section ("not available: why" without telemetry)
+    "temperature",
 ]
 
 
 def test_complete_report_has_every_required_section(complete):
-    run, doc, pdf = complete
+    run, doc = complete
     for fid in REQUIRED:
         assert f'id="{fid}"' in doc, fid
-    # table of contents links to every test section
-    for sid in ("overview", "header", "wsat", "iops", "tp", "lat"):
-        assert f'href="#{sid}"' in doc
+    for sid in ("datasheet", "overview", "header", "wsat", "iops", "tp", "lat", "temperature"):
+        assert f'href="#{sid}"' in doc  # the contents link to every section
     t = text(doc)
     for label in ("Administrative", "Test platform", "Device under test", "Set-up parameters", "Test parameters",
-                  "Preconditioning 1 (WIPC)", "Active range", "Demand intensity", "Purge method", "not available"):
+                  "Preconditioning 1 (WIPC)", "Active range", "Demand intensity", "Purge method", "not available",
+                  "IOPS Test (REQUIRED) – Report Page", "Latency Test (REQUIRED) – Report Page", "Test ID"):
         assert label in t, label
     assert "steady state reached in rounds 4–8" in t
-    assert "PARTIAL" not in t
-    assert "NOT reached" not in t
-    assert "temperature" not in doc.lower().replace("temperature_c", "")  # no telemetry: no section
-    assert pdf.startswith(b"%PDF") and pdf_pages(pdf) >= 10
-
-
-def test_html_is_self_contained(complete):
-    _, doc, _ = complete
-    assert "<script" not in doc.lower()
-    assert "<link" not in doc.lower()
-    assert not re.search(r'\bsrc=', doc)
-    assert not re.search(r'(?:href|src)="(?:https?:)?//', doc)
+    assert "PARTIAL" not in t and "NOT reached" not in t
+    # no telemetry: the temperature is "not available", saying why, on the pages and in its section
+    assert re.search(r"temperature not available: \S", t) and "Temperature and throttling: not available" in t
+    assert "Write amplification: not available" in t
+    # the interactive document: the script, its data, no fetch
+    assert doc.count("<script") == 2 and "<link" not in doc.lower()
+    assert not re.search(r'\bsrc=', doc) and not re.search(r'(?:href|src)="(?:https?:)?//', doc)
     assert doc.count("<svg") == len(re.findall(r'<figure class="plot"', doc)) >= 20
 
 
-def test_compliance_banner_lists_every_deviation(complete):
-    run, doc, _ = complete
-    summary = read(run, "summary.json")
-    assert summary["deviations"]
-    banner = re.search(r'<div class="alert alert-warn".*?</div>', doc, re.S).group(0)
-    assert "time-compressed — not PTS compliant" in htmllib.unescape(banner)
-    for d in summary["deviations"]:
-        assert d in htmllib.unescape(banner), d
-    assert "synthetic data" in doc  # FakeExecutor measurements are disclosed
+def test_every_number_equals_its_recomputation(complete):
+    run, doc = complete
+    n = check_numbers(run, doc)
+    assert n > 300  # IOPS 56 cells, their CPU, LAT 9 × (mean, 99.999%, max, IOPS, QoS), TP, WSAT, datasheet
 
 
 def test_iops_table_equals_summary(complete):
-    run, doc, _ = complete
+    run, doc = complete
     table = read(run, "summary.json")["parts"]["iops"]["table"]
     rows = sorted(table["rows"], key=lambda r: r["block_size_bytes"])
-    expected = [r["values"][m] for r in rows for m in table["mixes"]]
-    assert len(expected) == 56
-    assert values(doc, "iops-table") == expected
+    assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in table["mixes"]]
     head = figure(doc, "iops-table")
     for m in table["mixes"]:
         assert f"<th scope=\"col\">{m}</th>" in head
 
 
 def test_tp_tables_equal_summary(complete):
-    run, doc, _ = complete
+    run, doc = complete
     parts = read(run, "summary.json")["parts"]
     allrows = []
     for pid in ("tp-1024KiB", "tp-128KiB"):
@@ -172,91 +191,197 @@ def test_tp_tables_equal_summary(complete):
     assert values(doc, "tp-table") == [v for t in allrows for v in (t["read_mb_per_s"], t["write_mb_per_s"])]
 
 
-def test_lat_tables_equal_summary(complete):
-    run, doc, _ = complete
+def test_lat_tables_equal_summary_and_one_definition(complete):
+    """The LAT tables, the QoS table, the datasheet and summary.json give the same numbers: the
+    window's pooled 99.999% and the window's maximum (pts/qos.py), never the mean of step values."""
+    run, doc = complete
     rows = read(run, "summary.json")["parts"]["lat"]["table"]["rows"]
     bss = sorted({r["block_size_bytes"] for r in rows})
     mixes = list(dict.fromkeys(r["mix"] for r in rows))
     at = {(r["block_size_bytes"], r["mix"]): r for r in rows}
-    for field in ("lat_mean_us", "lat_p99999_us", "lat_max_us", "lat_max_in_window_us", "iops"):
+    for field in ("lat_mean_us", "lat_p99999_us", "lat_max_us", "iops"):
         expected = [at[(bs, m)][field] for bs in bss for m in mixes]
-        assert values(doc, "lat-" + field.replace("_", "-")) == expected, field
+        assert values(doc, "lat-" + field.replace("_", "-")) == pytest.approx(expected, rel=1e-12), field
+    for r in rows:
+        assert r["lat_max_in_window_us"] == r["lat_max_us"]
+    qos = re.findall(r'data-value="([^"]+)" data-ref="lat:(rand-4096-0):p99.999_us"', figure(doc, "lat-qos"))
+    assert [float(v) for v, _ in qos] == [at[(4096, "0/100")]["lat_p99999_us"]]
 
 
-def test_steady_state_verdicts_equal_summary(complete):
-    run, doc, _ = complete
+def test_steady_state_verdicts_and_window_values(complete):
+    run, doc = complete
     part = read(run, "summary.json")["parts"]["iops"]
     vs = part["steady_state"]["variables"]
-    got = values(doc, "iops-ss")  # average, range, excursion per variable
-    assert got == [x for v in vs for x in (v["average"], v["range"], v["excursion"])]
-    overview = values(doc, "overview")
-    assert [v["average"] for v in vs] == [x for x in overview if x in {v["average"] for v in vs}]
+    assert values(doc, "iops-ss") == [x for v in vs for x in (v["average"], v["range"], v["excursion"])]
+    assert values(doc, "iops-ss-values") == [x for v in vs for x in v["values"]]
+    # the printed comparison holds: "≤" for a pass, ">" for a fail
+    for cell in re.findall(r'<td[^>]*class="(ok|bad)"[^>]*>([^<]*?) ([≤>]) ', figure(doc, "iops-ss")):
+        assert (cell[0] == "ok") == (cell[2] == "≤"), cell
 
 
 def test_wsat_table_equals_summary(complete):
-    run, doc, _ = complete
+    run, doc = complete
     series = read(run, "summary.json")["parts"]["wsat"]["table"]["series"]
     got = values(doc, "wsat-table")
-    per = 6  # the minute is the row header
+    per = 7  # the minute is the row header; the IO count (from the step) after the drive fills
     assert len(got) == per * len(series)
     for i, s in enumerate(series):
-        assert got[i * per:(i + 1) * per] == [s["iops"], s["tgbw_gb"], s["drive_fills"],
-                                               s["lat_mean_us"], s["lat_p99999_us"], s["lat_max_us"]]
+        row = got[i * per:(i + 1) * per]
+        assert row[:3] + row[4:] == [s["iops"], s["tgbw_gb"], s["drive_fills"],
+                                     s["lat_mean_us"], s["lat_p99999_us"], s["lat_max_us"]]
 
 
-def test_pdf_has_header_and_page_numbers(complete):
-    run, _, pdf = complete
-    # matplotlib writes the document info uncompressed
-    assert b"/Title (SNIA SSS PTS 2.0.2 Enterprise - test report" in pdf
-    assert b"PARTIAL" not in pdf
+def test_no_percentile_exceeds_its_maximum(complete, not_reached):
+    for run, doc in (complete, not_reached):
+        summary = read(run, "summary.json")
+        for part in summary["parts"].values():
+            t = part["table"] or {}
+            for r in t.get("rows", []) if t.get("kind") == "latency" else []:
+                assert r["lat_p99999_us"] <= r["lat_max_us"]
+            for s in t.get("series", []):
+                assert s["lat_p99999_us"] <= s["lat_max_us"]
+        # every QoS row of the report: p50 ≤ … ≤ p99.9999 ≤ max
+        for qos in ("iops-qos", "lat-qos"):
+            for row in re.findall(r"<tr><th scope=\"row\">.*?</tr>", figure(doc, qos), re.S):
+                vals = [float(v) for v in re.findall(r'data-value="([^"]+)"', row)][1:]  # the IO count first
+                assert vals == sorted(vals), row
+
+
+def test_unresolvable_percentiles_are_flagged(complete):
+    """A percentile the sample cannot resolve says so: 99.999% needs 10⁵ IOs."""
+    run, doc = complete
+    data = data_of(doc)["details"]
+    for row in re.findall(r"<tr><th scope=\"row\">(.*?)</th>(.*?)</tr>", figure(doc, "lat-qos"), re.S):
+        ios = int(float(re.search(r'data-value="([^"]+)"', row[1]).group(1)))
+        cells = re.findall(r"<td([^>]*)>(.*?)</td>", row[1], re.S)[1:-1]  # the percentiles
+        for pct, (attrs, body) in zip(QOS_PERCENTILES, cells):
+            flagged = "≈ max" in body
+            assert flagged == (ios < ios_needed(pct)), (row[0], pct, ios)
+    assert approx_max_note(99.999) == "≈ max: fewer than 10⁵ IOs"
+    assert any(not q[2] for d in data.values() for q in d["qos"])  # the fake run's steps are small
+
+
+def test_datasheet_figures(complete):
+    run, doc = complete
+    table = figure(doc, "datasheet-table")
+    t = text(table)
+    for label in ("RND 4KiB read IOPS (100/0)", "SEQ 128KiB write MB/s", "QD1 RND 4KiB read: 99.999% response time",
+                  "WSAT drop from FOB to the steady level", "NOT compliant (time-compressed)", "reached"):
+        assert label in t, label
+    iops = read(run, "summary.json")["parts"]["iops"]["table"]
+    row4k = next(r for r in iops["rows"] if r["block_size_bytes"] == 4096)
+    assert f'data-value="{row4k["values"]["100/0"]}" data-ref="iops:rand-4096-100:iops"' in table
+    assert 'href="#d-iops-rand-4096-100"' in table  # a figure links to its cell's details
+
+
+def test_datasheet_targets(complete, tmp_path):
+    run, _ = complete
+    iops = read(run, "summary.json")["parts"]["iops"]["table"]
+    read4k = next(r for r in iops["rows"] if r["block_size_bytes"] == 4096)["values"]["100/0"]
+    f = tmp_path / "targets.csv"
+    f.write_text("# OCP-style targets\nfigure,limit,direction\n"
+                 f"rnd4k_read_iops,{read4k * 0.9:.0f},higher\n"
+                 f"rnd4k_write_iops,{10**9},min\n"
+                 "qd1_4k_read_p99999_us,1,lower   # 1 µs: fails\n")
+    doc = html_of(run, targets=f)
+    table = figure(doc, "datasheet-table")
+    rows = {re.sub(r"\s+", " ", text(m)).strip(): m for m in re.findall(r"<tr>.*?</tr>", table, re.S)}
+    verdicts = {k.split(" (")[0].split(":")[0]: ("pass" in k, "FAIL" in k) for k in rows}
+    assert verdicts["RND 4KiB read IOPS"] == (True, False)
+    assert verdicts["RND 4KiB write IOPS"] == (False, True)
+    assert verdicts["QD1 RND 4KiB read"] == (False, True)
+    targets = {t.figure: t.limit for t in parse_targets(f.read_text()).values()}
+    check_numbers(run, doc, targets)
+    assert "Δ vs target" in table
+
+
+@pytest.mark.parametrize("content,message", [
+    ("", "is empty"),
+    ("figure,limit\nrnd4k_read_iops,1\n", "must name the columns figure,limit,direction"),
+    ("figure,limit,direction\nrnd4k_reed_iops,1,higher\n", "unknown figure 'rnd4k_reed_iops'; the figures are: "),
+    ("figure,limit,direction\nrnd4k_read_iops,lots,higher\n", "limit 'lots' is not a number"),
+    ("figure,limit,direction\nrnd4k_read_iops,1,sideways\n", "direction 'sideways' must be higher"),
+    ("figure,limit,direction\nrnd4k_read_iops,1,higher\nrnd4k_read_iops,2,higher\n", "is given twice"),
+])
+def test_bad_targets_are_refused_in_one_line(content, message):
+    with pytest.raises(UserError, match=re.escape(message)) as exc:
+        parse_targets(content, "t.csv")
+    assert "\n" not in str(exc.value)
+
+
+def test_interactive_data(complete):
+    """Hover data for every 2D plot, details for every linked cell, each equal to the raw steps."""
+    run, doc = complete
+    data = data_of(doc)
+    plots = re.findall(r'<figure class="plot" id="([^"]+)">', doc)
+    flat = [p for p in plots if not p.endswith("-3d")]
+    assert set(flat) <= set(data["plots"]), set(flat) - set(data["plots"])
+    for pid, d in data["plots"].items():
+        svg = figure(doc, pid)
+        for s in d["s"]:
+            assert f'id="{s["g"]}"' in svg or f'id="{s["g"]}.0"' in svg, (pid, s["n"])  # the series' SVG group
+            assert all(0 <= p[0] <= d["w"] and 0 <= p[1] <= d["h"] for p in s["p"]), (pid, s["n"])
+    # the convergence plot's points are the raw IOPS of each round's 0/100 steps
+    rc = Recompute(run)
+    steps = {(s["round"], s["key"]): s for s in rc.steps if s["test"] == "iops" and s["phase"] == "round"}
+    conv = {s["n"]: s for s in data["plots"]["iops-convergence-bs"]["s"]}
+    for p in conv["4KiB"]["p"]:
+        assert p[3] == pytest.approx(rc.step_value(steps[(p[2], "rand-4096-0")], "iops"), rel=1e-12)
+    # every linked cell has its details; their rows are the raw per-round values
+    links = set(re.findall(r'data-detail="([^"]+)"', doc))
+    assert links and links <= set(data["details"])
+    d = data["details"]["d-iops-rand-4096-0"]
+    assert [r[0] for r in d["rows"]] == list(range(1, 9)) and d["window"] == [4, 5, 6, 7, 8]
+    for r in d["rows"]:
+        assert r[1] == pytest.approx(rc.step_value(steps[(r[0], "rand-4096-0")], "iops"), rel=1e-12)
+    assert d["avg"] == pytest.approx(rc.value("iops:rand-4096-0:iops"), rel=1e-12)
+    assert d["hist"] and sum(b[1] for b in d["hist"]) == rc.value("iops:rand-4096-0:ios")
+
+
+def test_pdf_document_is_the_same_html_without_script(complete):
+    run, _ = complete
+    report = load(run)
+    printed = render_html(report, interactive=False)
+    assert "<script" not in printed and 'class="cell"' not in printed
+    assert "@page t-iops" in printed and "counter(pages)" in printed
+    assert "IOPS Test (REQUIRED) – Report Page" in printed
+    assert "<title>SNIA SSS PTS 2.0.2 Enterprise — test report: t.bin — time-compressed — not PTS compliant</title>" \
+        in printed  # the PDF's title metadata says it is not compliant
 
 
 # ---- steady state NOT reached ---------------------------------------------------------------------
 
 def test_not_reached_is_unmissable(not_reached):
-    run, doc, pdf = not_reached
+    run, doc = not_reached
     summary = read(run, "summary.json")
     assert not summary["parts"]["iops"]["steady_state"]["reached"]
     t = text(doc)
-    # a red alert at the top and in each test, naming the rounds
-    top = doc[:doc.index('<nav class="toc"')]
+    top = doc[:doc.index('id="datasheet"')]
     assert 'class="alert alert-bad"' in top and "steady state NOT reached" in htmllib.unescape(top)
     assert t.count("steady state NOT reached") >= 6
     assert "the values below are averages over the last 5 rounds (1–5) and are NOT steady-state values" in t
     assert "gave up after the maximum of 5 rounds" in t
-    # every results table and plot says so
-    for fid in ("iops-table", "iops-2d", "iops-3d", "lat-lat-mean-us", "lat-iops", "lat-3d"):
+    for fid in ("iops-table", "iops-2d", "iops-3d", "lat-lat-mean-us", "lat-iops", "lat-3d", "lat-qos"):
         assert "steady state NOT reached" in htmllib.unescape(figure(doc, fid)), fid
     assert re.search(r'<td class="bad">NOT reached</td>', doc)
-    assert pdf_pages(pdf) >= 5
-
-
-def test_not_reached_tables_still_equal_summary(not_reached):
-    run, doc, _ = not_reached
-    table = read(run, "summary.json")["parts"]["iops"]["table"]
-    rows = sorted(table["rows"], key=lambda r: r["block_size_bytes"])
-    assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in table["mixes"]]
+    assert "NOT reached" in text(figure(doc, "datasheet-table"))
+    check_numbers(run, doc)
 
 
 # ---- interrupted -------------------------------------------------------------------------------------
 
 def test_interrupted_report_is_partial(interrupted):
-    run, doc, pdf = interrupted
+    run, doc = interrupted
     assert read(run, "manifest.json")["status"] == "interrupted"
     t = text(doc)
     assert "PARTIAL REPORT" in t
-    assert doc.index("PARTIAL REPORT") < doc.index('<nav class="toc"')
-    assert "<title>" in doc and "PARTIAL" in re.search(r"<title>(.*?)</title>", doc).group(1)
+    assert doc.index("PARTIAL REPORT") < doc.index('id="datasheet"')
+    assert "PARTIAL" in re.search(r"<title>(.*?)</title>", doc).group(1)
+    assert 'class="watermark"' in doc
     assert "ssdpts resume" in t
     # IOPS ran two rounds: no steady-state window; TP and LAT never started
     assert "fewer than 5 rounds" in t
     assert t.count("not run") >= 3
-    assert b"/Title (PARTIAL SNIA SSS PTS" in pdf  # the PDF's document title
-    assert pdf_pages(pdf) >= 4
-
-
-def test_interrupted_iops_table_equals_summary(interrupted):
-    run, doc, _ = interrupted
     table = read(run, "summary.json")["parts"]["iops"]["table"]
     rows = sorted(table["rows"], key=lambda r: r["block_size_bytes"])
     assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in table["mixes"]]
@@ -267,17 +392,18 @@ def test_interrupted_iops_table_equals_summary(interrupted):
 @pytest.mark.parametrize("test,present,absent", [
     ("iops", ["iops-table", "iops-3d", "iops-window-3"], ["tp-table", "lat-3d", "wsat-iops-time"]),
     ("tp", ["tp-1024KiB-convergence", "tp-128KiB-window-1", "tp-2d"], ["iops-table", "lat-3d", "wsat-iops-time"]),
-    ("lat", ["lat-convergence", "lat-histogram", "lat-lat-p99999-us"], ["iops-table", "tp-2d", "wsat-iops-time"]),
+    ("lat", ["lat-convergence", "lat-histogram", "lat-lat-p99999-us", "lat-confidence"],
+     ["iops-table", "tp-2d", "wsat-iops-time"]),
     ("wsat", ["wsat-iops-time", "wsat-iops-tgbw", "wsat-iops-fills", "wsat-lat-time"], ["iops-table", "tp-2d", "lat-3d"]),
 ])
 def test_each_test_alone(tmp_path, test, present, absent):
     run = make_run(tmp_path, (test,), max_rounds=5)
-    (out,) = render(run, formats=("html",))
-    doc = out.read_text(encoding="utf-8")
+    doc = html_of(run)
     for fid in present:
         assert f'id="{fid}"' in doc, fid
     for fid in absent:
         assert f'id="{fid}"' not in doc, fid
+    check_numbers(run, doc)
 
 
 # ---- escaping ------------------------------------------------------------------------------------------
@@ -285,49 +411,47 @@ def test_each_test_alone(tmp_path, test, present, absent):
 def test_device_strings_are_escaped(tmp_path):
     run = make_run(tmp_path, ("lat",), max_rounds=5)
     man = read(run, "manifest.json")
-    man["target"].update(model=EVIL, vendor=EVIL, serial="S/N $x^2$ 100%_{a}", firmware="<b>fw</b>")
+    man["target"].update(model=EVIL, vendor='ACME"; } body { display: none } </style><script>x()</script>',
+                         serial="S/N $x^2$ 100%_{a}\\", firmware="<b>fw</b>")
     man["run_spec"]["extra"] = {"sponsor": '"><img src=x onerror=alert(1)>'}
     (run / "manifest.json").write_text(json.dumps(man))
-    html_path, pdf_path = render(run)
-    doc = html_path.read_text(encoding="utf-8")
+    doc = html_of(run)
     assert EVIL not in doc
-    assert "<script" not in doc.lower()
-    assert "<img" not in doc and "<b>fw</b>" not in doc
+    assert doc.count("<script") == 2  # ours: the data and the script
+    assert "<img" not in doc and "<b>fw</b>" not in doc and "</style><script>" not in doc
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in doc
-    assert "S/N $x^2$ 100%_{a}" in text(doc)
-    assert pdf_path.read_bytes().startswith(b"%PDF")  # '$' in device strings is not parsed as mathtext
+    assert "S/N $x^2$ 100%_{a}\\" in text(doc)
+    assert data_of(doc)["details"]  # the JSON still parses
+    # the CSS strings of the page header: quotes, backslashes and markup escaped
+    assert css_string('a"b\\c</style>\n') == '"a\\"b\\\\c\\3C /style\\3E \\A "'
 
 
 # ---- other inputs -----------------------------------------------------------------------------------
 
-
 def test_description_is_shown_and_a_simulated_device_is_disclosed(tmp_path):
     """--describe FILE is what no tool can read from the device: every field reaches the report
     header (nested tables as dotted names), and a description that says the device is simulated
-    puts a banner on the first page of both formats."""
+    puts a banner on the first page."""
     run = make_run(tmp_path, ("lat",), max_rounds=5)
     man = read(run, "manifest.json")
     man["description"] = {"simulated": True, "model": "Ref drive", "notes": "a simulation, not a physical SSD",
                           "refssd": {"t_prog_us": 1000.0, "channels_x_dies": "4 x 2"}}
     (run / "manifest.json").write_text(json.dumps(man))
-    html_path, pdf_path = render(run)
-    doc = re.sub(r"\s+", " ", text(html_path.read_text(encoding="utf-8")))
+    doc = re.sub(r"\s+", " ", text(html_of(run)))
     assert "simulated device under test" in doc and "a simulation, not a physical SSD" in doc
     assert "refssd.t_prog_us 1000.0" in doc and "refssd.channels_x_dies 4 x 2" in doc
     assert "Ref drive (described)" in doc  # the file target reports no model of its own
-    pdf = subprocess.run(["pdftotext", "-layout", str(pdf_path), "-"], capture_output=True, text=True).stdout
-    assert "simulated device under test" in pdf and "refssd.t_prog_us" in pdf
     man["description"] = {"nand_type": "TLC"}
     (run / "manifest.json").write_text(json.dumps(man))
-    doc = re.sub(r"\s+", " ", text(render(run)[0].read_text(encoding="utf-8")))
+    doc = re.sub(r"\s+", " ", text(html_of(run)))
     assert "simulated device under test" not in doc and "nand_type TLC" in doc
+
 
 def test_missing_summary_is_recomputed(tmp_path):
     run = make_run(tmp_path, ("iops",), max_rounds=5)
     expected = read(run, "summary.json")["parts"]["iops"]["table"]
     (run / "summary.json").unlink()
-    (out,) = render(run, formats=("html",))
-    doc = out.read_text(encoding="utf-8")
+    doc = html_of(run)
     assert "summary.json is missing" in text(doc)
     rows = sorted(expected["rows"], key=lambda r: r["block_size_bytes"])
     assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in expected["mixes"]]
@@ -349,32 +473,34 @@ def test_missing_summary_is_recomputed_on_a_4kn_target(tmp_path, monkeypatch):
     saved = read(run, "summary.json")["parts"]
     assert all(r["block_size_bytes"] >= 4096 for r in saved["iops"]["table"]["rows"])
     (run / "summary.json").unlink()
-    (out,) = render(run, formats=("html",))
-    doc = out.read_text(encoding="utf-8")
+    doc = html_of(run)
     assert "summary.json is missing" in text(doc)
     iops = saved["iops"]["table"]
     rows = sorted(iops["rows"], key=lambda r: r["block_size_bytes"])
     assert values(doc, "iops-table") == [r["values"][m] for r in rows for m in iops["mixes"]]
     lat = {(r["block_size_bytes"], r["mix"]): r for r in saved["lat"]["table"]["rows"]}
     mixes = list(dict.fromkeys(m for _, m in lat))
-    assert values(doc, "lat-lat-mean-us") == [lat[(bs, m)]["lat_mean_us"] for bs in sorted({b for b, _ in lat})
-                                              for m in mixes]
+    assert values(doc, "lat-lat-mean-us") == pytest.approx([lat[(bs, m)]["lat_mean_us"]
+                                                           for bs in sorted({b for b, _ in lat}) for m in mixes])
 
 
-def test_temperature_section_only_with_telemetry(tmp_path):
+def test_temperature_with_telemetry(tmp_path):
     run = make_run(tmp_path, ("lat",), max_rounds=5)
-    assert load(run).sections[-1].id != "temperature"
+    assert "not available" in text(html_of(run))
     lines = (run / "steps.jsonl").read_text().splitlines()
     recs = [json.loads(x) for x in lines]
     for i, r in enumerate(recs):
-        r["telemetry"] = {"after": {"temperature_k": 310 + i % 7}}
+        r["telemetry"] = {"available": True, "after": {"composite_temperature_c": 37 + i % 7}}
     (run / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     report = load(run)
     assert report.sections[-1].id == "temperature"
-    (out,) = render(run, formats=("html",))
-    doc = out.read_text(encoding="utf-8")
+    doc = html_of(run)
     assert 'id="temperature-plot"' in doc
-    assert values(doc, "temperature-table")[0] == pytest.approx(310 - 273.15)  # min
+    assert values(doc, "temperature-table")[0] == 37  # min (the sample count is the row header)
+    # overlaid on the convergence plot, on its own right axis
+    conv = {s["n"] for s in data_of(doc)["plots"]["lat-convergence"]["s"]}
+    assert "temperature (°C)" in conv
+    assert "Temperature and throttling: not available" not in text(doc)
 
 
 def test_temperature_shapes():
@@ -391,6 +517,39 @@ def test_not_a_run_directory(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="manifest.json does not exist"):
         render(tmp_path / "empty")
+
+
+# ---- the statistics themselves ----------------------------------------------------------------------
+
+def _m(bins: dict[int, int], max_ns: float) -> Measurement:
+    n = sum(bins.values())
+    d = DirectionStats(ios=n, io_bytes=4096 * n, iops=n, bw_bytes_per_s=4096.0 * n, runtime_s=1.0,
+                       lat_mean_ns=sum(k * v for k, v in bins.items()) / n, lat_min_ns=min(bins), lat_max_ns=max_ns,
+                       lat_stddev_ns=0.0, lat_bins_ns=bins)
+    return Measurement(read=d, write=DirectionStats.empty(), duration_s=1.0, start_time=0.0, end_time=1.0)
+
+
+def test_window_percentile_is_pooled_and_capped():
+    # fio reports a bin's midpoint: the top bin (30,802 ns) lies above the largest IO measured (30,692 ns)
+    a = _m({1000: 3000, 30802: 1}, 30692.0)
+    b = _m({1100: 4000}, 9000.0)
+    w = window_latency([a, b])
+    assert w.ios == 7001 and w.max_us == 30.692
+    assert w.percentile_us(99.999) == 30.692  # capped at the window's max, not 30.802
+    assert w.percentile_us(50) == 1.1  # pooled: 3,000 IOs at 1,000 ns, 4,000 at 1,100 ns
+    assert not w.resolved(99.999) and w.resolved(99.9)
+    assert w.mean_us == pytest.approx((a.lat_mean_ns + b.lat_mean_ns) / 2 / 1e3)  # the window average of step means
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.integers(1, 10**9), st.integers(1, 10**6), min_size=1, max_size=30),
+                min_size=1, max_size=6), st.floats(0.5, 1.02))
+def test_no_window_percentile_exceeds_the_window_max(steps, top):
+    ms = [_m(b, max(b) * top) for b in steps]
+    w = window_latency(ms)
+    assert w.max_us == pytest.approx(max(m.lat_max_ns for m in ms) / 1e3)
+    ps = [w.percentile_us(p) for p in QOS_PERCENTILES]
+    assert ps == sorted(ps) and ps[-1] <= w.max_us
 
 
 # ---- API and CLI ------------------------------------------------------------------------------------
@@ -417,12 +576,17 @@ def test_cli_subcommand(tmp_path, capsys):
     from ssdpts.cli import report as cli_report
 
     run = make_run(tmp_path, ("lat",), max_rounds=5)
+    (tmp_path / "t.csv").write_text("figure,limit,direction\nqd1_4k_read_mean_us,1000,lower\n")
     p = argparse.ArgumentParser()
     cli_report.add_parser(p.add_subparsers(dest="command"))
-    args = p.parse_args(["report", str(run), "--format", "html", "--out", str(tmp_path / "out.html")])
+    args = p.parse_args(["report", str(run), "--format", "html", "--out", str(tmp_path / "out" / "r.html"),
+                         "--targets", str(tmp_path / "t.csv")])
     assert args.func(args) == 0
-    assert (tmp_path / "out.html").read_text().startswith("<!DOCTYPE html>")
-    assert capsys.readouterr().out.strip() == str(tmp_path / "out.html")
+    doc = (tmp_path / "out" / "r.html").read_text()
+    assert doc.startswith("<!DOCTYPE html>") and "Δ vs target" in doc
+    assert capsys.readouterr().out.strip() == str(tmp_path / "out" / "r.html")
+    # links to the run's fio files are relative to where the report is written
+    assert data_of(doc)["base"] == f"../{run.relative_to(tmp_path).as_posix()}/"
 
 
 def test_cli_module_does_not_import_matplotlib():

@@ -6,13 +6,14 @@ import argparse
 from dataclasses import dataclass
 
 from ..errors import UserError
-from ..pts.runspec import PTS_STEP_SECONDS, TEST_NAMES, RunSpec, expand_tests
+from ..pts.runspec import (CHOICES, HIR_BURSTS, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
+                           RunSpec, expand_tests)
 from ..pts.units import parse_size
 
 
 def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
     if target_required:
-        p.add_argument("tests", nargs="+", metavar="TEST", help=f"tests to run: {', '.join(TEST_NAMES)} or all")
+        p.add_argument("tests", nargs="+", metavar="TEST", help=f"tests to run: {CHOICES}")
         p.add_argument("--target", required=True, metavar="PATH",
                        help="block device (e.g. /dev/nvme0n1) or file to test; files are created by ssdpts")
     g = p.add_argument_group("PTS parameters")
@@ -33,6 +34,28 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True)
                    help="2.0.2: IOPS tracks three variables; 1.1: RND 4KiB write only (default: 2.0.2)")
     g.add_argument("--seed", type=int, default=RunSpec.__dataclass_fields__["seed"].default,
                    help="base seed of fio's random LBAs and data (recorded; default: %(default)s)")
+    g.add_argument("--wsat-pattern", choices=WSAT_PATTERNS, default="rnd4k-w",
+                   help="WSAT access pattern (PTS 2.0 options; default: rnd4k-w, RND 4KiB 0/100)")
+    g.add_argument("--ar-segments", type=int, default=0, metavar="N",
+                   help="client: spread the test active range over N random, non-adjacent segments (PTS-C: 2048; "
+                        "fio can hold at most 100 equal ones, see docs/methodology.md; default: off)")
+    g.add_argument("--ar-amount", metavar="SIZE", help="client: the test active range amount the segments hold "
+                   "(PTS-C 1.x: 8G or 16G; default: the whole active range)")
+    x = p.add_argument_group("extended tests (HIR, XSR, CBW/ECW, DIRTH; [?] = not confirmed by a source, disclosed)")
+    x.add_argument("--hir-bursts", type=int, default=HIR_BURSTS, metavar="N",
+                   help=f"HIR: 5-s write bursts per wait state and 5-s samples per return to baseline (default: {HIR_BURSTS})")
+    x.add_argument("--xsr-minutes", default="480,360,480", metavar="G1,G2,G3",
+                   help="XSR: PTS minutes of the SEQ 1024KiB W, RND 8KiB W and SEQ 1024KiB W groups (default: 480,360,480)")
+    x.add_argument("--xsr-recovery", choices=XSR_RECOVERY_RULES, default="g1-mean",
+                   help="XSR [?]: group 3 has recovered at its first minute at G1's mean MB/s (g1-mean, default) or at "
+                        "the mean of G1's last 5 minutes (g1-final)")
+    x.add_argument("--op-ceiling-ms", type=float, default=5.0, metavar="MS",
+                   help="CBW/DIRTH [?]: Max operating point = highest IOPS with mean response time below this (default: 5)")
+    x.add_argument("--op-mid", choices=OP_MID_RULES, default="iops-midpoint",
+                   help="CBW/DIRTH [?]: Mid operating point = IOPS nearest (Max+Min)/2 (iops-midpoint, default) or TOIO "
+                        "nearest the geometric middle (toio-midpoint)")
+    x.add_argument("--dirth-block-size", default="8K", metavar="SIZE", help="DIRTH [?]: RND block size, 512..64K (default: 8K)")
+    x.add_argument("--dirth-read-pct", type=int, default=65, metavar="PCT", help="DIRTH [?]: read percentage (default: 65)")
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
@@ -53,6 +76,22 @@ class Prepared:
     size_bytes: int | None
 
 
+def _size(option: str, text: str | None) -> int:
+    if not text:
+        return 0
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise UserError(f"{option}: {exc}") from None
+
+
+def _minutes(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.replace(" ", "").split(","))
+    except ValueError:
+        raise UserError(f"--xsr-minutes {text!r} is not three whole numbers: give e.g. 480,360,480") from None
+
+
 def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
     from ..engine.fio import default_ioengine
 
@@ -61,6 +100,11 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         active_range_pct=args.active_range, step_seconds=args.step_seconds, max_rounds=args.max_rounds,
         wsat_hours=args.wsat_hours, wsat_capacity_multiple=args.wsat_capacity_multiple,
         ioengine=args.ioengine or default_ioengine(), purge=args.purge, pts_version=args.pts_version, seed=args.seed,
+        hir_bursts=args.hir_bursts, xsr_minutes=_minutes(args.xsr_minutes), xsr_recovery=args.xsr_recovery,
+        op_ceiling_ms=args.op_ceiling_ms, op_mid=args.op_mid,
+        dirth_block_size=_size("--dirth-block-size", args.dirth_block_size), dirth_read_pct=args.dirth_read_pct,
+        wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,
+        ar_amount_bytes=_size("--ar-amount", args.ar_amount),
     )
 
 

@@ -1,12 +1,16 @@
-"""ssdpts plan TEST... --target PATH: what 'run' would do, step by step. Touches nothing."""
+"""ssdpts plan TEST... --target PATH: what 'run' would do, step by step, and how long each test
+takes (at the PTS's length unless --step-seconds compresses it). Touches nothing."""
 
 from __future__ import annotations
+
+from itertools import groupby
 
 from .common import add_run_options, prepare
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("plan", help="show what run would do (touches nothing)", description=__doc__)
+    p = sub.add_parser("plan", help="show what run would do and how long each test takes (touches nothing)",
+                       description=__doc__)
     add_run_options(p)
     p.add_argument("--fio", action="store_true", help="print round 1's fio job file of each test part")
     p.set_defaults(func=cmd)
@@ -15,7 +19,42 @@ def add_parser(sub) -> None:
 def _dur(seconds: float) -> str:
     h, rem = divmod(int(round(seconds)), 3600)
     m, s = divmod(rem, 60)
-    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+    if h:
+        return f"{h}h{m:02d}m{s:02d}s"
+    if m or seconds >= 10:
+        return f"{m}m{s:02d}s"
+    return f"{seconds:.3g}s"
+
+
+def step_runs(steps) -> list[str]:
+    """Consecutive steps of the same stimulus as one line: '360 x RND 4KiB 0/100 TC4/QD32 5 s, then
+    5 s idle — wait state 1: ...'."""
+    out = []
+    for (label, tc, qd, dur, idle), group in groupby(
+            steps, key=lambda s: (s.workload.label, s.workload.threads, s.workload.iodepth, s.duration_s,
+                                  s.idle_after_s)):
+        g = list(group)
+        cells = {s.cell_label for s in g}
+        line = f"{len(g):4d} × {label:<20} TC{tc}/QD{qd}  {dur:g} s" + (f", then {idle:g} s with no IO" if idle else "")
+        if len(cells) == 1 and g[0].cell_label:
+            line += f"  — {g[0].cell_label}"
+        out.append(line)
+    return out
+
+
+def part_seconds(part, spec) -> tuple[float, float]:
+    """(shortest, longest) stimulus time of a part: 5 to max_rounds rounds until steady state, the
+    whole of a fixed plan, or WSAT's time limit."""
+    from ..pts.steady_state import WINDOW_ROUNDS
+
+    if part.stop_rule == "wsat":
+        return 0.0, part.wsat_max_steps * spec.step_seconds
+    if part.stop_rule == "fixed":
+        total = sum((s.duration_s or 0) + s.idle_after_s for r in range(1, part.max_rounds + 1)
+                    for s in part.round_steps(r))
+        return total, total
+    round_s = sum((s.duration_s or 0) + s.idle_after_s for s in part.round_steps(1))
+    return WINDOW_ROUNDS * round_s, part.max_rounds * round_s
 
 
 def cmd(args) -> int:
@@ -23,9 +62,12 @@ def cmd(args) -> int:
 
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
-    from ..engine.fio import render_job_file
+    from ..engine.jobfile import render_job_file, zoned_abs
+    from ..pts.plan import active_range_bytes, segments_of
+    from ..pts.segments import disclosure
+    from ..pts.registry import title as test_title
     from ..pts.steady_state import WINDOW_ROUNDS
-    from ..pts.plan import active_range_bytes
+    from ..session import run_deviations
 
     prep = prepare(args)
     spec, target = prep.spec, prep.target
@@ -37,10 +79,18 @@ def cmd(args) -> int:
     c.print(f"[bold]settings[/] profile {spec.profile}, PTS {spec.pts_version}, TC{spec.tc}/QD{spec.qd}, active range "
             f"{spec.ar_pct:g}% = {ar / 1e9:.2f} GB, step {spec.step_seconds:g} s, at most {spec.max_rounds} rounds, "
             f"ioengine {spec.ioengine}, seed {spec.seed}")
-    if spec.deviations():
-        c.print("[yellow]not PTS compliant:[/] " + "; ".join(spec.deviations()))
+    segs = segments_of(spec, ar)
+    if segs:
+        c.print(f"[bold]segments[/] {disclosure(spec.ar_segments, segs)}; fio: random_distribution="
+                f"{zoned_abs(segs)[:60]}…", markup=True)
+    # The run's own list: what the options ask for and what the target forces (lab defect D8:
+    # a 4096-byte-LBA namespace leaves out the 0.5 KiB block sizes), and a fallback purge.
+    deviations = run_deviations(spec, target, purge)
+    if deviations:
+        c.print("[yellow]not PTS compliant:[/] " + "; ".join(deviations))
     total_written = 0
     lo_total = hi_total = 0.0
+    per_test: dict[str, list[float]] = {}
     for part in prep.parts:
         c.print(f"\n[bold]{part.title}[/]")
         if part.purge:
@@ -50,34 +100,49 @@ def cmd(args) -> int:
             c.print(f"  WIPC: {part.wipc.workload.label} TC{part.wipc.workload.threads}/QD{part.wipc.workload.iodepth}, "
                     f"{part.wipc.io_bytes / 1e9:.2f} GB ({spec.wipc_capacity_multiple:g} x active range)")
         steps = part.round_steps(1)
-        round_s = sum(s.duration_s or 0 for s in steps)
+        lo, hi = part_seconds(part, spec)
         if part.stop_rule == "wsat":
             c.print(f"  WSAT: {steps[0].workload.label} TC{steps[0].workload.threads}/QD{steps[0].workload.iodepth}, "
                     f"one sample per {spec.step_seconds:g} s step, up to {part.wsat_max_steps} samples or "
                     f"{part.wsat_max_bytes / 1e9:.2f} GB written ({spec.wsat_capacity_multiple:g} x capacity), "
                     f"saved every {spec.wsat_chunk_steps} samples")
             total_written += part.wsat_max_bytes
-            hi = part.wsat_max_steps * spec.step_seconds
-            lo_total += 0
-            hi_total += hi
             c.print(f"  duration: up to {_dur(hi)}")
+        elif part.stop_rule == "fixed":
+            every = [s for r in range(1, part.max_rounds + 1) for s in part.round_steps(r)]
+            c.print(f"  a fixed plan of {len(every)} steps in {part.max_rounds} rounds (one fio process and one save "
+                    f"each, at most {max(len(part.round_steps(r)) for r in range(1, part.max_rounds + 1))} steps):")
+            for line in step_runs(every):
+                c.print("    " + line, markup=False)
+            if part.needs:
+                c.print(f"  [dim]the TC/QD of each point is chosen from {part.needs}'s steady-state window "
+                        "(shown: placeholders)[/]")
+            c.print(f"  duration: {_dur(hi)}")
         else:
+            round_s = sum((s.duration_s or 0) + s.idle_after_s for s in steps)
             c.print(f"  round: {len(steps)} steps, {_dur(round_s)} per round, no delay between steps")
-            for s in steps:
-                w = s.workload
-                c.print(f"    {s.index:3d}  {w.label:<22} TC{w.threads}/QD{w.iodepth}  {s.duration_s:g} s")
+            for line in step_runs(steps):
+                c.print("    " + line, markup=False)
             c.print("  tracking: " + "; ".join(t.name for t in part.tracking)
                     + f" — steady state: last {WINDOW_ROUNDS} rounds, range <= 20% and best-fit excursion <= 10% of average"
                     + (", all variables in the same window" if len(part.tracking) > 1 else ""))
-            lo, hi = WINDOW_ROUNDS * round_s, part.max_rounds * round_s
-            lo_total += lo
-            hi_total += hi
-            c.print(f"  duration: {_dur(lo)} ({WINDOW_ROUNDS} rounds) to {_dur(hi)} ({part.max_rounds} rounds) plus WIPC")
+            c.print(f"  duration: {_dur(lo)} ({WINDOW_ROUNDS} rounds) to {_dur(hi)} ({part.max_rounds} rounds)"
+                    + (" plus WIPC" if part.wipc is not None else ""))
+        lo_total += lo
+        hi_total += hi
+        t = per_test.setdefault(part.test, [0.0, 0.0])
+        t[0] += lo
+        t[1] += hi
         if args.fio:
-            batch = Batch(steps=steps, filename=target.real_path, area=Area(0, ar), seed=spec.seed, ioengine=spec.ioengine)
+            batch = Batch(steps=steps, filename=target.real_path, area=Area(0, ar, segs), seed=spec.seed,
+                          ioengine=spec.ioengine)
             text, _ = render_job_file(batch)
             c.print(f"  [dim]# round 1 fio job file of {part.title}[/]")
-            c.print(text, markup=False)
+            c.print(text, markup=False, soft_wrap=True)  # a job file line is never wrapped: it stays usable as is
+    c.print("\n[bold]wall time per test[/] (stimulus; purge and WIPC come on top and depend on the device):")
+    for test, (lo, hi) in per_test.items():
+        span = _dur(hi) if lo == hi else f"{_dur(lo)} to {_dur(hi)}"
+        c.print(f"  {test_title(test):<44} {span}")
     c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {total_written / 1e9:.2f} GB, plus the writes of the rounds; "
             f"estimated {_dur(lo_total)} to {_dur(hi_total)} of stimulus plus WIPC time (device-dependent)")
     c.print("[dim]plan touched nothing.[/]")

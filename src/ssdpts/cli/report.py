@@ -16,14 +16,18 @@ def add_parser(sub) -> None:
     p.add_argument("--out", metavar="PATH",
                    help="where to write: a directory, or a file name (with several formats its suffix is replaced "
                         "by each format's); default: report.html and report.pdf in RUN_DIR")
+    p.add_argument("--targets", metavar="FILE",
+                   help="datasheet targets (the vendor's datasheet or an OCP-style target table) as CSV with the "
+                        "columns figure,limit,direction: page 1 then gives the difference and pass/fail per figure "
+                        "(docs/report.md lists the figures)")
     p.set_defaults(func=cmd)
 
 
 def cmd(args) -> int:
-    from ..report import parse_formats, render  # matplotlib and jinja2 load only here
+    from ..report import parse_formats, render  # matplotlib and jinja2 load only here (Chromium for the PDF)
 
     formats = parse_formats(args.format)
-    for path in render(Path(args.run_dir), formats=formats, out=args.out or None):
+    for path in render(Path(args.run_dir), formats=formats, out=args.out or None, targets=args.targets):
         print(path)
     warn_damage([Path(args.run_dir)])
     return 0

@@ -9,7 +9,7 @@ from .common import add_run_options, prepare
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="run PTS tests (iops, tp, lat, wsat or all) on a target",
+    p = sub.add_parser("run", help="run PTS tests (wsat, iops, tp, lat, hir, xsr, cbw, dirth; all = the basic four) on a target",
                        description="Run SNIA PTS tests on a block device or a file. Destroys all data on a block device.")
     add_run_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")

@@ -147,6 +147,7 @@ def parse_smartctl(doc: dict) -> dict[str, dict[str, Any]]:
             "security_locked": sec.get("locked", bit(state, 2)), "security_frozen": sec.get("frozen", bit(state, 3)),
             "enhanced_erase_supported": bit(state, 5),
             "trim_supported": (d.get("trim") or {}).get("supported"),
+            "trim_reads_zeros": (d.get("trim") or {}).get("zeroed"),
             "write_cache_enabled": (d.get("write_cache") or {}).get("enabled"),
             "read_lookahead_enabled": (d.get("read_lookahead") or {}).get("enabled"),
         }
@@ -195,9 +196,17 @@ def parse_hdparm_identify(text: str) -> dict[str, Any]:
     out["sanitize_block_erase_supported"] = bool(re.search(r"BLOCK_ERASE_EXT command", joined))
     out["sanitize_crypto_scramble_supported"] = bool(re.search(r"CRYPTO_SCRAMBLE_EXT command", joined))
     out["sanitize_overwrite_supported"] = bool(re.search(r"OVERWRITE_EXT command", joined))
-    out["trim_supported"] = bool(re.search(r"Data Set Management TRIM supported", joined))
-    out["trim_reads_zeros"] = bool(re.search(r"Deterministic read ZEROs after TRIM", joined))
+    # hdparm 9.65 leaves the TRIM line out for QEMU's ide-hd although IDENTIFY word 169 says TRIM
+    # (smartctl: "TRIM Command: Available"): only its presence is taken from hdparm.
+    if re.search(r"Data Set Management TRIM supported", joined):
+        out["trim_supported"] = True
+        out["trim_reads_zeros"] = bool(re.search(r"Deterministic read ZEROs after TRIM", joined))
     sec_start = next((i for i, ln in enumerate(lines) if ln.startswith("Security:")), None)
+    if sec_start is None and "Commands/features" in joined:
+        # hdparm prints the Security section only for a drive with the ATA security feature set
+        # (IDENTIFY word 82 bit 1); a complete dump without it is a drive without it (QEMU's ide-hd).
+        out["security_supported"] = False
+        out["enhanced_erase_supported"] = False
     if sec_start is not None:
         block = []
         for ln in lines[sec_start + 1:]:

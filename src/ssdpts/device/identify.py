@@ -50,7 +50,9 @@ def _identity(target: Target, cls: str, block_name: str, g: Gather, *, is_file: 
         "physical_block_size_bytes": target.physical_block_size_bytes, "transport": target.transport,
         "rotational": target.rotational, "wwn": target.wwid,
     }
-    driver = g.sysfs.driver_of(os.path.join(g.sysfs.block_dir(block_name), "device"))
+    devdir = os.path.join(g.sysfs.block_dir(block_name), "device")
+    # nvme: device/ is the controller's class device (nvme0); the driver is bound to its PCI parent.
+    driver = g.sysfs.driver_of(devdir) or (g.sysfs.driver_of(os.path.join(devdir, "device")) if cls == "nvme" else None)
     if driver:
         ident["driver"] = driver
     if cls == "loop":

@@ -262,6 +262,20 @@ def parse_nvme_smart_log(doc: dict) -> dict[str, Any]:
     }
 
 
+def _slot_revision(v: Any) -> str:
+    """A firmware slot's revision: nvme-cli prints the slot's 8 bytes as a little-endian integer
+    followed by a display form with non-printing bytes as dots ("2314885530819505713 (1.0.....)");
+    the revision is those 8 ASCII bytes, space-padded (NVMe Base 2.0, Firmware Slot Information)."""
+    text = str(v).strip()
+    m = re.match(r"^(\d+)\s*\(", text)
+    if m:
+        raw = int(m.group(1)).to_bytes(8, "little", signed=False) if int(m.group(1)) < 1 << 64 else b""
+        if raw:
+            return raw.decode("ascii", "replace").rstrip(" \x00")
+    rev = re.search(r"\(([^)]*)\)\s*$", text)
+    return (rev.group(1) if rev else text).strip()
+
+
 def parse_fw_log(doc: dict) -> dict[str, Any]:
     """``nvme fw-log -o json``: {"nvme0": {"Active Firmware Slot (afi)": N, "Firmware Rev Slot k": "… (REV)"}}."""
     body = doc
@@ -273,8 +287,7 @@ def parse_fw_log(doc: dict) -> dict[str, Any]:
     for k, v in body.items():
         m = re.match(r"Firmware Rev Slot (\d+)", k)
         if m:
-            rev = re.search(r"\(([^)]*)\)\s*$", str(v))
-            slots[m.group(1)] = (rev.group(1) if rev else str(v)).strip()
+            slots[m.group(1)] = _slot_revision(v)
     return {"active_firmware_slot": None if afi is None else afi & 0x7, "firmware_slot_revisions": slots or None}
 
 

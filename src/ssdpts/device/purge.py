@@ -391,9 +391,16 @@ def select_purge(target: Target, requested: str, info: dict | None = None) -> Pu
     if isinstance(method, DevicePurge):
         info = info if info is not None else purge_facts(target)
         need = _NEEDS.get(requested)
-        if need and value(info, *need) is False:
+        have = value(info, *need) if need else True
+        if have is False:
             raise UserError(f"{target.path} does not support {requested} ({need[0]} {need[1]} is false): "
                             "use --purge=auto to pick the strongest method it supports")
+        # Unknown is not supported: a drive without the feature set may abort the erase while the
+        # tool still exits 0 (hdparm after an aborted SECURITY ERASE UNIT), so nothing is sent
+        # to a drive that has not said it can do it.
+        if have is not True:
+            raise UserError(f"{target.path} has not said it supports {requested} ({need[0]} {need[1]} is unknown): "
+                            "run as root with the drive's tools installed, or use --purge=auto")
         return _configured(requested, info, target)
     return method
 

@@ -6,6 +6,8 @@ smartctl's SCSI fields come from ata.parse_smartctl (one parser for every protoc
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 from typing import Any
 
@@ -49,14 +51,24 @@ def parse_sg_opcodes(text: str) -> dict[str, Any]:
 def collect(dev: str, g: Gather, scsi: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """The scsi group: smartctl's fields (``scsi``), completed by sdparm (caching mode page) and
     sg_opcodes (which SANITIZE service actions and FORMAT UNIT the device supports)."""
-    res = g.run_kept(["sdparm", "--get=WCE,RCD", dev], "sdparm.txt", "sdparm")
+    # Exit 5: no saved values page (QEMU's scsi-hd), the current values are printed all the same.
+    res = g.run_kept(["sdparm", "--get=WCE,RCD", dev], "sdparm.txt", "sdparm", ok_codes=lambda rc: rc in (0, 5))
     if res.ok:
         scsi.update({k: v for k, v in parse_sdparm(res.stdout).items() if v is not None})
     res = g.run_kept(["sg_opcodes", dev], "sg-opcodes.txt", "sg_opcodes")
     if res.ok:
         scsi.update(parse_sg_opcodes(res.stdout))
+    if scsi.get("protection_type") is None:
+        # The sd driver's view of READ CAPACITY(16) (prot_en, p_type): smartctl omits it when prot_en = 0.
+        name = os.path.basename(dev)
+        for path in sorted(glob.glob(g.sysfs.path("class", "block", name, "device", "scsi_disk", "*",
+                                                  "protection_type"))):
+            pt = g.sysfs.read_int(path)
+            if pt is not None:
+                scsi["protection_type"] = pt
+                break
     if scsi:
-        return scsi, "not reported by smartctl, sdparm or sg_opcodes"
+        return scsi, "not reported by smartctl, sdparm, sg_opcodes or sysfs"
     return None, g.collectors.get("smartctl") or "no SCSI tool answered"
 
 

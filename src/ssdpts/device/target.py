@@ -278,6 +278,11 @@ def block_target_from_sysfs(name: str, *, path: str | None = None, real_path: st
         or _vpd_unit_serial(os.path.join(devdir, "vpd_pg80"))  # SCSI/SATA without udev
     )
     vendor = fs.read(os.path.join(devdir, "vendor")) or _clean(info.get("vendor"))
+    # A SCSI drive's name is its INQUIRY vendor and product together ("SEAGATE ST4000NM0023"), as
+    # smartctl and the identity section give it; libata puts "ATA" in vendor and the model in product.
+    if model and vendor and vendor.upper() != "ATA" and os.path.exists(os.path.join(devdir, "vendor")) \
+            and not model.upper().startswith(vendor.upper()):
+        model = f"{vendor} {model}"
     firmware = (
         fs.read(os.path.join(devdir, "firmware_rev"))
         or fs.read(os.path.join(devdir, "rev"))

@@ -84,6 +84,7 @@ class Plan:
     get_argv: tuple[str, ...]
     set_argv: dict[str, tuple[str, ...]]  # state → argv
     parse: str  # which parser reads get_argv's output: nvme | hdparm | sdparm
+    ok_rcs: tuple[int, ...] = (0,)  # get_argv exit statuses after which its output is read
 
 
 def plan(cls: str, dev: str, *, ctrl_dev: str | None = None, vwc_present: bool | None = None,
@@ -101,8 +102,11 @@ def plan(cls: str, dev: str, *, ctrl_dev: str | None = None, vwc_present: bool |
         return Plan("hdparm -W", dev, ("hdparm", "-W", dev),
                     {"enabled": ("hdparm", "-W1", dev), "disabled": ("hdparm", "-W0", dev)}, "hdparm")
     if cls == "scsi":
+        # sdparm exits 5 (illegal request) when the drive has no saved values page (QEMU's
+        # scsi-hd) after printing the current value, which is the one that counts here.
         return Plan("sdparm WCE", dev, ("sdparm", "--get=WCE", dev),
-                    {"enabled": ("sdparm", "--set=WCE", dev), "disabled": ("sdparm", "--clear=WCE", dev)}, "sdparm")
+                    {"enabled": ("sdparm", "--set=WCE", dev), "disabled": ("sdparm", "--clear=WCE", dev)}, "sdparm",
+                    (0, 5))
     what = {"loop": "a loop device (the page cache of its backing file decides)",
             "zram": "a zram device (RAM: nothing to flush)", "virtio": "a virtio disk (the hypervisor owns the cache)",
             "dm": "a device-mapper device", "md": "an md RAID device", "file": "a file (the filesystem decides)",
@@ -133,7 +137,7 @@ def _plan_for(target: Target, info: dict | None, sysfs: Sysfs | None) -> Plan | 
 
 
 def read_state(p: Plan, tools: Tools | None = None) -> str:
-    res = (tools or Tools()).run(list(p.get_argv), timeout=30)
+    res = (tools or Tools()).run(list(p.get_argv), timeout=30, ok_codes=lambda rc: rc in p.ok_rcs)
     if not res.ok:
         return f"unknown: {res.reason}"
     state = _parse(p.parse, res.stdout)
@@ -155,6 +159,11 @@ def apply(target: Target, want: str, *, info: dict | None = None, tools: Tools |
     before = read_state(p, tools)
     if before == want:
         return WriteCacheRecord(before, want, before, p.method, "already in the requested state", p.device, False, kernel)
+    if before not in STATES:
+        # A setting whose prior state cannot be read could not be put back after the run.
+        return WriteCacheRecord(before, want, before, p.method,
+                                "not changed: its current state cannot be read, so it could not be restored after "
+                                "the run", p.device, False, kernel)
     res = tools.change(list(p.set_argv[want]), timeout=60)
     if not res.ok:
         return WriteCacheRecord(before, want, before, p.method,

@@ -12,10 +12,12 @@ from ..pts.workload import Step
 
 @dataclass(frozen=True, slots=True)
 class Area:
-    """Where on the target the steps run: the active range."""
+    """Where on the target the steps run: the active range, and for a segmented client test active
+    range its segments (offset from the area's start, size; pts/segments.py)."""
 
     offset_bytes: int
     size_bytes: int
+    segments: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(slots=True)

@@ -49,10 +49,14 @@ def synth_measurement(step: Step, iops: float, start: float) -> Measurement:
         return DirectionStats(ios=ios, io_bytes=ios * w.block_size_bytes, iops=x, bw_bytes_per_s=x * w.block_size_bytes,
                               runtime_s=dur, lat_mean_ns=lat_ns, lat_min_ns=lat_ns * 0.5, lat_max_ns=lat_ns * 4,
                               lat_stddev_ns=lat_ns * 0.3,
-                              lat_percentiles_ns={"50": lat_ns, "99.999": lat_ns * 4}, lat_bins_ns=bins)
+                              lat_percentiles_ns={"50": float(int(lat_ns)), "99.999": float(int(lat_ns * 4))},
+                              lat_bins_ns=bins)
 
+    # CPU per job thread grows with the IO rate (a synthetic model, like the rest)
+    usr = round(min(95.0, 2.0 + iops / max(w.threads, 1) / 4000), 2)
     return Measurement(read=d(r_iops), write=d(w_iops), duration_s=dur, start_time=start, end_time=start + dur,
-                       lat_kind="total", jobname=f"s{step.index:04d}")
+                       lat_kind="total", jobname=f"s{step.index:04d}", cpu_usr_pct=usr,
+                       cpu_sys_pct=round(min(99.0 - usr, 3 * usr), 2))
 
 
 @dataclass
@@ -96,10 +100,12 @@ class FakeExecutor:
         prev = self._last
         for i, s in enumerate(batch.steps):
             linked = i > 0 or chained
+            # A planned idle (HIR) after the previous step is kept like the real gate keeps it.
+            idle = prev[0].idle_after_s if prev else 0.0
             if prev is None or not linked:
-                t = max(self.clock(), prev[1] + self.gap_s if prev else 0.0)
+                t = max(self.clock(), prev[1] + idle + self.gap_s if prev else 0.0)
             else:
-                t = prev[1] + (self.gap(prev[0], s) if self.gap else self.gap_s)
+                t = prev[1] + idle + (self.gap(prev[0], s) if self.gap else self.gap_s)
             self.now = t
             if batch.on_boundary:
                 batch.on_boundary(i)

@@ -9,13 +9,18 @@ the device ~300 ms): each job waits, fully set up, in its ``exec_prerun`` hook u
 round's fio process is started during the current round's last step, so rounds follow each other
 the same way. Measured per boundary at the block layer: docs/methodology.md "Step boundaries",
 benchmarks/boundaries.py. ``clocksource=clock_gettime`` skips fio's TSC calibration (~60 ms).
+
+Idle periods (HIR): a step's ``idle_after_s`` is time with no IO from any thread. The gate releases
+the next step that long after the step drained (:func:`schedule` states the same plan as start
+offsets); a round that ends with an idle has the next round's first step released that long after
+its last step drained, whether that round's fio was started ahead or later (``_quiet_until``).
+The boundary's idle is then measured against the planned one (analysis.boundary).
 """
 
 from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-import math
 import os
 from pathlib import Path
 import queue
@@ -26,14 +31,14 @@ import subprocess
 import threading
 import time
 from typing import Callable
-import zlib
 
 from ..errors import RunFailed, UserError
-from ..measurement import PERCENTILES
 from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .gate import Entry, Gate
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
+# The job file (jobfile.py); named here too, for the callers that have always imported them from here.
+from .jobfile import render_job_file, schedule, steps_ahead, zoned_abs  # noqa: F401  pylint: disable=unused-import
 
 _PR_SET_PDEATHSIG = 1
 
@@ -83,103 +88,6 @@ def default_ioengine() -> str:
     except (ValueError, IndexError):
         return "libaio"
     return "io_uring" if (major, minor) >= (5, 10) else "libaio"
-
-
-def _ms(seconds: float) -> str:
-    return f"{int(round(seconds * 1000))}ms"
-
-
-def _step_seed(base: int, step: Step) -> int:
-    # A different LBA/data sequence per step and round, reproducible from the recorded base seed.
-    return (base * 1_000_003 + step.round * 1009 + step.index * 7 + zlib.crc32(step.part.encode()) % 997) % (2**63)
-
-
-def steps_ahead(duration_s: float | None) -> int:
-    """How many steps' jobs fio keeps created and waiting at their barrier beyond the running one.
-
-    fio creates a job some 100-300 ms after it may (its main loop polls every 100 ms, then waits
-    one more poll), and the job then allocates and registers its buffers: the job of step n+1 must
-    be created early enough to be waiting before step n ends (at TC4/QD32 with 1 MiB blocks the
-    set-up alone takes up to ~0.3 s on a loaded host). One step ahead is plenty for steps of two
-    seconds or more (PTS steps are 60 s) and bounds the memory to two steps' buffers (up to
-    2 x TC x QD x 1 MiB for IOPS); shorter (time-compressed) steps keep a second's worth ready."""
-    if duration_s is None or duration_s >= 2.0:
-        return 1
-    return min(6, math.ceil(1.0 / max(duration_s, 1e-3)) + 1)
-
-
-def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None) -> tuple[str, list[float]]:
-    """The fio job file of a batch and each step's planned start offset (seconds).
-
-    ``gate``: per step, the (exec_prerun, exec_postrun) commands of the step gate (engine/gate.py):
-    every step waits at its barrier until ssdpts releases it, and jobs are created ``steps_ahead``
-    steps in advance by ``wait_for``. Without a gate the steps are scheduled by ``startdelay`` (fio's
-    own clock; the schedule ssdpts used before the gate, kept for benchmarks/boundaries.py)."""
-    g = [
-        "[global]",
-        f"filename={batch.filename}",
-        "direct=1",
-        f"ioengine={batch.ioengine}",
-        "thread=1",
-        "clocksource=clock_gettime",
-        "group_reporting=1",
-        "norandommap=1",
-        "random_generator=tausworthe64",  # PTS: >= 48-bit RNG for LBAs and data
-        f"offset={batch.area.offset_bytes}",
-        f"size={batch.area.size_bytes}",
-        "lat_percentiles=1",  # response time = total latency (submission + completion)
-        "clat_percentiles=0",  # ... and only that histogram: a second one costs CPU per IO
-        "percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
-        "exitall_on_error=1",
-    ]
-    if batch.ioengine == "io_uring":
-        # Host overhead, not device behaviour: pre-registered buffers and file (measured in
-        # benchmarks/zram_iops.py against a hand-tuned fio command).
-        g += ["fixedbufs=1", "registerfiles=1"]
-    g.append("")
-    starts: list[float] = []
-    t = 0.0
-    timed = [s for s in batch.steps if s.duration_s is not None]
-    if timed and len(timed) != len(batch.steps):
-        raise ValueError("a batch is either all timed steps or one size-bound step")
-    if not timed and len(batch.steps) != 1:
-        raise ValueError("a size-bound (WIPC) batch has exactly one step")
-    if gate is not None and len(gate) != len(batch.steps):
-        raise ValueError("one gate command pair per step")
-    ahead = steps_ahead(min((s.duration_s for s in timed), default=None))
-    for n, s in enumerate(batch.steps, start=1):
-        w = s.workload
-        rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
-        rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
-        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", f"bs={w.block_size_bytes}",
-               f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]
-        if w.iodepth >= 8:
-            # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
-            # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).
-            sec += [f"iodepth_batch_submit={w.iodepth // 2}", f"iodepth_batch_complete_max={w.iodepth // 2}"]
-        if rw_value in ("randrw", "rw"):
-            sec.append(f"rwmixread={w.read_pct}")
-        if w.pattern == "seq" and w.threads > 1:
-            # Each clone writes its own slice so that the device still sees sequential streams.
-            sec.append("offset_increment=" + str(batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes))
-            sec.append(f"size={batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes}")
-        if s.duration_s is not None:
-            sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
-            if gate is None and t > 0:
-                sec.append(f"startdelay={_ms(t)}")
-            starts.append(t)
-            t += s.duration_s
-        else:
-            sec.append(f"io_size={s.io_bytes}")
-            starts.append(0.0)
-        if gate is not None:
-            # Created when step n - ahead starts (its predecessor's job has exited), then waits
-            # at its barrier until the gate releases it: see engine/gate.py.
-            if n > ahead + 1:
-                sec.append(f"wait_for=s{n - ahead - 1:04d}")
-            sec += [f"exec_prerun={gate[n - 1][0]}", f"exec_postrun={gate[n - 1][1]}"]
-        g += sec + [""]
-    return "\n".join(g), starts
 
 
 class _Sampler(threading.Thread):
@@ -276,6 +184,9 @@ class FioExecutor:
         self._version: str | None = None
         self._gate: Gate | None = None
         self._ahead: _Run | None = None
+        # HIR: the monotonic time until which the last batch asked for no IO (its last step's
+        # planned idle after it drained); the next batch's first step is released then.
+        self._quiet_until: float | None = None
 
     def version(self) -> str:
         if self._version is None:
@@ -292,7 +203,7 @@ class FioExecutor:
         job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
         log_path = out_path.with_suffix(".log")
         holder: list[_Run] = []
-        entries = gate.add([s.workload.threads for s in batch.steps],
+        entries = gate.add([s.workload.threads for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
                            listener=lambda kind, e: holder[0].on_gate(kind, e) if holder else None)
         try:
             text, _ = render_job_file(batch, [(gate.prerun(e), gate.postrun(e)) for e in entries])
@@ -313,12 +224,15 @@ class FioExecutor:
             log.close()
         run = _Run(batch=batch, proc=proc, entries=entries, log_path=log_path)
         holder.append(run)
-        # Link into the chain only now that someone listens: if `after` has already drained, the
-        # first step is released at once (the release latches until fio reaches the barrier).
+        # Link into the chain only now that someone listens: if `after` has already drained (and
+        # had its planned idle), the first step is released at once (the release latches until fio
+        # reaches the barrier). A fresh batch after one that ended with a planned idle (HIR) is
+        # released when that idle is over.
         if after is not None:
             gate.link(after, entries[0])
         else:
-            gate.release(entries[0])
+            until, self._quiet_until = self._quiet_until, None
+            gate.release(entries[0], until)
         return run
 
     def _kill(self, run: _Run) -> None:
@@ -353,6 +267,7 @@ class FioExecutor:
         ahead = self._ahead
         if ahead is not None and _same_work(ahead.batch, batch):
             self._ahead = None
+            self._quiet_until = None  # its first step is chained to the last one, idle included
             ahead.batch.on_progress, ahead.batch.on_boundary = batch.on_progress, batch.on_boundary
             ahead.batch.next = batch.next
             return ahead
@@ -393,6 +308,9 @@ class FioExecutor:
         except BaseException:
             self.cancel_ahead()
             raise
+        last = run.entries[-1]
+        if batch.steps[-1].idle_after_s and last.ended_mono_s is not None:
+            self._quiet_until = last.ended_mono_s + batch.steps[-1].idle_after_s
         self._close_gate_if_idle()
         return result
 
@@ -404,8 +322,9 @@ class FioExecutor:
         # Start the next batch's fio when less than NEXT_LEAD_S of planned steps follow the step
         # just released (the last step of a round of PTS minutes; earlier for short steps): fio
         # takes ~0.3 s (more on a loaded host) to start and set up the jobs of the next round.
-        durations = [s.duration_s or 0.0 for s in run.batch.steps]
-        after = [sum(durations[i + 1:]) for i in range(n)]
+        # Planned idles count as time left too (HIR).
+        durations = [(s.duration_s or 0.0) + s.idle_after_s for s in run.batch.steps]
+        after = [sum(durations[i + 1:]) + run.batch.steps[i].idle_after_s for i in range(n)]
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]

@@ -159,4 +159,13 @@ def job_measurement(job: dict, *, major: int = 3, start_time: float | None = Non
     return Measurement(
         read=read, write=write, duration_s=dur, start_time=start, end_time=max(end, start),
         lat_kind=kind, error=int(job.get("error", 0) or 0), jobname=str(job.get("jobname", "")),
+        cpu_usr_pct=_cpu(job.get("usr_cpu")), cpu_sys_pct=_cpu(job.get("sys_cpu")),
     )
+
+
+def _cpu(v) -> float | None:
+    """fio's usr_cpu / sys_cpu (percent), when the job reports it."""
+    try:
+        return float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None

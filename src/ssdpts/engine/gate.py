@@ -34,6 +34,9 @@ on a FIFO the gate owns::
   FIFO is opened read-write by the shells (``1<>``), so reporting never blocks.
 * The gate is shared across fio processes: the first step of the next round, in a fio process
   started ahead, is released by the last step of the current round in the same way.
+* A planned idle (HIR: ``Step.idle_after_s``, time with no IO from any thread) is the one delay
+  the gate adds on purpose: the next step is released that long after the step has drained
+  (a timer, not fio's ~100 ms poll), and the boundary's idle is measured against it.
 
 Timestamps (host clock, CLOCK_REALTIME): ``released`` when the gate wrote the step's lines (its
 thread is running then: the stamp is exact); ``ready`` and ``started`` when the gate received the
@@ -67,6 +70,8 @@ class Entry:
     prev: "Entry | None" = None  # the step that must end before this one starts
     next: "Entry | None" = None
     listener: Callable[[str, "Entry"], None] | None = None  # ("released" | "started" | "ended", entry)
+    idle_after_s: float = 0.0  # planned idle (HIR): the next step is released this long after the drain
+    timer: threading.Timer | None = None  # a release of this entry planned for later (its predecessor's idle)
     chained: bool = False  # released by its predecessor's end (not by the start of a fresh batch)
     released_unix_s: float | None = None
     released_mono_s: float | None = None
@@ -127,18 +132,23 @@ class Gate:
         return f"echo e {e.number} 1<>{self.events} && :"
 
     # ---- chain --------------------------------------------------------------------------------
-    def add(self, clones: list[int], *, listener: Callable[[str, Entry], None] | None = None) -> list[Entry]:
-        """Entries for consecutive steps (``clones[i]`` clones each), each released by the end of
-        the one before; the first by ``release`` or ``link``."""
+    def add(self, clones: list[int], *, idles: list[float] | None = None,
+            listener: Callable[[str, Entry], None] | None = None) -> list[Entry]:
+        """Entries for consecutive steps (``clones[i]`` clones each, ``idles[i]`` s of planned idle
+        after each), each released by the end of the one before plus its idle; the first by
+        ``release`` or ``link``."""
         out: list[Entry] = []
+        idles = idles or [0.0] * len(clones)
+        if len(idles) != len(clones):
+            raise ValueError("one planned idle per step")
         with self._lock:
             prev = None
-            for n in clones:
+            for n, idle in zip(clones, idles):
                 self._count += 1
                 path = self.root / f"b{self._count}"
                 os.mkfifo(path, 0o600)
                 e = Entry(number=self._count, clones=n, fd=os.open(path, os.O_RDWR | os.O_CLOEXEC), prev=prev,
-                          listener=listener)
+                          listener=listener, idle_after_s=float(idle))
                 if prev is not None:
                     prev.next = e
                 self._entries[e.number] = e
@@ -147,17 +157,19 @@ class Gate:
         return out
 
     def link(self, after: Entry, e: Entry) -> None:
-        """``e`` starts when ``after`` has ended (at once if it already has)."""
+        """``e`` starts when ``after`` has ended and its planned idle has passed (at once, or when
+        the rest of the idle has passed, if it already has ended)."""
         with self._lock:
             e.prev, after.next = after, e
             if after.ended and not after.closed:
-                self._release(e)
+                self._release_after(after, e)
 
-    def release(self, e: Entry) -> None:
-        """Release a step that has no predecessor in the gate (the first step of a fresh batch)."""
+    def release(self, e: Entry, at_mono_s: float | None = None) -> None:
+        """Release a step that has no predecessor in the gate (the first step of a fresh batch),
+        at once or at ``at_mono_s`` (time.monotonic(): the end of an idle a previous batch ended with)."""
         with self._lock:
             if e.released_unix_s is None:
-                self._release(e)
+                self._release_at(e, at_mono_s)
 
     def detach(self, e: Entry) -> None:
         """Forget the link into ``e`` (its predecessor must no longer release it)."""
@@ -165,6 +177,7 @@ class Gate:
             if e.prev is not None and e.prev.next is e:
                 e.prev.next = None
             e.prev = None
+            self._cancel_timer(e)
 
     def close_entries(self, entries: list[Entry]) -> None:
         """Done with these steps: close their FIFOs. A shell still waiting on one (its fio was
@@ -174,6 +187,7 @@ class Gate:
                 if e.closed:
                     continue
                 e.closed = True
+                self._cancel_timer(e)
                 if e.next is not None and e.next.prev is e:
                     e.next.prev = None
                 try:
@@ -200,10 +214,44 @@ class Gate:
         shutil.rmtree(self.root, ignore_errors=True)
 
     # ---- the answering thread -------------------------------------------------------------------
+    @staticmethod
+    def _cancel_timer(e: Entry) -> None:
+        if e.timer is not None:
+            e.timer.cancel()
+            e.timer = None
+
+    def _release_after(self, prev: Entry, e: Entry) -> None:
+        """Caller holds the lock: release ``e`` once ``prev`` (ended) has had its planned idle."""
+        if prev.idle_after_s > 0 and prev.ended_mono_s is not None:
+            self._release_at(e, prev.ended_mono_s + prev.idle_after_s)
+        else:
+            self._release(e)
+
+    def _release_at(self, e: Entry, at_mono_s: float | None) -> None:
+        """Caller holds the lock. A release in the future runs on a timer thread (PTS-EXTENDED.md
+        HIR: the idle is real, with every job of the step waiting at its barrier meanwhile)."""
+        delay = None if at_mono_s is None else at_mono_s - time.monotonic()
+        if delay is None or delay <= 0:
+            self._release(e)
+            return
+        self._cancel_timer(e)
+
+        def fire() -> None:
+            with self._lock:
+                if e.timer is t:
+                    e.timer = None
+                    self._release(e)
+
+        t = threading.Timer(delay, fire)
+        t.daemon = True
+        e.timer = t
+        t.start()
+
     def _release(self, e: Entry) -> None:
         """Caller holds the lock."""
         if e.closed or e.released_unix_s is not None:
             return
+        self._cancel_timer(e)
         e.chained = e.prev is not None
         e.ready_at_release = e.ready_clones >= e.clones
         e.released_mono_s, e.released_unix_s = time.monotonic(), time.time()
@@ -258,5 +306,5 @@ class Gate:
                         if e.ended:
                             e.ended_mono_s, e.ended_unix_s = mono, unix
                             if e.next is not None:
-                                self._release(e.next)  # first: nothing may delay the next step
+                                self._release_after(e, e.next)  # first: nothing may delay the next step
                             self._notify("ended", e)

@@ -94,5 +94,5 @@ COMPARED = ("iops",)
 HEADLINES = (("iops", 4096, "100/0"), ("iops", 4096, "0/100"), ("iops", 65536, "65/35"), ("iops", 1048576, "100/0"))
 
 
-def cell_label(metric: str, bs: int | None, mix: str | None) -> str:
+def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)

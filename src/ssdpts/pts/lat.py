@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .parts import Part, Tracking, cell_steps, wipc_step
+from .qos import window_latency
 from .runspec import RunSpec
 from .tables import Cell, WindowCells, average, num
 from .units import KiB, fmt_block_size
@@ -42,8 +43,9 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
 
 # ---- the table: response times (and IOPS) of every cell, averaged over the window ---------------------
 
-# The metrics of a row, in table order. lat_max_us averages each step's maximum;
-# lat_max_in_window_us is the highest single response time of the window.
+# The metrics of a row, in table order, as pts/qos.py defines them: the window average of the step
+# means; the 99.999th percentile of the window's pooled histogram (never above the max); the largest
+# response time in the window. lat_max_in_window_us (format 1) is the same maximum.
 METRICS = ("lat_mean_us", "lat_p99999_us", "lat_max_us", "lat_max_in_window_us", "iops")
 
 
@@ -81,12 +83,12 @@ def build_table(steps: list[Step], cells: WindowCells) -> LatTable:
     rows = []
     for s in steps:
         ms = cells.get(s.workload.key, [])
-        p5 = [m.lat_percentile_ns(99.999) for m in ms]
+        w = window_latency(ms, (99.999,))
         rows.append(LatRow(s.workload.block_size_bytes, s.workload.mix, {
-            "lat_mean_us": average([m.lat_mean_ns / 1e3 for m in ms]),
-            "lat_p99999_us": average([p / 1e3 for p in p5 if p is not None]),
-            "lat_max_us": average([m.lat_max_ns / 1e3 for m in ms]),
-            "lat_max_in_window_us": max((m.lat_max_ns / 1e3 for m in ms), default=None),
+            "lat_mean_us": w.mean_us,
+            "lat_p99999_us": w.percentile_us(99.999),
+            "lat_max_us": w.max_us,
+            "lat_max_in_window_us": w.max_us,
             "iops": average([m.iops for m in ms]),
         }))
     return LatTable(tuple(rows))
@@ -96,5 +98,5 @@ COMPARED = ("lat_mean_us", "lat_p99999_us", "lat_max_us")
 HEADLINES = (("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("lat_p99999_us", 4096, "0/100"))
 
 
-def cell_label(metric: str, bs: int | None, mix: str | None) -> str:
+def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)

@@ -7,6 +7,7 @@ Pure: no files, no subprocesses.
 from __future__ import annotations
 
 from ..errors import UserError
+from . import segments
 from .parts import Part
 from .registry import TESTS
 from .runspec import RunSpec
@@ -18,10 +19,24 @@ def active_range_bytes(capacity_bytes: int, pct: float) -> int:
     return int(capacity_bytes * pct / 100.0) // MiB * MiB
 
 
+def segments_of(spec: RunSpec, ar_bytes: int) -> tuple[tuple[int, int], ...]:
+    """The client test active range's segments (pts/segments.py), () when not segmented."""
+    if not spec.ar_segments:
+        return ()
+    if spec.ar_amount_bytes > ar_bytes:
+        raise UserError(f"--ar-amount {spec.ar_amount_bytes / 2**30:.2f} GiB is larger than the active range "
+                        f"({ar_bytes / 2**30:.2f} GiB): give a smaller amount or a larger target")
+    try:
+        return segments.place(ar_bytes, spec.ar_amount_bytes, spec.ar_segments, spec.seed)
+    except ValueError as exc:
+        raise UserError(f"--ar-segments: {exc}: give fewer segments or a larger target") from None
+
+
 def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 512) -> list[Part]:
     """Every part of the requested tests. Steps whose block size is below the target's logical
     block size (0.5KiB on a 4Kn device) cannot be issued and are left out (see deviations_for)."""
     ar = active_range_bytes(capacity_bytes, spec.ar_pct)
+    segments_of(spec, ar)  # refuse segments that do not fit before anything runs
     parts: list[Part] = []
     for t in spec.tests:
         parts.extend(TESTS[t].parts(spec, capacity_bytes, ar, logical_block_size))
@@ -43,6 +58,19 @@ def deviations_for(spec: RunSpec, logical_block_size: int) -> list[str]:
     if logical_block_size > 512 and ({"iops", "lat"} & set(spec.tests)):
         out.append(f"block sizes below the device's {logical_block_size}-byte logical block size "
                    f"(0.5KiB) cannot be issued and were left out")
+    if logical_block_size > 512 and ("cbw" in spec.tests or ("wsat" in spec.tests and spec.wsat_pattern == "cbw")):
+        from .cbw import BSSPLIT
+
+        small = sum(p for b, p in BSSPLIT if b < logical_block_size)
+        out.append(f"CBW: its block sizes below the device's {logical_block_size}-byte logical block size ({small}% "
+                   f"of IOs) are issued at {logical_block_size} bytes")
+    if spec.ar_segments:
+        n = segments.segment_count(spec.ar_segments)
+        out.append(f"test active range in {n} random, non-adjacent segments" + (
+            f" instead of {spec.ar_segments} (fio's zoned_abs holds at most 100 equal ones)"
+            if n != spec.ar_segments else "") + "; WIPC and SEQ steps cover the whole active range")
+    if logical_block_size > 512 and "wsat" in spec.tests and spec.wsat_pattern == "seq0.5k-50":
+        out.append(f"WSAT SEQ 0.5KiB 50/50 is issued at the device's {logical_block_size}-byte logical block size")
     return out
 
 

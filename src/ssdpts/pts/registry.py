@@ -11,14 +11,16 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from . import iops, lat, tp, wsat
+from . import cbw, demand, dirth, hir, iops, lat, tp, wsat, xsr
 from .runspec import TEST_NAMES
-from .tables import Table
+from .tables import LevelTable, Table
 
-TESTS: dict[str, ModuleType] = {m.NAME: m for m in (wsat, iops, tp, lat)}
+TESTS: dict[str, ModuleType] = {m.NAME: m for m in (wsat, iops, tp, lat, hir, xsr, cbw, dirth)}
 assert tuple(TESTS) == TEST_NAMES, "the registry and RunSpec list the tests in the same order"
 
-TABLES: dict[str, Any] = {cls.kind: cls for cls in (iops.IopsTable, tp.TpTable, lat.LatTable, wsat.WsatTable)}
+TABLES: dict[str, Any] = {cls.kind: cls for cls in (iops.IopsTable, tp.TpTable, lat.LatTable, wsat.WsatTable,
+                                                    LevelTable, hir.HirTable, xsr.XsrTable, demand.DemandTable,
+                                                    demand.PointsTable)}
 
 
 def title(test: str) -> str:
@@ -39,5 +41,11 @@ def compared(test: str) -> tuple[str, ...]:
     return m.COMPARED if m else ()
 
 
-def cell_label(test: str, metric: str, bs: int | None, mix: str | None) -> str:
-    return TESTS.get(test, iops).cell_label(metric, bs, mix)
+def cell_label(test: str, metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
+    return TESTS.get(test, iops).cell_label(metric, bs, mix, point)
+
+
+def headlines(test: str) -> tuple[tuple[str, int | None, str | None, str | None], ...]:
+    """A test's headline cells (metric, block size, mix, point), None matching any."""
+    m = TESTS.get(test)
+    return tuple((*h, None) if len(h) == 3 else h for h in getattr(m, "HEADLINES", ()))

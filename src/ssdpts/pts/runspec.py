@@ -7,9 +7,27 @@ from dataclasses import asdict, dataclass, field, replace
 from ..errors import UserError
 from .profiles import PROFILES, Profile
 
-TEST_NAMES = ("wsat", "iops", "tp", "lat")  # "all" runs them in this order (PTS.md §3; WSAT first shows FOB)
+# Run order (PTS.md §3; WSAT first shows FOB). "all" is the four basic tests, as it always was;
+# "extended" the four of PTS-EXTENDED.md; each test is also selectable by name (ECW: PTS-E 1.1's
+# name of CBW).
+BASIC_TESTS = ("wsat", "iops", "tp", "lat")
+EXTENDED_TESTS = ("hir", "xsr", "cbw", "dirth")
+TEST_NAMES = BASIC_TESTS + EXTENDED_TESTS
+GROUPS = {"all": BASIC_TESTS, "extended": EXTENDED_TESTS, "every": TEST_NAMES}
+ALIASES = {"ecw": "cbw"}
 PTS_VERSIONS = ("2.0.2", "1.1")
 PTS_STEP_SECONDS = 60.0  # the PTS "1 minute" step
+WSAT_PATTERNS = ("rnd4k-w", "rnd8k-65", "seq128k-90", "seq0.5k-50", "cbw")  # PTS 2.0 WSAT options
+OP_MID_RULES = ("iops-midpoint", "toio-midpoint")
+XSR_RECOVERY_RULES = ("g1-mean", "g1-final")
+XSR_MINUTES = (480, 360, 480)  # 8 h SEQ 1024KiB W, 6 h RND 8KiB W, 8 h SEQ 1024KiB W
+HIR_BURSTS = 360
+# Options of one test that are recorded (manifest run_spec) only when that test is in the run,
+# and options recorded only when set: a run of the basic tests keeps the fields of format 1.
+TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
+                "op_ceiling_ms": ("cbw", "dirth"), "op_mid": ("cbw", "dirth"), "dirth_block_size": ("dirth",),
+                "dirth_read_pct": ("dirth",)}
+WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +48,23 @@ class RunSpec:
     seed: int = 0x5EED_55D9
     wipc_capacity_multiple: float = 2.0  # PTS: 2 x user capacity of SEQ writes
     extra: dict = field(default_factory=dict)
+    # HIR: write bursts per wait state, and 5-s samples per return to baseline (PTS: 360 each).
+    hir_bursts: int = HIR_BURSTS
+    # XSR: PTS minutes of its three access groups.
+    xsr_minutes: tuple[int, int, int] = XSR_MINUTES
+    xsr_recovery: str = "g1-mean"  # [?] group 3 has recovered at its first minute at G1's mean MB/s
+    # CBW / DIRTH operating points [?]: Max = highest IOPS whose mean response time is below the
+    # ceiling; Mid = the combination nearest the middle of Max and Min.
+    op_ceiling_ms: float = 5.0
+    op_mid: str = "iops-midpoint"
+    # DIRTH's access pattern [?]: RND, this block size and read percentage.
+    dirth_block_size: int = 8192
+    dirth_read_pct: int = 65
+    wsat_pattern: str = "rnd4k-w"  # PTS 2.0 WSAT access pattern
+    # Client test active range: this many equal segments placed at random (0: none) holding
+    # ar_amount_bytes (0: the whole active range) -- see pts/segments.py for fio's limits.
+    ar_segments: int = 0
+    ar_amount_bytes: int = 0
 
     def __post_init__(self) -> None:
         validate(self)
@@ -48,6 +83,11 @@ class RunSpec:
         return self.iodepth if self.iodepth is not None else self.prof.iodepth
 
     @property
+    def time_scale(self) -> float:
+        """Time compression: every PTS time constant is multiplied by this (1 = the PTS)."""
+        return self.step_seconds / PTS_STEP_SECONDS
+
+    @property
     def ar_pct(self) -> float:
         return self.active_range_pct if self.active_range_pct is not None else self.prof.active_range_pct
 
@@ -55,7 +95,14 @@ class RunSpec:
         """Every choice that makes the run deviate from PTS 2.0.2 (shown in summaries and reports)."""
         out = []
         if self.step_seconds != PTS_STEP_SECONDS:
-            out.append(f"time-compressed: steps of {self.step_seconds:g} s instead of 60 s")
+            text = f"time-compressed: steps of {self.step_seconds:g} s instead of 60 s"
+            ext = [t.upper() for t in EXTENDED_TESTS if t in self.tests]
+            if ext:
+                c = self.time_scale
+                text += (f"; every time constant of {', '.join(ext)} scaled by {c:.4g} (HIR's 5-s bursts last "
+                         f"{5 * c:.3g} s and its idles {5 * c:.3g}-{50 * c:.3g} s, an 8-h XSR group "
+                         f"{8 * 3600 * c:.4g} s, a 60-min CBW/DIRTH pre-write {3600 * c:.4g} s)")
+            out.append(text)
         if self.max_rounds != 25:
             out.append(f"at most {self.max_rounds} rounds instead of 25")
         if self.purge == "none":
@@ -66,11 +113,24 @@ class RunSpec:
             out.append(f"WIPC writes {self.wipc_capacity_multiple:g}x capacity instead of 2x")
         if self.pts_version != "2.0.2":
             out.append(f"PTS-E {self.pts_version} IOPS tracking (RND 4KiB 0/100 only)")
+        if "hir" in self.tests and self.hir_bursts != HIR_BURSTS:
+            out.append(f"HIR: {self.hir_bursts} bursts per wait state and {self.hir_bursts} 5-s samples per return "
+                       f"to baseline instead of {HIR_BURSTS}")
+        if "xsr" in self.tests and tuple(self.xsr_minutes) != XSR_MINUTES:
+            out.append("XSR: access groups of " + "/".join(map(str, self.xsr_minutes)) + " minutes instead of "
+                       + "/".join(map(str, XSR_MINUTES)))
         return out
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["tests"] = list(self.tests)
+        d["xsr_minutes"] = list(self.xsr_minutes)
+        for name, tests in TEST_OPTIONS.items():
+            if not set(tests) & set(self.tests):
+                del d[name]
+        for name, default in WHEN_SET.items():
+            if d[name] == default:
+                del d[name]
         d["resolved"] = {"threads": self.tc, "iodepth": self.qd, "active_range_pct": self.ar_pct,
                          "profile": self.prof.to_dict()}
         return d
@@ -80,35 +140,41 @@ class RunSpec:
         keys = {f for f in cls.__dataclass_fields__}
         kw = {k: v for k, v in d.items() if k in keys}
         kw["tests"] = tuple(kw["tests"])
+        if "xsr_minutes" in kw:
+            kw["xsr_minutes"] = tuple(kw["xsr_minutes"])
         return cls(**kw)
 
     def with_(self, **kw) -> "RunSpec":
         return replace(self, **kw)
 
 
+CHOICES = ", ".join(TEST_NAMES) + " (ecw = cbw), all (the four basic tests), extended (the other four) or every"
+
+
 def expand_tests(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """'all' -> every test, in run order; unknown names refused; duplicates dropped."""
+    """'all' -> the four basic tests, 'extended' -> HIR, XSR, CBW, DIRTH, 'every' -> all eight, in
+    run order; 'ecw' is CBW; unknown names refused; duplicates dropped."""
     out: list[str] = []
     for n in names:
-        n = n.lower()
-        if n == "all":
-            out.extend(TEST_NAMES)
+        n = ALIASES.get(n.lower(), n.lower())
+        if n in GROUPS:
+            out.extend(GROUPS[n])
         elif n in TEST_NAMES:
             out.append(n)
         else:
-            raise UserError(f"unknown test {n!r}: choose from {', '.join(TEST_NAMES)} or all")
+            raise UserError(f"unknown test {n!r}: choose from {CHOICES}")
     ordered = tuple(t for t in TEST_NAMES if t in out)
     if not ordered:
-        raise UserError("no test given: name one or more of " + ", ".join(TEST_NAMES) + " or all")
+        raise UserError(f"no test given: name one or more of {CHOICES}")
     return ordered
 
 
 def validate(s: RunSpec) -> None:
     if not s.tests:
-        raise UserError("no test given: name one or more of " + ", ".join(TEST_NAMES) + " or all")
+        raise UserError(f"no test given: name one or more of {CHOICES}")
     for t in s.tests:
         if t not in TEST_NAMES:
-            raise UserError(f"unknown test {t!r}: choose from {', '.join(TEST_NAMES)} or all")
+            raise UserError(f"unknown test {t!r}: choose from {CHOICES}")
     if s.profile not in PROFILES:
         raise UserError(f"unknown profile {s.profile!r}: choose enterprise or client")
     if s.threads is not None and not 1 <= s.threads <= 256:
@@ -117,8 +183,9 @@ def validate(s: RunSpec) -> None:
         raise UserError(f"--iodepth {s.iodepth} is out of range: give 1..4096 (PTS-E uses 32, PTS-C 16)")
     if s.active_range_pct is not None and not 0 < s.active_range_pct <= 100:
         raise UserError(f"--active-range {s.active_range_pct:g} is out of range: give a percentage in (0, 100]")
-    if not 0.1 <= s.step_seconds <= 3600:
-        raise UserError(f"--step-seconds {s.step_seconds:g} is out of range: give 0.1..3600 (the PTS uses 60)")
+    if not 0.02 <= s.step_seconds <= 3600:
+        # Below ~0.2 s fio's ~100 ms job-start poll makes steps overlap: such runs test ssdpts, not a drive.
+        raise UserError(f"--step-seconds {s.step_seconds:g} is out of range: give 0.02..3600 (the PTS uses 60)")
     if not 5 <= s.max_rounds <= 1000:
         raise UserError(f"--max-rounds {s.max_rounds} is out of range: give 5..1000 (steady state needs 5 rounds; PTS max 25)")
     if not 0 < s.wsat_hours <= 24 * 30:
@@ -133,3 +200,30 @@ def validate(s: RunSpec) -> None:
         raise UserError(f"--ioengine {s.ioengine!r} is not supported: choose io_uring, libaio or psync")
     if not 0 < s.wipc_capacity_multiple <= 100:
         raise UserError(f"WIPC capacity multiple {s.wipc_capacity_multiple:g} is out of range")
+    _validate_extended(s)
+
+
+def _validate_extended(s: RunSpec) -> None:
+    if not 1 <= s.hir_bursts <= 100_000:
+        raise UserError(f"--hir-bursts {s.hir_bursts} is out of range: give 1..100000 (the PTS uses 360)")
+    if len(s.xsr_minutes) != 3 or any(not isinstance(m, int) or not 1 <= m <= 100_000 for m in s.xsr_minutes):
+        raise UserError(f"--xsr-minutes {s.xsr_minutes} is not three whole numbers of minutes in 1..100000: "
+                        "give e.g. 480,360,480 (the PTS)")
+    if s.xsr_recovery not in XSR_RECOVERY_RULES:
+        raise UserError(f"--xsr-recovery {s.xsr_recovery!r} is not known: choose {' or '.join(XSR_RECOVERY_RULES)}")
+    if not 0 < s.op_ceiling_ms <= 100_000:
+        raise UserError(f"--op-ceiling-ms {s.op_ceiling_ms:g} is out of range: give a positive number of ms (default 5)")
+    if s.op_mid not in OP_MID_RULES:
+        raise UserError(f"--op-mid {s.op_mid!r} is not known: choose {' or '.join(OP_MID_RULES)}")
+    if not 512 <= s.dirth_block_size <= 65536 or s.dirth_block_size % 512:
+        raise UserError(f"--dirth-block-size {s.dirth_block_size} is out of range: give a multiple of 512 bytes "
+                        "from 512 to 65536 (0.5-64 KiB; default 8192)")
+    if not 0 <= s.dirth_read_pct <= 100:
+        raise UserError(f"--dirth-read-pct {s.dirth_read_pct} is out of range: give 0..100 (default 65)")
+    if s.wsat_pattern not in WSAT_PATTERNS:
+        raise UserError(f"--wsat-pattern {s.wsat_pattern!r} is not known: choose {', '.join(WSAT_PATTERNS)}")
+    if s.ar_segments < 0 or s.ar_segments > 1_000_000 or s.ar_amount_bytes < 0:
+        raise UserError(f"--ar-segments {s.ar_segments} / --ar-amount {s.ar_amount_bytes} out of range: give a "
+                        "segment count >= 0 (PTS-C: 2048) and a positive amount")
+    if s.ar_amount_bytes and not s.ar_segments:
+        raise UserError("--ar-amount needs --ar-segments: the amount is spread over segments (PTS-C: 2048)")

@@ -72,5 +72,5 @@ COMPARED = ("read_mb_per_s", "write_mb_per_s")
 HEADLINES = (("read_mb_per_s", None, None), ("write_mb_per_s", None, None))
 
 
-def cell_label(metric: str, bs: int | None, mix: str | None) -> str:
+def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"SEQ {fmt_block_size(bs)} " + ("read" if metric.startswith("read") else "write")

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .units import fmt_block_size
+
+Split = tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """One stimulus: access pattern, R/W mix, block size and demand intensity (TC x QD)."""
+    """One stimulus: access pattern, R/W mix, block size and demand intensity (TC x QD).
+
+    A composite stimulus (CBW, PTS-EXTENDED.md) also has a block-size split and a zoned LBA
+    distribution, and a ``name`` that stands for its block size in labels and keys;
+    ``block_size_bytes`` is then its largest block size (what the active range must hold)."""
 
     pattern: str  # "rand" | "seq"
     read_pct: int  # percent of IOs that are reads, 0..100
     block_size_bytes: int
     threads: int  # TC: fio numjobs
     iodepth: int  # QD: outstanding IOs per thread
+    bssplit: Split = ()  # (block size bytes, % of IOs), summing to 100
+    zones: Split = ()  # (% of IOs, % of the active range), in LBA order, each summing to 100
+    name: str = ""  # e.g. "CBW": the composite's name in labels and keys
 
     def __post_init__(self) -> None:
         if self.pattern not in ("rand", "seq"):
@@ -26,6 +35,15 @@ class Workload:
             raise ValueError(f"block_size_bytes must be a positive multiple of 512, not {self.block_size_bytes}")
         if self.threads < 1 or self.iodepth < 1:
             raise ValueError(f"threads and iodepth must be >= 1, not {self.threads}/{self.iodepth}")
+        if self.bssplit:
+            if sum(p for _, p in self.bssplit) != 100 or any(b < 512 or b % 512 or p <= 0 for b, p in self.bssplit):
+                raise ValueError(f"bssplit must be multiples of 512 bytes with positive percentages summing to 100, "
+                                 f"not {self.bssplit}")
+            if self.block_size_bytes != max(b for b, _ in self.bssplit) or not self.name:
+                raise ValueError("a composite workload names itself and has its largest block size as block_size_bytes")
+        if self.zones and (sum(a for a, _ in self.zones) != 100 or sum(r for _, r in self.zones) != 100
+                           or any(a < 0 or r <= 0 for a, r in self.zones)):
+            raise ValueError(f"zones must be (% of IOs, % of the range) pairs, each column summing to 100, not {self.zones}")
 
     @property
     def mix(self) -> str:
@@ -33,26 +51,44 @@ class Workload:
         return f"{self.read_pct}/{100 - self.read_pct}"
 
     @property
+    def size_label(self) -> str:
+        """'4KiB', or the composite's name."""
+        return self.name or fmt_block_size(self.block_size_bytes)
+
+    @property
     def label(self) -> str:
         kind = "RND" if self.pattern == "rand" else "SEQ"
-        return f"{kind} {fmt_block_size(self.block_size_bytes)} {self.mix}"
+        return f"{kind} {self.size_label} {self.mix}"
 
     @property
     def key(self) -> str:
-        """Stable identifier of the cell, e.g. 'rand-4096-0' (used as table key and tracking id)."""
-        return f"{self.pattern}-{self.block_size_bytes}-{self.read_pct}"
+        """Stable identifier of the cell, e.g. 'rand-4096-0' (used as table key and tracking id);
+        a composite's name stands for its block size: 'rand-cbw-40'."""
+        size = self.name.lower() if self.name else self.block_size_bytes
+        return f"{self.pattern}-{size}-{self.read_pct}"
 
     @property
     def toio(self) -> int:
         """Total outstanding IO (demand intensity), TC x QD (PTS.md §1)."""
         return self.threads * self.iodepth
 
+    def with_demand(self, threads: int, iodepth: int, read_pct: int | None = None) -> "Workload":
+        """The same access pattern at another TC x QD (and R/W mix)."""
+        return Workload(self.pattern, self.read_pct if read_pct is None else read_pct, self.block_size_bytes,
+                        threads, iodepth, self.bssplit, self.zones, self.name)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = {"pattern": self.pattern, "read_pct": self.read_pct, "block_size_bytes": self.block_size_bytes,
+             "threads": self.threads, "iodepth": self.iodepth}
+        if self.name:  # a plain workload keeps the five fields of format 1
+            d.update(bssplit=[list(x) for x in self.bssplit], zones=[list(x) for x in self.zones], name=self.name)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Workload":
-        return cls(**{k: d[k] for k in ("pattern", "read_pct", "block_size_bytes", "threads", "iodepth")})
+        return cls(*(d[k] for k in ("pattern", "read_pct", "block_size_bytes", "threads", "iodepth")),
+                   bssplit=tuple((int(b), int(p)) for b, p in d.get("bssplit") or ()),
+                   zones=tuple((int(a), int(r)) for a, r in d.get("zones") or ()), name=str(d.get("name") or ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +97,10 @@ class Step:
 
     ``round`` is 1-based for WDPC/test rounds and 0 for workload-independent preconditioning.
     ``io_bytes`` is set for size-bound steps (WIPC writes 2x the active range, PTS.md §1); then
-    ``duration_s`` is None.
+    ``duration_s`` is None. ``idle_after_s`` is a planned time with no IO at all after the step
+    (HIR's wait states); the executor starts the next step that much later. ``cell`` names the
+    step's table cell where its workload does not (the TC x QD cells of a demand-intensity sweep,
+    the segments of HIR and XSR); ``key`` is what tables and tracking variables use.
     """
 
     test: str
@@ -72,9 +111,24 @@ class Step:
     workload: Workload
     duration_s: float | None
     io_bytes: int | None = None
+    idle_after_s: float = 0.0
+    cell: str = ""
+    cell_label: str = ""  # how tables and plots name the cell ("" = the workload's label)
+
+    def __post_init__(self) -> None:
+        if self.idle_after_s < 0 or (self.idle_after_s and self.duration_s is None):
+            raise ValueError(f"idle_after_s must be >= 0 and only follow a timed step, not {self.idle_after_s}")
+
+    @property
+    def key(self) -> str:
+        return self.cell or self.workload.key
+
+    @property
+    def label(self) -> str:
+        return self.cell_label or self.workload.label
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "test": self.test,
             "part": self.part,
             "phase": self.phase,
@@ -84,10 +138,17 @@ class Step:
             "duration_s": self.duration_s,
             "io_bytes": self.io_bytes,
         }
+        if self.idle_after_s:
+            d["idle_after_s"] = self.idle_after_s
+        if self.cell:
+            d.update(cell=self.cell, cell_label=self.cell_label)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Step":
         return cls(
             test=d["test"], part=d["part"], phase=d["phase"], round=d["round"], index=d["index"],
             workload=Workload.from_dict(d["workload"]), duration_s=d["duration_s"], io_bytes=d.get("io_bytes"),
+            idle_after_s=float(d.get("idle_after_s") or 0.0), cell=str(d.get("cell") or ""),
+            cell_label=str(d.get("cell_label") or ""),
         )

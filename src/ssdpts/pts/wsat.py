@@ -2,6 +2,10 @@
 the chosen TC/QD, one sample per step (the PTS minute). Stops at --wsat-hours or once
 --wsat-capacity-multiple x user capacity has been written (TGBW), whichever comes first.
 
+PTS 2.0 options (PTS-EXTENDED.md "WSAT options"): other access patterns (--wsat-pattern: RND 8KiB
+65/35, SEQ 128KiB 90/10, SEQ 0.5KiB 50/50, CBW) and response-time series (mean, 5 nines, max)
+against time and drive fills with a final response-time histogram, which every sample records.
+
 The samples are run in chunks of ``wsat_chunk_steps`` steps per fio process; a chunk is the unit
 that is saved (fsync'd) and the granularity of the TGBW check. Index numbers count minutes from
 the start of the test across chunks."""
@@ -17,14 +21,28 @@ from .parts import Part, Tracking
 from .runspec import RunSpec
 from .steady_state import WINDOW_ROUNDS
 from .tables import Cell, average, num
-from .units import KiB
+from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
 NAME, TITLE = "wsat", "Write Saturation"
 
 
+def workload(spec: RunSpec, logical_block_size: int = 512) -> Workload:
+    """The access pattern of --wsat-pattern at the chosen TC/QD (PTS 2.0)."""
+    from . import cbw
+
+    tc, qd = spec.tc, spec.qd
+    return {
+        "rnd4k-w": lambda: Workload("rand", 0, 4 * KiB, tc, qd),
+        "rnd8k-65": lambda: Workload("rand", 65, 8 * KiB, tc, qd),
+        "seq128k-90": lambda: Workload("seq", 90, 128 * KiB, tc, qd),
+        "seq0.5k-50": lambda: Workload("seq", 50, max(512, logical_block_size), tc, qd),
+        "cbw": lambda: cbw.workload(tc, qd, cbw.READ_PCT, logical_block_size),
+    }[spec.wsat_pattern]()
+
+
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
-    w = Workload("rand", 0, 4 * KiB, spec.tc, spec.qd)
+    w = workload(spec, logical_block_size)
     max_steps = max(1, round(spec.wsat_hours * 3600 / 60))  # one sample per PTS minute
     chunk = spec.wsat_chunk_steps
     max_chunks = math.ceil(max_steps / chunk)
@@ -43,6 +61,7 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
             max_rounds=max_chunks,
             stop_rule="wsat",
             round_builder=chunk_steps,
+            table_args={"pattern": spec.wsat_pattern, "workload": w},
             wsat_max_steps=max_steps,
             wsat_max_bytes=int(spec.wsat_capacity_multiple * capacity_bytes),
         )
@@ -77,24 +96,33 @@ class WsatTable:
     final_window_minutes: tuple[int, ...]  # the last 5 samples (PTS.md §3: WSAT has no steady-state rule)
     final_window_iops: float | None
     unit: str = "IOPS"
+    block_size_bytes: int | None = 4096  # the access pattern's (None: CBW); absent in older files
+    mix: str = "0/100"
+    pattern: str = "rnd4k-w"
     kind: ClassVar[str] = "wsat"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "unit": self.unit, "series": [asdict(s) for s in self.series],
-                "tgbw_gb": self.tgbw_gb, "drive_fills": self.drive_fills,
-                "final_window_minutes": list(self.final_window_minutes), "final_window_iops": self.final_window_iops}
+        d = {"kind": self.kind, "unit": self.unit, "series": [asdict(s) for s in self.series],
+             "tgbw_gb": self.tgbw_gb, "drive_fills": self.drive_fills,
+             "final_window_minutes": list(self.final_window_minutes), "final_window_iops": self.final_window_iops}
+        if self.pattern != "rnd4k-w":  # the PTS default keeps the fields of format 1
+            d.update(pattern=self.pattern, block_size_bytes=self.block_size_bytes, mix=self.mix)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "WsatTable":
+        bs = d.get("block_size_bytes", 4096)
         return cls(tuple(WsatSample.from_dict(x) for x in d.get("series") or []), float(d.get("tgbw_gb") or 0.0),
                    num(d.get("drive_fills")), tuple(int(m) for m in d.get("final_window_minutes") or ()),
-                   num(d.get("final_window_iops")), d.get("unit", "IOPS"))
+                   num(d.get("final_window_iops")), d.get("unit", "IOPS"), None if bs is None else int(bs),
+                   str(d.get("mix") or "0/100"), str(d.get("pattern") or "rnd4k-w"))
 
     def cells(self) -> list[Cell]:
-        return [Cell("final_window_iops", 4096, "0/100", self.final_window_iops)]
+        return [Cell("final_window_iops", self.block_size_bytes, self.mix, self.final_window_iops)]
 
 
-def build_table(samples: list[tuple[int, Measurement]], capacity_bytes: int) -> WsatTable:
+def build_table(samples: list[tuple[int, Measurement]], capacity_bytes: int, pattern: str = "rnd4k-w",
+                workload: Workload | None = None) -> WsatTable:
     """``samples``: (minute, measurement) of every WSAT step, in minute order."""
     series = []
     written = 0
@@ -107,13 +135,17 @@ def build_table(samples: list[tuple[int, Measurement]], capacity_bytes: int) -> 
             lat_mean_us=m.lat_mean_ns / 1e3, lat_max_us=m.lat_max_ns / 1e3,
             lat_p99999_us=p5 / 1e3 if p5 is not None else None, start_time=m.start_time))
     last = series[-WINDOW_ROUNDS:]
+    w = workload or Workload("rand", 0, 4 * KiB, 1, 1)
     return WsatTable(tuple(series), written / 1e9, written / capacity_bytes if capacity_bytes else None,
-                     tuple(s.minute for s in last), average([s.iops for s in last]))
+                     tuple(s.minute for s in last), average([s.iops for s in last]),
+                     block_size_bytes=None if w.name else w.block_size_bytes, mix=w.mix, pattern=pattern)
 
 
 COMPARED = ("final_window_iops",)
 HEADLINES = (("final_window_iops", None, None),)
 
 
-def cell_label(metric: str, bs: int | None, mix: str | None) -> str:
-    return "RND 4KiB 0/100, final window"
+def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
+    if bs == 4096 and mix == "0/100":
+        return "RND 4KiB 0/100, final window"
+    return f"{'composite' if bs is None else fmt_block_size(bs)} {mix}, final window"

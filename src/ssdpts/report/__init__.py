@@ -3,9 +3,12 @@
     from ssdpts.report import render
     render(Path("ssdpts-runs/20260101T000000Z-iops-..."))          # report.html + report.pdf in the run dir
     render(run_dir, formats=("pdf",), out=Path("/tmp/drive-a.pdf"))
+    render(run_dir, targets="ocp-targets.csv")                      # page 1 compares with targets
 
-Reads manifest.json, steps.jsonl and summary.json (never fio, never a device). matplotlib and
-jinja2 are imported here only, so the rest of ssdpts starts fast without them.
+Reads manifest.json, steps.jsonl and summary.json (never fio, never a device). One document model
+(model.py), one HTML template; the PDF is that HTML printed by headless Chromium (chromium.py).
+matplotlib and jinja2 are imported by this package only, when it renders, so the rest of ssdpts
+starts fast without them.
 """
 
 from __future__ import annotations
@@ -74,44 +77,21 @@ def _write_atomic(path: Path, data: bytes, what: str = "the report") -> None:
 
 def _imports():
     try:
-        from . import html, pdf
+        from . import html
         from .model import load
-    except ImportError as exc:  # matplotlib / jinja2 are the optional "report" extra
-        raise UserError(f"reports need matplotlib and jinja2 ({exc.name} is missing): "
-                        f"pip install 'ssdpts[report]'") from None
-    return load, html, pdf
+    except ImportError as exc:  # a broken installation: matplotlib and jinja2 are dependencies of ssdpts
+        raise UserError(f"reports need matplotlib and jinja2 ({exc.name} is missing): pip install ssdpts "
+                        f"again (they are its dependencies)") from None
+    return load, html
 
 
-def _can_fork() -> bool:
-    """Render the PDF in a forked child while the parent renders the HTML: the two are independent
-    and each is mostly CPU-bound matplotlib work. Only where fork is safe (no other threads, e.g. a
-    progress display still running) and useful (more than one CPU)."""
-    import multiprocessing
-    import threading
+def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None,
+           targets: Path | str | None = None) -> list[Path]:
+    """Render the report of a run directory; returns the files written. ``targets``: a file of
+    datasheet targets (report/datasheet.py) for page 1.
 
-    return (PARALLEL and hasattr(os, "fork") and threading.active_count() == 1 and (os.cpu_count() or 1) > 1
-            and "fork" in multiprocessing.get_all_start_methods())
-
-
-PARALLEL = True
-
-
-def _pdf_child(report, path: Path, conn) -> None:
-    from . import pdf
-
-    try:
-        _write_atomic(path, pdf.render_pdf(report))
-        conn.send(None)
-    except UserError as exc:
-        conn.send(("user", str(exc)))
-    except BaseException as exc:  # noqa: BLE001  (reported to the parent, which retries in-process)
-        conn.send(("other", f"{exc.__class__.__name__}: {exc}"))
-    finally:
-        conn.close()
-
-
-def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None) -> list[Path]:
-    """Render the report of a run directory; returns the files written."""
+    The plots are drawn once (in parallel where possible) for both formats; the PDF is the same
+    HTML printed by Chromium, which starts while the plots are drawn."""
     run_dir = Path(run_dir)
     if isinstance(formats, str):
         formats = parse_formats(formats)
@@ -119,43 +99,36 @@ def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None) -> lis
     for f in formats:
         if f not in FORMATS:
             raise UserError(f"unknown report format {f!r}: choose html, pdf or html,pdf")
-    load, html, pdf = _imports()
-    report = load(run_dir)
+    load, html = _imports()
+    report = load(run_dir, targets=targets)
     paths = output_paths(run_dir, formats, out)
-    child = conn = None
-    if "pdf" in formats and len(formats) > 1 and _can_fork():
-        import multiprocessing
+    browser = None
+    no_browser: UserError | None = None
+    if "pdf" in formats:
+        from . import chromium
 
-        ctx = multiprocessing.get_context("fork")
-        conn, child_conn = ctx.Pipe(duplex=False)
-        child = ctx.Process(target=_pdf_child, args=(report, paths["pdf"], child_conn), daemon=True)
         try:
-            child.start()
-        except (OSError, AssertionError):  # e.g. no process left, or we are a daemonic process ourselves
-            child = None
-        child_conn.close()
+            browser = chromium.start()
+        except UserError as exc:
+            no_browser = exc
     try:
+        rendered = html.render_plots(report)
+        written: list[Path] = []
         for fmt in formats:
             if fmt == "html":
-                _write_atomic(paths[fmt], html.render_html(report).encode("utf-8"))
-            elif child is None:
-                _write_atomic(paths[fmt], pdf.render_pdf(report))
-        if child is not None:
-            try:
-                result = conn.recv()
-            except EOFError:
-                result = ("other", f"the PDF process ended with exit code {child.exitcode}")
-            child.join()
-            child = None
-            if result is not None:
-                kind, msg = result
-                if kind == "user":
-                    raise UserError(msg)
-                _write_atomic(paths["pdf"], pdf.render_pdf(report))  # retry here: a real error shows its traceback
+                text = html.render_html(report, rendered=rendered, out_dir=paths[fmt].parent)
+                _write_atomic(paths[fmt], text.encode("utf-8"))
+                written.append(paths[fmt])
+            else:
+                if no_browser is not None:
+                    done = f"{', '.join(map(str, written))} written; " if written else ""
+                    raise UserError(f"{done}{no_browser}")
+                _write_atomic(paths[fmt], browser.print_pdf(html.render_html(report, interactive=False,
+                                                                             rendered=rendered)))
+                written.append(paths[fmt])
     finally:
-        if child is not None and child.is_alive():
-            child.terminate()
-            child.join()
+        if browser is not None:
+            browser.close()
     return [paths[f] for f in formats]
 
 

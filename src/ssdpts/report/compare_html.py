@@ -1,6 +1,6 @@
 """Comparison and repeated-runs reports, in the style of the run reports: one self-contained HTML
-file (jinja2 with autoescape, the report stylesheet, inline SVG plots) and an A4 PDF drawn with
-matplotlib and collected with PdfPages.
+file (jinja2 with autoescape, the report stylesheet, inline SVG plots) and its A4 PDF, the same
+HTML printed by Chromium (report/chromium.py) as the run reports are.
 
     from ssdpts.compare import compare_runs
     from ssdpts.report.compare_html import render
@@ -14,10 +14,8 @@ imported by this module alone, which the CLI imports only when it renders.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import io
 import json
 from pathlib import Path
-import textwrap
 import time
 from typing import Any
 
@@ -26,7 +24,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 from matplotlib import colormaps  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
@@ -41,10 +38,7 @@ from ..pts.units import fmt_block_size  # noqa: E402
 from ..pts.wsat import WsatTable  # noqa: E402
 from . import _write_atomic, model, output_paths, plots  # noqa: E402
 from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc  # noqa: E402
-from .pdf import (  # noqa: E402  (the run reports' page geometry and PDF style, so comparisons look the same)
-    BODY_W, MX, PAGE_H, PAGE_W, PDF_STYLE, _rect, _text, fit_columns, COLORS as ALERT_PDF,
-)
-from .plots import BAD, INK, OK, WARN  # noqa: E402  (the run reports' palette)
+from .plots import BAD, INK  # noqa: E402  (the run reports' palette)
 
 TEMPLATES = Path(__file__).parent / "templates"
 FORMATS = ("html", "pdf", "json")
@@ -61,7 +55,6 @@ DELTA_NOTE = ("Δ = performance of the run against the baseline, positive = bett
 @dataclass
 class Table(model.Table):
     """A report table that may sit beside another one (HTML grid, PDF pair)."""
-    avail: float | None = None  # PDF: the width it may take (None: the page body)
 
     @property
     def narrow(self) -> bool:
@@ -708,7 +701,7 @@ def to_svg(draw, size: tuple[float, float], salt: str) -> str:
     return plots.to_svg(constrained, size, salt)
 
 
-def render_html(doc: Doc) -> str:
+def render_html(doc: Doc, interactive: bool = True) -> str:
     import jinja2
     from markupsafe import Markup
     from urllib.parse import quote
@@ -723,287 +716,31 @@ def render_html(doc: Doc) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["csv_href"] = lambda t: "data:text/csv;charset=utf-8," + quote(t.csv())
-    return env.get_template("compare.html.j2").render(d=doc, svgs=svgs, css=Markup(css))
+    return env.get_template("compare.html.j2").render(d=doc, svgs=svgs, css=Markup(css), page_css=Markup(page_css(doc)),
+                                                      interactive=interactive)
 
 
 # ---- PDF -----------------------------------------------------------------------------------------
 
-FOOT = 0.5
-CSS_PDF = {  # css class -> (text colour, background, bold)
-    "pos": (OK, None, True), "pos2": (OK, "#dafbe1", True), "neg": (BAD, None, True), "neg2": (BAD, "#ffebe9", True),
-    "zero": ("#59636e", None, False), "na": ("#8c959f", None, False), "nss": (WARN, "#fff8c5", False),
-    "bad": (BAD, "#ffebe9", True), "warn": (WARN, "#fff8c5", True), "ok": (OK, None, True),
-    "median": (INK, "#ddf4ff", True), "base": (INK, None, False),
-}
+def page_css(doc: Doc) -> str:
+    """The running header and footer of the printed comparison: what it compares, "Page x of y", and
+    the banners (settings differ, steady state, partial runs) on every page."""
+    from .html import css_string
+
+    left = css_string("\n".join([doc.kicker, doc.title, doc.subtitle]))
+    foot = css_string(" · ".join(text for _, text in doc.banners if text))
+    return (f"@page {{ @top-left {{ content: {left}; }}"
+            f" @top-right {{ content: \"Page \" counter(page) \" of \" counter(pages) {css_string(chr(10) + doc.generated)}; }}"
+            f" @bottom-left {{ content: {foot}; color: #cf222e; }}"
+            f" @bottom-right {{ content: \"ssdpts {doc.kind}\"; }} }}")
 
 
-@dataclass
-class Heading:
-    text: str
-    level: int
-    kind: str = "heading"
+def render_pdf(doc: Doc, browser=None) -> bytes:
+    """The comparison's HTML printed by Chromium (report/chromium.py): the same machinery, the same
+    layout as the run reports' PDF."""
+    from . import chromium
 
-
-@dataclass
-class Pair:
-    """Two narrow tables side by side on a PDF page."""
-    left: Table
-    right: Table
-    kind: str = "pair"
-
-    @property
-    def x_right(self) -> float:
-        return MX + sum(_table_layout(self.left)[1]) + 0.3
-
-
-def _chars(width_in: float, size_pt: float) -> int:
-    return max(8, int(width_in * 72 / (size_pt * 0.56)))
-
-
-def _wrap(text: str, width_in: float, size_pt: float) -> list[str]:
-    return textwrap.wrap(str(text), _chars(width_in, size_pt), break_long_words=True, break_on_hyphens=False) or [""]
-
-
-def _clip(text: str, width_in: float, size_pt: float) -> str:
-    n = max(4, int(width_in * 72 / (size_pt * 0.55)))
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _table_layout(t: Table) -> tuple[float, list[float], list[str], int]:
-    """Font size, column widths (inches), wrapped headers and header lines; shrunk to the body width."""
-    ncol = len(t.columns)
-
-    def width(cell: Cell) -> float:  # bold glyphs are wider
-        return len(cell.text) * (1.15 if CSS_PDF.get(cell.css, (0, 0, False))[2] else 1.0)
-
-    body = [max([width(r[c]) for r in t.rows if c < len(r)] or [0]) for c in range(ncol)]
-    head = [1.12 * max([len(w) for w in str(t.columns[c]).split()] + [min(len(str(t.columns[c])), 16)])
-            for c in range(ncol)]
-    chars = [max(b, h, 3) + 2.5 for b, h in zip(body, head)]
-    if not t.numeric and ncol > 1:  # text tables: long values wrap-clip rather than shrink everything
-        chars = [min(c, 46) for c in chars]
-    return fit_columns(t.columns, chars, t.avail or BODY_W, glyph=0.58, head_glyph=0.6)
-
-
-def _fit_size(t: Table, avail: float) -> float:
-    """The font size ``t`` would get in a width of ``avail`` inches."""
-    keep, t.avail = t.avail, avail
-    try:
-        return _table_layout(t)[0]
-    finally:
-        t.avail = keep
-
-
-def _row_h(size: float) -> float:
-    return size / 72 * 1.85
-
-
-def _table_h(t: Table, nrows: int) -> float:
-    size, _, _, hl = _table_layout(t)
-    nw = BODY_W if not t.narrow else min(BODY_W, sum(_table_layout(t)[1]) + 0.2)
-    note = len(_wrap(t.note, nw, 6.6)) * 0.12 if t.note else 0
-    return 0.25 + (nrows + 0.3 + 0.8 * hl) * _row_h(size) + note + 0.16
-
-
-def _measure(b) -> float:
-    if isinstance(b, Heading):
-        return 0.42 if b.level == 2 else 0.32
-    if isinstance(b, Para):
-        return len(_wrap(b.text, BODY_W, 7.8)) * 0.15 + 0.1
-    if isinstance(b, Alert):
-        lines = sum(len(_wrap("• " + it, BODY_W - 0.35, 7.3)) for it in b.items)
-        return 0.28 + lines * 0.132 + 0.12
-    if isinstance(b, Table):
-        return _table_h(b, len(b.rows))
-    if isinstance(b, Plot):
-        cap = len(_wrap(b.caption, BODY_W, 6.6)) * 0.12 if b.caption else 0
-        return 0.25 + b.pdf_height + cap + 0.14
-    if isinstance(b, Pair):
-        return max(_measure(b.left), _measure(b.right))
-    raise TypeError(type(b))
-
-
-def _draw(fig, b, y: float, h: float) -> None:
-    if isinstance(b, Heading):
-        _text(fig, MX, y + 0.08, b.text, fontsize=13 if b.level == 2 else 10.5, fontweight="bold", color=INK)
-        _rect(fig, MX, y + h - 0.08, BODY_W, 0.012 if b.level == 2 else 0.006, facecolor=INK)
-    elif isinstance(b, Para):
-        for i, line in enumerate(_wrap(b.text, BODY_W, 7.8)):
-            _text(fig, MX, y + i * 0.15, line, fontsize=7.8, color=INK)
-    elif isinstance(b, Alert):
-        fg, bg = ALERT_PDF.get(b.level, ALERT_PDF["info"])
-        _rect(fig, MX, y, BODY_W, h - 0.1, facecolor=bg, edgecolor=fg, lw=0.8)
-        _rect(fig, MX, y, 0.07, h - 0.1, facecolor=fg)
-        big = b.level == "bad"
-        _text(fig, MX + 0.16, y + 0.06, b.title.upper() if big else b.title, fontsize=9.2 if big else 8.5,
-              fontweight="bold", color=fg)
-        yy = y + 0.27
-        for it in b.items:
-            for line in _wrap("• " + it, BODY_W - 0.35, 7.3):
-                _text(fig, MX + 0.18, yy, line, fontsize=7.3, color=INK)
-                yy += 0.132
-    elif isinstance(b, Table):
-        _draw_table(fig, b, y)
-    elif isinstance(b, Pair):
-        _draw_table(fig, b.left, y)
-        _draw_table(fig, b.right, y, x0=b.x_right)
-    elif isinstance(b, Plot):
-        _text(fig, MX, y + 0.02, b.title, fontsize=8.5, fontweight="bold", color=INK)
-        top = y + 0.25
-        gs = fig.add_gridspec(3, 3, height_ratios=[top, b.pdf_height, max(PAGE_H - top - b.pdf_height, 1e-3)],
-                              width_ratios=[MX, BODY_W, MX], hspace=0, wspace=0, left=0, right=1, top=1, bottom=0)
-        sub = fig.add_subfigure(gs[1, 1])
-        b.draw(sub)
-        for i, line in enumerate(_wrap(b.caption, BODY_W, 6.6) if b.caption else []):
-            _text(fig, MX, top + b.pdf_height + 0.05 + i * 0.12, line, fontsize=6.6, color="#59636e")
-
-
-def _draw_table(fig, t: Table, y: float, x0: float = MX) -> None:
-    size, widths, heads, hl = _table_layout(t)
-    rh = _row_h(size)
-    _text(fig, x0, y + 0.03, t.title, fontsize=8.5, fontweight="bold", color=BAD if "NOT reached" in t.title else INK)
-    top = y + 0.25
-    hh = (0.3 + 0.8 * hl) * rh
-    tw = sum(widths)
-    x = x0
-    for name, w in zip(heads, widths):
-        _rect(fig, x, top, w, hh, facecolor="#eaeef2", edgecolor="#8c959f", lw=0.4)
-        _text(fig, x + w / 2, top + hh / 2, name, fontsize=size, fontweight="bold", ha="center", va="center",
-              color=INK, linespacing=1.05)
-        x += w
-    yy = top + hh
-    for r in t.rows:
-        x = x0
-        for c, (cell, w) in enumerate(zip(r, widths)):
-            fg, bg, bold = CSS_PDF.get(cell.css, (INK, None, False))
-            face = bg or ("#f6f8fa" if c == 0 else "white")
-            _rect(fig, x, yy, w, rh, facecolor=face, edgecolor="#d0d7de", lw=0.4)
-            right = t.numeric and c > 0
-            _text(fig, x + (w - 0.04 if right else 0.04), yy + rh / 2, _clip(cell.text, w - 0.06, size), fontsize=size,
-                  ha="right" if right else "left", va="center", color=fg,
-                  fontweight="bold" if bold else "normal")
-            x += w
-        yy += rh
-    _rect(fig, x0, top, tw, yy - top, facecolor="none", edgecolor="#8c959f", lw=0.6)
-    if t.note:
-        for i, line in enumerate(_wrap(t.note, BODY_W if x0 == MX and not t.narrow else min(BODY_W, tw + 0.2), 6.6)):
-            _text(fig, x0, yy + 0.05 + i * 0.12, line, fontsize=6.6, color="#59636e")
-
-
-def _banner_lines(text: str) -> list[str]:
-    return _wrap(text, BODY_W - 0.2, 7.0 * 1.12)  # bold: wider glyphs
-
-
-def _banner_h(doc: Doc) -> float:
-    return sum(0.06 + 0.125 * len(_banner_lines(text)) + 0.06 for _, text in doc.banners)
-
-
-def _frame(fig, doc: Doc, page: int, pages: int) -> None:
-    _text(fig, MX, 0.32, doc.kicker, fontsize=10, fontweight="bold", color=INK)
-    _text(fig, PAGE_W - MX, 0.32, f"Page {page} of {pages}", fontsize=9, fontweight="bold", ha="right", color=INK)
-    _text(fig, MX, 0.52, _clip(doc.title + " · " + doc.subtitle, BODY_W, 7.2), fontsize=7.2, color="#59636e")
-    _rect(fig, MX, 0.7, BODY_W, 0.014, facecolor=INK)
-    y = 0.78
-    for level, text in doc.banners:
-        lines = _banner_lines(text)
-        h = 0.06 + 0.125 * len(lines) + 0.02
-        fg, bg = ALERT_PDF[level]
-        _rect(fig, MX, y, BODY_W, h, facecolor=fg if level == "bad" else bg)
-        for i, line in enumerate(lines):
-            _text(fig, MX + 0.1, y + 0.05 + i * 0.125, line, fontsize=7.0, fontweight="bold",
-                  color="white" if level == "bad" else fg)
-        y += h + 0.04
-    _rect(fig, MX, PAGE_H - FOOT + 0.12, BODY_W, 0.006, facecolor="#d0d7de")
-    foot = (f"Generated {doc.generated} by ssdpts from the run directories alone. Block sizes in KiB (2¹⁰ bytes); "
-            f"rates in base 10 (MB/s).")
-    if doc.kind == "comparison":
-        foot += " Δ positive = better than the baseline (speed A/B − 1, time B/A − 1)."
-    for i, line in enumerate(_wrap(foot, BODY_W, 6.2)):
-        _text(fig, MX, PAGE_H - FOOT + 0.17 + i * 0.11, line, fontsize=6.2, color="#59636e")
-
-
-def _paginate(doc: Doc) -> list[list[tuple[Any, float, float]]]:
-    """Flow the blocks down A4 pages: sections marked new_page start a page; a heading stays with
-    the block after it; long tables are split between pages with their header repeated."""
-    body_top = 0.78 + _banner_h(doc) + 0.1
-    bottom = PAGE_H - FOOT - 0.05
-    stream: list[tuple[Any, bool]] = [(Heading(doc.title, 2), True), (Para(f"{doc.subtitle}. {doc.meta}."), False)]
-    stream += [(a, False) for a in doc.alerts]
-    for s in doc.sections:
-        stream.append((Heading(s.title, s.level), s.new_page))
-        stream += [(b, False) for b in s.blocks]
-    paired: list[tuple[Any, bool]] = []
-    for b, new_page in stream:  # narrow tables in twos, side by side, when they fit
-        prev = paired[-1][0] if paired else None
-        half = (BODY_W - 0.3) / 2
-        if (isinstance(b, Table) and b.narrow and not new_page and isinstance(prev, Table) and prev.narrow
-                and min(_fit_size(prev, half), _fit_size(b, half)) >= 6.3):
-            if sum(_table_layout(prev)[1]) + 0.3 + sum(_table_layout(b)[1]) > BODY_W:
-                prev.avail = b.avail = half  # a slightly smaller font, side by side
-            paired[-1] = (Pair(prev, b), paired[-1][1])
-        else:
-            paired.append((b, new_page))
-    stream = paired
-    for b, _ in stream:  # a plot taller than a page body is shrunk to fit
-        if isinstance(b, Plot):
-            room = bottom - body_top - 0.5
-            if _measure(b) > room:
-                b.pdf_height = max(1.5, b.pdf_height - (_measure(b) - room))
-    pages: list[list[tuple[Any, float, float]]] = []
-    y = bottom + 1
-    i = 0
-    while i < len(stream):
-        b, new_page = stream[i]
-        h = _measure(b)
-        need = h
-        if isinstance(b, Heading) and i + 1 < len(stream):
-            nb = stream[i + 1][0]
-            need += _table_h(nb, min(len(nb.rows), 4)) if isinstance(nb, Table) else _measure(nb)
-        if new_page or not pages or y + need > bottom:
-            pages.append([])
-            y = body_top
-        if isinstance(b, Table) and y + h > bottom:
-            # split: as many rows as fit here (at least 4, else start on the next page)
-            fit = len(b.rows)
-            while fit > 0 and y + _table_h(b, fit) > bottom:
-                fit -= 1
-            if fit < 4 and y > body_top:
-                pages.append([])
-                y = body_top
-                continue
-            if fit < len(b.rows):
-                head = Table(b.id, b.title, b.columns, b.rows[:fit], "", b.numeric)
-                rest = Table(b.id, b.title + " (continued)", b.columns, b.rows[fit:], b.note, b.numeric)
-                hh = _measure(head)
-                pages[-1].append((head, y, hh))
-                stream[i] = (rest, False)
-                pages.append([])
-                y = body_top
-                continue
-        pages[-1].append((b, y, h))
-        y += h
-        i += 1
-    return [p for p in pages if p]
-
-
-def render_pdf(doc: Doc) -> bytes:
-    from matplotlib.backends.backend_pdf import PdfPages
-
-    pages = _paginate(doc)
-    buf = io.BytesIO()
-    meta = {"Title": f"{doc.title} — {doc.subtitle}", "Author": "ssdpts", "Subject": "SNIA SSS PTS comparison",
-            "Creator": "ssdpts compare"}
-    with matplotlib.rc_context(PDF_STYLE), PdfPages(buf, metadata=meta) as pdf:
-        for n, items in enumerate(pages, start=1):
-            has_plot = any(isinstance(b, Plot) for b, _, _ in items)
-            fig = Figure(figsize=(PAGE_W, PAGE_H), layout="constrained" if has_plot else None)
-            if has_plot:
-                fig.get_layout_engine().set(w_pad=0.02, h_pad=0.02)
-            _frame(fig, doc, n, len(pages))
-            for b, y, h in items:
-                _draw(fig, b, y, h)
-            pdf.savefig(fig)
-    return buf.getvalue()
+    return chromium.print_pdf(render_html(doc, interactive=False), browser)
 
 
 # ---- files ---------------------------------------------------------------------------------------
@@ -1039,7 +776,7 @@ def render(obj: Comparison | Repeats, formats=("html", "pdf"), out: str | Path |
         if fmt == "html":
             _write_atomic(paths[fmt], render_html(doc).encode("utf-8"), what="")  # errors name the path alone
         elif fmt == "pdf":
-            _write_atomic(paths[fmt], render_pdf(build(obj)), what="")  # a fresh document: the PDF may shrink plots
+            _write_atomic(paths[fmt], render_pdf(doc), what="")
         elif fmt == "json":
             _write_atomic(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode(),
                           what="")

@@ -1,9 +1,21 @@
-"""The HTML report: one self-contained file (inline CSS, inline SVG plots, nothing fetched), with a
-table of contents, readable on a laptop and printable. Rendered with jinja2, autoescape on: strings
-from devices and description files cannot inject markup."""
+"""The report as one HTML document, for the screen and for print: one template, one stylesheet.
+
+* Screen (``interactive=True``): one self-contained file (inline CSS, inline SVG plots, a small
+  inline script and its data; nothing fetched). Hovering a plot shows the exact value, round and
+  step of the nearest point; the legend and a row of buttons toggle series; a table value opens
+  its cell's rounds, histogram, QoS and fio job section.
+* Print (``interactive=False``): the same document without script and data; CSS paged media gives
+  the SNIA running header of each test's pages (``@page`` margin boxes, "Page x of y"), and
+  Chromium prints it to the PDF (report/chromium.py).
+
+Rendered with jinja2, autoescape on: strings from devices and description files cannot inject
+markup; the CSS strings of the page headers and the JSON data are escaped for their context.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,12 +35,74 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def render_html(report: Report) -> str:
-    svgs: dict[str, Markup] = {}
-    for sec in report.sections:
-        for b in sec.blocks:
-            if isinstance(b, Plot):
-                # matplotlib escapes the text it writes into the SVG; the markup itself is ours.
-                svgs[b.id] = Markup(plots.to_svg(b.draw, b.size, salt=b.id))
+def css_string(text: str) -> str:
+    """A CSS string literal: quotes and backslashes escaped, newlines as \\A, markup characters as CSS
+    escapes, no control characters."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\A ")
+        elif ch in "<>&":  # inside <style>: "</style>" in a device string must not end the element
+            out.append(f"\\{ord(ch):X} ")
+        elif ord(ch) < 32 or ch == "\x7f":
+            out.append(" ")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def page_css(report: Report) -> str:
+    """@page rules: the running header of the front pages and of each test's pages (named pages)."""
+    rules = []
+    for test, h in report.page_headers.items():
+        name = "" if not test else f" t-{test}"
+        left = css_string("\n".join([h.label, *h.lines]))
+        right = css_string("\n" + "\n".join(h.right))
+        foot = css_string(h.footer)
+        rules.append(
+            f"@page{name} {{"
+            f" @top-left {{ content: {left}; }}"
+            f" @top-right {{ content: \"Page \" counter(page) \" of \" counter(pages) {right}; }}"
+            f" @bottom-left {{ content: {foot}; }}"
+            f" @bottom-right {{ content: {css_string('ssdpts · ' + report.run_dir.name)}; }} }}")
+        if test:
+            rules.append(f".t-{test} {{ page: t-{test}; }}")
+    return "\n".join(rules)
+
+
+def _json(data) -> Markup:
+    """JSON inside <script type="application/json">: '</' cannot end the element early."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    return Markup(text.replace("</", "<\\/").replace("<!--", "<\\!--"))
+
+
+def plot_jobs(report: Report) -> list[tuple[str, object, tuple[float, float], str | None]]:
+    return [(b.id, b.draw, b.size, report.plot_mark) for sec in report.front + report.sections for b in sec.blocks
+            if isinstance(b, Plot)]
+
+
+def render_plots(report: Report) -> dict[str, plots.Rendered]:
+    """Every plot of the report as SVG (and its hover data): drawn once for both media."""
+    return plots.render_many(plot_jobs(report))
+
+
+def render_html(report: Report, *, interactive: bool = True, rendered: dict[str, plots.Rendered] | None = None,
+                out_dir: Path | None = None) -> str:
+    """The report's HTML. ``out_dir``: where the file goes, so that links to the run's fio files
+    are relative to it (default: the run directory)."""
+    if rendered is None:
+        rendered = render_plots(report)
+    svgs = {pid: Markup(r.svg) for pid, r in rendered.items()}  # matplotlib escapes the text it writes
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
-    return _env().get_template("report.html.j2").render(r=report, svgs=svgs, css=Markup(css))
+    data = None
+    script = None
+    if interactive:
+        base = os.path.relpath(report.run_dir.resolve(), (out_dir or report.run_dir).resolve())
+        data = _json({"plots": {pid: r.data for pid, r in rendered.items() if r.data},
+                      "details": report.details, "base": "" if base == "." else base.replace(os.sep, "/") + "/"})
+        script = Markup((TEMPLATES / "report.js").read_text(encoding="utf-8"))
+    return _env().get_template("report.html.j2").render(
+        r=report, svgs=svgs, css=Markup(css), page_css=Markup(page_css(report)), interactive=interactive,
+        data=data, script=script, sections=report.front + report.sections)

@@ -1,8 +1,13 @@
-"""The report's plots, drawn with matplotlib (Agg; no pyplot state).
+"""The report's plots, drawn with matplotlib (Agg; no pyplot state) into inline SVG.
 
-Every function draws into the matplotlib ``Figure`` or ``SubFigure`` it is given, so the HTML
-writer (one figure per plot, saved as SVG) and the PDF writer (a plot inside a page figure) share
-the same drawing code. Nothing here reads files.
+Every function draws into the matplotlib ``Figure`` it is given; the HTML and the PDF (the same
+HTML printed by Chromium) show the same SVG. Nothing here reads files.
+
+Interactive data: a plot function hands every data series it draws to :func:`series` (name,
+unit, the values, a note per point). :func:`render` gives each series' artists an SVG id and
+returns, next to the SVG, every point's position in SVG coordinates with its exact value, so
+that the report's script shows values on hover and toggles series without any plotting code of
+its own. Legend entries of a series get the id ``<series id>-leg``.
 
 Axes are placed with margins in inches (``_grid``) instead of a layout engine: matplotlib's
 constrained layout measures every text once more and doubled the time of a report.
@@ -10,18 +15,20 @@ constrained layout measures every text once more and doubled the time of a repor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import io
 import math
-from typing import Sequence
+import os
+from typing import Any, Callable, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 from matplotlib import colormaps  # noqa: E402
-from matplotlib.patches import FancyBboxPatch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.patches import FancyBboxPatch  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
 OK = "#1a7f37"
@@ -29,10 +36,12 @@ BAD = "#cf222e"
 WARN = "#9a6700"
 INK = "#24292f"
 GRID = "#d0d7de"
+MUTED = "#6e7781"
 
 STYLE = {
     "font.size": 9,
-    "axes.titlesize": 10,
+    "font.family": ["DejaVu Sans"],
+    "axes.titlesize": 9.5,
     "axes.labelsize": 9,
     "legend.fontsize": 8,
     "xtick.labelsize": 8,
@@ -47,20 +56,204 @@ STYLE = {
     "lines.markersize": 4,
     "svg.fonttype": "none",  # real text in the SVG: smaller, selectable, searchable
     "figure.dpi": 100,
+    "text.parse_math": False,  # device strings may hold '$': never mathtext
 }
 
 
-def to_svg(draw, size: tuple[float, float], salt: str) -> str:
-    """Draw a plot into a new figure and return it as an inline <svg> element. ``salt`` keeps the
-    element ids of several SVGs in one HTML document apart."""
+# ---- interactive series ----------------------------------------------------------------------------
+
+@dataclass
+class _Series:
+    ax: Any
+    artists: list
+    name: str
+    xs: list
+    ys: list  # the values shown on hover
+    at: list | None  # where the points are drawn, when that is not ys (e.g. a transformed axis)
+    unit: str
+    xname: str
+    notes: list | None
+    gid: str = ""
+
+
+def series(ax, artists, name: str, xs: Sequence, ys: Sequence, *, unit: str = "", xname: str = "",
+           notes: Sequence[str] | str | None = None, at: Sequence[float] | None = None) -> None:
+    """Register a drawn series for hover and toggling: its artists (a Line2D, a bar container or a
+    list of artists), its name as the legend shows it, its points and their values (``at``: the
+    y where each point is drawn, when the axis shows a transform of the value), and ``notes``: one
+    text per point (e.g. the round and step), or a prefix numbered from 1 ("sample " → "sample 7")."""
+    reg = getattr(ax.figure, "_ssdpts_series", None)
+    if reg is None:
+        return  # drawn outside render() (e.g. a test): nothing to record
+    if hasattr(artists, "patches"):
+        arts = list(artists.patches)
+    elif isinstance(artists, (list, tuple)):
+        arts = list(artists)
+    else:
+        arts = [artists]
+    reg.append(_Series(ax, arts, str(name), list(xs), list(ys), None if at is None else list(at), unit, xname,
+                       notes if notes is None or isinstance(notes, str) else list(notes)))
+
+
+@dataclass
+class Rendered:
+    svg: str
+    data: dict | None  # {"w", "h", "s": [{"g": id, "n": name, "u": unit, "x": x name, "p": [[sx, sy, x, y]...], "t": notes}]}
+
+
+def render(draw: Callable[[Any], None], size: tuple[float, float], salt: str, mark: str | None = None) -> Rendered:
+    """Draw a plot into a new figure: its inline <svg> element (``salt`` keeps the element ids of
+    several SVGs in one document apart) and its interactive data. ``mark``: a note printed in the
+    figure's lower-left corner (e.g. "not PTS compliant")."""
     with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
         fig = Figure(figsize=size)
+        fig._ssdpts_series = []  # type: ignore[attr-defined]
         draw(fig)
+        if mark:
+            fig.text(0.006, 0.008, mark, ha="left", va="bottom", fontsize=7, fontweight="bold", color=WARN)
+        reg: list[_Series] = fig._ssdpts_series  # type: ignore[attr-defined]
+        for i, s in enumerate(reg):
+            s.gid = f"{salt}-s{i}"
+            if len(s.artists) == 1:
+                s.artists[0].set_gid(s.gid)
+            else:  # several artists (bars): "<id>.<n>"
+                for j, a in enumerate(s.artists):
+                    a.set_gid(f"{s.gid}.{j}")
+        _legend_ids(fig, reg)
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        data = _hover_data(fig, reg)
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return Rendered(text[text.index("<svg"):], data)
 
+
+def to_svg(draw, size: tuple[float, float], salt: str) -> str:
+    """The inline <svg> of a plot (no interactive data)."""
+    return render(draw, size, salt).svg
+
+
+def _legend_ids(fig, reg: list[_Series]) -> None:
+    by_name: dict[str, str] = {}
+    for s in reg:
+        by_name.setdefault(s.name, s.gid)
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+    for leg in legends:
+        for text, handle in zip(leg.get_texts(), leg.legend_handles):
+            gid = by_name.get(text.get_text())
+            if gid and handle is not None:
+                text.set_gid(f"{gid}-leg")
+                handle.set_gid(f"{gid}-legh")
+
+
+def _hover_data(fig, reg: list[_Series]) -> dict | None:
+    if not reg:
+        return None
+    w_in, h_in = fig.get_size_inches()
+    k = 72.0 / fig.dpi  # display pixels -> SVG points
+    h_svg = h_in * 72.0
+    out = []
+    for s in reg:
+        x = np.asarray([np.nan if v is None else float(v) for v in s.xs], dtype=float)
+        y = np.asarray([np.nan if v is None else float(v) for v in s.ys], dtype=float)
+        yat = y if s.at is None else np.asarray([np.nan if v is None else float(v) for v in s.at], dtype=float)
+        ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(yat)
+        if s.ax.get_yscale() == "log":
+            ok &= yat > 0
+        if s.ax.get_xscale() == "log":
+            ok &= x > 0
+        if not ok.any():
+            continue
+        disp = s.ax.transData.transform(np.column_stack([x[ok], yat[ok]]))
+        pts = [[round(float(dx) * k, 1), round(h_svg - float(dy) * k, 1), _j(float(f"{xv:.6g}")), _j(yv)]
+               for (dx, dy), xv, yv in zip(disp, x[ok], y[ok])]
+        item: dict[str, Any] = {"g": s.gid, "n": s.name, "u": s.unit, "x": s.xname, "p": pts}
+        if isinstance(s.notes, str):
+            item["ti"] = s.notes
+        elif s.notes is not None:
+            item["t"] = [n for n, keep in zip(s.notes, ok) if keep]
+        out.append(item)
+    return {"w": round(w_in * 72, 1), "h": round(h_svg, 1), "s": out} if out else None
+
+
+def _j(v: float) -> float | int:
+    """A number for the JSON data: integers as integers, else the float itself (exact)."""
+    f = float(v)
+    return int(f) if f.is_integer() and abs(f) < 2**53 else f
+
+
+def render_many(jobs: list[tuple[str, Callable, tuple[float, float], str | None]]) -> dict[str, Rendered]:
+    """Render several plots (id, draw, size, mark), in forked worker processes when that is safe
+    (fork, no other threads, more than one CPU) and worth it: each plot costs 0.05–0.3 s of CPU in
+    matplotlib, which is most of a report's render time."""
+    workers = _workers(len(jobs))
+    if workers <= 1:
+        return {pid: render(draw, size, pid, mark) for pid, draw, size, mark in jobs}
+    import multiprocessing
+    import pickle
+
+    ctx = multiprocessing.get_context("fork")
+    # the costly plots first, dealt round-robin: each process gets a similar share
+    order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))
+    shares = [order[w::workers] for w in range(workers)]
+    pipes, procs = [], []
+    for share in shares[1:]:
+        recv, send = ctx.Pipe(duplex=False)
+
+        def child(share=share, send=send) -> None:
+            try:
+                out = {jobs[i][0]: render(jobs[i][1], jobs[i][2], jobs[i][0], jobs[i][3]) for i in share}
+                send.send_bytes(pickle.dumps(("ok", out)))
+            except BaseException as exc:  # noqa: BLE001 (the parent draws the share itself, with a traceback)
+                send.send_bytes(pickle.dumps(("error", repr(exc))))
+            finally:
+                send.close()
+
+        p = ctx.Process(target=child, daemon=True)
+        try:
+            p.start()
+        except (OSError, AssertionError):
+            shares[0] += share
+            continue
+        send.close()
+        pipes.append((recv, share))
+        procs.append(p)
+    result = {jobs[i][0]: render(jobs[i][1], jobs[i][2], jobs[i][0], jobs[i][3]) for i in shares[0]}
+    for (recv, share), p in zip(pipes, procs):
+        try:
+            status, out = pickle.loads(recv.recv_bytes())
+        except (EOFError, OSError):
+            status, out = "error", None
+        p.join()
+        if status == "ok":
+            result.update(out)
+        else:
+            result.update({jobs[i][0]: render(jobs[i][1], jobs[i][2], jobs[i][0], jobs[i][3]) for i in share})
+    return result
+
+
+PARALLEL = True
+
+
+def _workers(n_jobs: int) -> int:
+    import threading
+
+    if not PARALLEL or n_jobs < 4 or not hasattr(os, "fork") or threading.active_count() != 1:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4, n_jobs // 2))
+
+
+def _cost(job) -> float:
+    w, h = job[2]
+    fn = getattr(job[1], "func", job[1])
+    return w * h * {"bars3d_pair": 3.0, "bars3d": 2.0, "confidence_curves": 3.0, "rounds_lines": 1.5}.get(
+        getattr(fn, "__name__", ""), 1.0)
+
+
+# ---- formatting ---------------------------------------------------------------------------------------
 
 def num(v: float) -> str:
     """A number for a plot label: 93,381 / 326.5 / 4.84 (no scientific notation)."""
@@ -86,7 +279,7 @@ def _inches(fig) -> tuple[float, float]:
 
 
 def _grid(fig, nrows: int = 1, ncols: int = 1, *, left: float = 0.8, right: float = 0.25, top: float = 0.3,
-          bottom: float = 0.5, hgap: float = 0.5, wgap: float = 0.6, **kw):
+          bottom: float = 0.55, hgap: float = 0.5, wgap: float = 0.6, **kw):
     """A GridSpec whose margins and gaps are in inches, whatever the size of the figure."""
     w, h = _inches(fig)
     left, right = min(left, 0.3 * w), min(right, 0.45 * w)
@@ -102,7 +295,7 @@ def _legend_w(labels, title: str = "") -> float:
     size = matplotlib.rcParams["legend.fontsize"]
     size = size if isinstance(size, (int, float)) else 8
     chars = max([len(str(x)) for x in labels] + [len(title)] + [4])
-    return chars * size * 0.58 / 72 + 0.55
+    return chars * size * 0.6 / 72 + 0.6
 
 
 def _cmap(n: int, name: str = "viridis") -> list:
@@ -119,7 +312,7 @@ def _palette(n: int) -> list:
 
 
 def _int_rounds(ax) -> None:
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=12))
 
 
 def _shade_window(ax, window: Sequence[int], reached: bool) -> None:
@@ -135,61 +328,118 @@ def _thousands(ax, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
 
 
-def _log_label(v, _=None) -> str:
-    if v <= 0:
-        return ""
-    e = math.log10(v)
-    if abs(e - round(e)) > 1e-9:
-        return ""
-    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+def _tick_label(v: float) -> str:
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 1:
+        return f"{v:,.4g}"
+    return f"{v:.3g}"
 
 
-def _log(ax, axis: str = "y", minor: bool = True, steps_below: float = 1000) -> None:
-    """A log axis with plain labels (1, 10, 1,000: no mathtext) and few minor ticks: matplotlib's
-    defaults create dozens of labelled minor ticks per axis, which dominate the render time."""
+def log_ticks(lo: float, hi: float, min_ticks: int = 3) -> list[float]:
+    """Labelled ticks for a log axis from lo to hi (both > 0): decades when the range spans
+    several, else 1-2-5 steps, else 1…9 steps, else evenly spaced round numbers — always at
+    least ``min_ticks`` (the LAT convergence plot once had a single tick on a narrow range)."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    e0, e1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for subs in ((1,), (1, 2, 5), tuple(range(1, 10))):
+        ticks = [m * 10.0 ** e for e in range(e0, e1 + 1) for m in subs if lo <= m * 10.0 ** e <= hi]
+        if len(ticks) >= min_ticks:
+            if len(ticks) > 10:  # thin to at most 10 labels, keeping the decades
+                keep = max(1, math.ceil(len(ticks) / 10))
+                ticks = [t for i, t in enumerate(ticks) if i % keep == 0 or abs(math.log10(t) % 1) < 1e-9]
+            return ticks
+    return [float(t) for t in MaxNLocator(nbins=min_ticks + 1, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+            if lo <= t <= hi] or [lo, hi]
+
+
+def _log(ax, axis: str = "y", values: Sequence[float] | None = None) -> None:
+    """A log axis with plain labels (1, 10, 1,000: no mathtext) and at least three of them, from
+    the data's range: matplotlib's defaults label dozens of minor ticks (slow) or, on a narrow
+    range, none at all."""
     a = ax.yaxis if axis == "y" else ax.xaxis
     (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
-    lim = ax.dataLim
-    lo, hi = (lim.y0, lim.y1) if axis == "y" else (lim.x0, lim.x1)
-    narrow = lo > 0 and np.isfinite(hi) and hi / lo < steps_below  # a short range: label 1-2-5 steps too
-    if narrow:
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-        a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:.3g}"))
+    if values is None:
+        lim = ax.dataLim
+        vals = [lim.y0, lim.y1] if axis == "y" else [lim.x0, lim.x1]
     else:
-        a.set_major_locator(LogLocator(base=10, numticks=8))
-        a.set_major_formatter(FuncFormatter(_log_label))
-    a.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0), numticks=8) if minor and not narrow else NullLocator())
+        vals = [float(v) for v in values if v is not None and np.isfinite(v)]
+    vals = [v for v in vals if v > 0 and np.isfinite(v)]
+    if not vals:
+        return
+    lo, hi = min(vals), max(vals)
+    if hi <= lo:
+        lo, hi = lo / 1.5, hi * 1.5
+    pad = (hi / lo) ** 0.06
+    lo, hi = lo / pad, hi * pad
+    (ax.set_ylim if axis == "y" else ax.set_xlim)(lo, hi)
+    a.set_major_locator(FixedLocator(log_ticks(lo, hi)))
+    a.set_major_formatter(FuncFormatter(lambda v, _: _tick_label(v)))
+    a.set_minor_locator(NullLocator())
     a.set_minor_formatter(NullFormatter())
+
+
+def _legend_right(ax, **kw):
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0, **kw)
+
+
+def _overlay_temperature(ax, xs: Sequence[float], temps: Sequence[float], label: str = "temperature (°C)") -> None:
+    """Device temperature on a right-hand axis, dashed grey, so that heating and throttling can be
+    read against the performance curve."""
+    if not xs:
+        return
+    ax2 = ax.twinx()
+    ax2.grid(False)
+    ax2.spines["right"].set_visible(True)
+    line, = ax2.plot(xs, temps, color=MUTED, lw=1.0, ls="--", label=label)
+    ax2.set_ylabel("°C", color=MUTED)
+    ax2.tick_params(axis="y", colors=MUTED)
+    lo, hi = min(temps), max(temps)
+    ax2.set_ylim(lo - 2 - 0.1 * (hi - lo), hi + 2 + 0.1 * (hi - lo))
+    series(ax2, line, label, xs, temps, unit="°C")
 
 
 # ---- convergence ---------------------------------------------------------------------------------
 
 def rounds_lines(fig, panels: list[tuple[str, dict[str, tuple[list, list]], str, bool]], window: Sequence[int],
-                 reached: bool) -> None:
-    """One panel per entry (title, {label: (rounds, values)}, unit, log y): every series per round."""
-    labels = [lab for _, series, _, _ in panels for lab in series]
+                 reached: bool, notes: dict[str, list[str]] | None = None,
+                 temperature: tuple[list, list] | None = None, xlabel: str = "round",
+                 dashed: Sequence[str] = ()) -> None:
+    """One panel per entry (title, {label: (rounds, values)}, unit, log y): every series per round
+    (or per ``xlabel``: then the x values are not rounds). ``notes``: per label, a text per point
+    (the step); ``temperature``: (x values, °C) drawn on a right axis of the first panel; ``dashed``:
+    labels drawn dashed (a series that may lie on another, e.g. a percentile on the max)."""
+    labels = [lab for _, series_, _, _ in panels for lab in series_]
     labels.append("last rounds (steady state NOT reached)" if window and not reached else "measurement window (steady state)")
-    gs = _grid(fig, len(panels), 1, right=_legend_w(labels) + 0.1, top=0.32, hgap=0.55)
+    gs = _grid(fig, len(panels), 1, right=_legend_w(labels) + (0.55 if temperature else 0.1), top=0.32, hgap=0.6)
     axes = []
     for i in range(len(panels)):
         axes.append(fig.add_subplot(gs[i, 0], sharex=axes[0] if axes else None))
-    for ax, (title, series, unit, logy) in zip(axes, panels):
-        colors = _palette(len(series))
+    for ax, (title, data, unit, logy) in zip(axes, panels):
+        colors = _palette(len(data))
         _shade_window(ax, window, reached)
-        for (label, (xs, ys)), c in zip(series.items(), colors):
-            ax.plot(xs, ys, marker="o", color=c, label=label)
-        if logy and any(v > 0 for _, ys in series.values() for v in ys):
-            _log(ax)
+        for (label, (xs, ys)), c in zip(data.items(), colors):
+            many = len(xs) > 120  # e.g. WSAT samples: a line without markers
+            line, = ax.plot(xs, ys, marker=None if many else "o", color=c, label=label, lw=0.8 if many else None,
+                            ls="--" if label in dashed else "-")
+            series(ax, line, label, xs, ys, unit=unit, xname=xlabel if xlabel == "round" else "",
+                   notes=(notes or {}).get(label))
+        vals = [v for _, ys in data.values() for v in ys if v is not None]
+        if logy and any(v > 0 for v in vals):
+            _log(ax, values=vals)
         else:
-            ax.set_ylim(bottom=0)
+            ax.set_ylim(bottom=0, top=max(vals + [1e-9]) * 1.12)
             _thousands(ax)
         ax.set_ylabel(unit)
         ax.set_title(title, loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-        _int_rounds(ax)
+        _legend_right(ax, borderpad=0 if not temperature else 0.2)
+        if xlabel == "round":
+            _int_rounds(ax)
+    if temperature and temperature[0]:
+        _overlay_temperature(axes[0], *temperature)
     for ax in axes[:-1]:
         ax.tick_params(labelbottom=False)
-    axes[-1].set_xlabel("round")
+    axes[-1].set_xlabel(xlabel)
 
 
 def tracking_convergence(fig, variables: list[tuple[str, str, dict]], window: Sequence[int], reached: bool) -> None:
@@ -202,7 +452,8 @@ def tracking_convergence(fig, variables: list[tuple[str, str, dict]], window: Se
     for ax, (name, unit, s), c in zip(axes, variables, _palette(n)):
         xs, ys = s.get("rounds") or [], s.get("values") or []
         _shade_window(ax, window, reached)
-        ax.plot(xs, ys, marker="o", color=c)
+        line, = ax.plot(xs, ys, marker="o", color=c)
+        series(ax, line, name, xs, ys, unit=unit, xname="round")
         ax.set_ylim(bottom=0, top=max(ys) * 1.15 if ys else 1)
         _thousands(ax)
         ax.set_ylabel(unit)
@@ -215,11 +466,12 @@ def tracking_convergence(fig, variables: list[tuple[str, str, dict]], window: Se
 
 # ---- steady-state window -------------------------------------------------------------------------
 
-def ss_window(fig, var: dict) -> None:
+def ss_window(fig, var: dict, part_reached: bool | None = None) -> None:
     """PTS.md §4: values, average, ±10% and ±20% bands, best-fit line, and a box with allowed vs
-    measured range and slope excursion and the fit y = b·x + a."""
+    measured range and slope excursion and the fit y = b·x + a. ``part_reached``: the verdict of
+    the whole test (every tracking variable in one window), which the box states."""
     w, h = _inches(fig)
-    gs = _grid(fig, 1, 2, width_ratios=[2.2, 1], bottom=0.95, top=0.12, right=0.1, wgap=0.35)
+    gs = _grid(fig, 1, 2, width_ratios=[1.9, 1.1], bottom=0.95, top=0.15, right=0.1, wgap=0.3)
     ax = fig.add_subplot(gs[0, 0])
     box = fig.add_subplot(gs[0, 1])
     box.axis("off")
@@ -229,6 +481,7 @@ def ss_window(fig, var: dict) -> None:
     b, a = float(var["slope"]), float(var["intercept"])
     unit = var.get("unit", "")
     reached = bool(var.get("reached"))
+    whole = reached if part_reached is None else bool(part_reached)
     lo, hi = x[0] - 0.5, x[-1] + 0.5
     ax.fill_between([lo, hi], avg * 0.8, avg * 1.2, color="#0969da", alpha=0.07, lw=0, label="±20% of average")
     ax.fill_between([lo, hi], avg * 0.9, avg * 1.1, color="#0969da", alpha=0.10, lw=0, label="±10% of average")
@@ -236,13 +489,16 @@ def ss_window(fig, var: dict) -> None:
         ax.axhline(avg * f, color="#0969da", lw=0.8, ls=ls)
     ax.axhline(avg, color=INK, lw=1.2, label=f"average {num(avg)} {unit}")
     ax.plot(x, b * x + a, color=WARN, lw=1.6, ls="-.", label="least-squares best fit")
-    ax.plot(x, y, marker="o", markersize=6, color=OK if reached else BAD, lw=1.4, label=var.get("variable", "value"))
+    name = var.get("variable", "value")
+    line, = ax.plot(x, y, marker="o", markersize=6, color=OK if reached else BAD, lw=1.4, label=name)
+    series(ax, line, name, x, y, unit=unit, xname="round")
     top = max(float(y.max()), avg * 1.2)
     bottom = min(float(y.min()), avg * 0.8)
     pad = 0.08 * (top - bottom or 1)
     ax.set_ylim(max(0.0, bottom - pad), top + pad)
     ax.set_xlim(lo, hi)
     ax.set_xticks(x)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0f}"))
     ax.set_xlabel("round")
     ax.set_ylabel(unit)
     _thousands(ax)
@@ -254,30 +510,40 @@ def ss_window(fig, var: dict) -> None:
     def pct(v):
         return f"{100 * v / avg:.1f}%" if avg else "—"
 
-    mark = {True: "✓ pass", False: "✗ FAIL"}
+    def verdict(ok: bool, measured: float, limit: float) -> tuple[str, str]:
+        # the comparison printed is the one that holds: ≤ when it passes, > when it fails
+        return (f"{num(measured)} ≤ {num(limit)}  pass", OK) if ok else (f"{num(measured)} > {num(limit)}  FAIL", BAD)
+
+    if reached and whole:
+        head, colour = "STEADY STATE REACHED", OK
+    elif reached:
+        head, colour = "passes alone — test NOT steady", BAD
+    else:
+        head, colour = "STEADY STATE NOT REACHED", BAD
+    r_text, r_col = verdict(bool(var.get("range_ok")), rng, rl)
+    e_text, e_col = verdict(bool(var.get("excursion_ok")), exc, el)
     lines = [
-        ("STEADY STATE REACHED" if reached else "STEADY STATE NOT REACHED", OK if reached else BAD, "bold"),
-        (f"rounds {int(x[0])}–{int(x[-1])}", INK, "normal"),
-        ("", INK, "normal"),
-        ("Range (max − min)", INK, "bold"),
-        (f"\u00a0\u00a0allowed ≤ {num(rl)} {unit} (20%)", INK, "normal"),
-        (f"\u00a0\u00a0measured {num(rng)} {unit} ({pct(rng)})  {mark[bool(var.get('range_ok'))]}",
-         OK if var.get("range_ok") else BAD, "normal"),
-        ("Slope excursion |b|·Δx", INK, "bold"),
-        (f"\u00a0\u00a0allowed ≤ {num(el)} {unit} (10%)", INK, "normal"),
-        (f"\u00a0\u00a0measured {num(exc)} {unit} ({pct(exc)})  {mark[bool(var.get('excursion_ok'))]}",
-         OK if var.get("excursion_ok") else BAD, "normal"),
+        (head, colour, "bold"),
+        (f"rounds {int(x[0])}–{int(x[-1])}, unit {unit}", INK, "normal"),
+        ("Range max − min (≤ 20% of avg)", INK, "bold"),
+        (f"  {r_text}", r_col, "normal"),
+        (f"  measured {pct(rng)} of average", INK, "normal"),
+        ("Slope excursion |b|·Δx (≤ 10%)", INK, "bold"),
+        (f"  {e_text}", e_col, "normal"),
+        (f"  measured {pct(exc)} of average", INK, "normal"),
         ("Best-fit line", INK, "bold"),
-        (f"\u00a0\u00a0{fit_text(b, a)}", INK, "normal"),
-        (f"\u00a0\u00a0average {num(avg)} {unit}", INK, "normal"),
+        (f"  {fit_text(b, a)}", INK, "normal"),
     ]
     box.add_patch(FancyBboxPatch((0.0, 0.0), 1.0, 1.0, boxstyle="round,pad=0.0,rounding_size=0.02",
-                                 transform=box.transAxes, facecolor="#f6f8fa", edgecolor=OK if reached else BAD,
-                                 lw=1.5))
+                                 transform=box.transAxes, facecolor="#f6f8fa", edgecolor=colour, lw=1.5))
+    # the text size that fits the box: the longest line at 0.6 em per character
+    box_w_in = w * (gs.right - gs.left) * 1.1 / 3.0 * 0.92
+    longest = max(len(t) for t, _, _ in lines)
+    size = max(5.5, min(8.0, box_w_in * 72 / (0.6 * longest)))
     n = len(lines)
     for i, (text, color, weight) in enumerate(lines):
-        box.text(0.05, 0.95 - i * (0.9 / n), text, transform=box.transAxes, color=color, fontweight=weight,
-                 va="top", ha="left", parse_math=False)
+        box.text(0.04, 0.96 - i * (0.92 / n), text, transform=box.transAxes, color=color, fontweight=weight,
+                 va="top", ha="left", fontsize=size)
 
 
 # ---- measurement-window results ------------------------------------------------------------------
@@ -286,17 +552,20 @@ def iops_vs_bs(fig, bss: list[int], mixes: list[str], z: list[list[float | None]
     """2D plot: IOPS vs block size, one line per R/W mix, log-log (PTS.md §3)."""
     ax = fig.add_subplot(_grid(fig, right=_legend_w(mixes, "R/W mix") + 0.1, top=0.15)[0, 0])
     kib = np.asarray(bss, dtype=float) / 1024
+    vals = []
     for j, (mix, c) in enumerate(zip(mixes, _cmap(len(mixes), "plasma"))):
         ys = np.array([np.nan if row[j] is None else row[j] for row in z], dtype=float)
-        ax.plot(kib, ys, marker="o", color=c, label=mix)
+        line, = ax.plot(kib, ys, marker="o", color=c, label=mix)
+        series(ax, line, mix, kib, ys, unit="IOPS", xname="block size KiB")
+        vals += [v for v in ys if np.isfinite(v)]
     ax.set_xscale("log", base=2)
-    _log(ax)
+    _log(ax, values=vals)
     ax.xaxis.set_major_locator(FixedLocator(kib))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("block size (KiB)")
     ax.set_ylabel("IOPS")
-    ax.legend(title="R/W mix", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend_right(ax, title="R/W mix")
 
 
 def bars3d(fig, xlabels: list[str], ylabels: list[str], z: list[list[float | None]], zlabel: str, xname: str,
@@ -317,7 +586,7 @@ def bars3d(fig, xlabels: list[str], ylabels: list[str], z: list[list[float | Non
     ax.set_zlabel(zlabel, labelpad=8)
     ax.zaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 or v == 0 else f"{v:.2g}"))
     ax.view_init(elev=24, azim=-58)
-    ax.set_box_aspect(None, zoom=1.05)
+    ax.set_box_aspect(None, zoom=1.0)
     ax.grid(True)
     if title:
         ax.set_title(title)
@@ -332,92 +601,148 @@ def bars3d_pair(fig, xlabels: list[str], ylabels: list[str], za, zb, titles: tup
 
 def tp_bars(fig, labels: list[str], read: list[float | None], write: list[float | None], flags: list[bool]) -> None:
     """2D throughput plot: read and write MB/s per block size; hatched where steady state was missed."""
-    ax = fig.add_subplot(_grid(fig, right=_legend_w(["SEQ write"]) + 0.1, top=0.15)[0, 0])
+    ax = fig.add_subplot(_grid(fig, right=_legend_w(["SEQ write", "hatched: steady state NOT reached"]) + 0.1,
+                               top=0.15, bottom=0.55)[0, 0])
     x = np.arange(len(labels))
     w = 0.38
     r = [0 if v is None else v for v in read]
     wr = [0 if v is None else v for v in write]
     br = ax.bar(x - w / 2, r, w, label="SEQ read", color="#0969da")
     bw = ax.bar(x + w / 2, wr, w, label="SEQ write", color="#bf3989")
-    for bars, vals in ((br, r), (bw, wr)):
-        ax.bar_label(bars, labels=[f"{v:,.1f}" for v in vals], padding=2, fontsize=8)
+    for bars, vals, name in ((br, r, "SEQ read"), (bw, wr, "SEQ write")):
+        ax.bar_label(bars, labels=[f"{v:,.1f}" for v in vals], padding=2, fontsize=7.5)
         for bar, flag in zip(bars, flags):
             if flag:
                 bar.set_hatch("//")
                 bar.set_edgecolor(BAD)
-    ax.set_xticks(x, [lab + (" (SS NOT reached)" if f else "") for lab, f in zip(labels, flags)])
+        series(ax, list(bars.patches), name, [b.get_x() + b.get_width() / 2 for b in bars.patches], vals,
+               unit="MB/s", xname="block size", notes=[f"block size {lab}" for lab in labels])
+    ax.set_xticks(x, labels)
+    if any(flags):
+        ax.bar(x[:1], [0], 0, color="white", hatch="//", edgecolor=BAD, label="hatched: steady state NOT reached")
     ax.set_xlabel("block size")
     ax.set_ylabel("MB/s (10⁶ B/s)")
     ax.set_ylim(0, max([*r, *wr, 1]) * 1.15)
     _thousands(ax)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _legend_right(ax)
 
 
 def latency_histograms(fig, panels: list[tuple[str, list[tuple[str, dict[int, int]]]]]) -> None:
     """Response-time histograms from fio's json+ bins: one panel per R/W mix, one outline per block
-    size (IOs per bin, log-log), and on the right axis each block size's cumulative percentage of
-    IOs completed within a time (the confidence curve)."""
+    size (IOs per bin, log-log; 40 log-spaced bins over the range of the panel)."""
     nleg = max(len(cells) for _, cells in panels)
     size = matplotlib.rcParams["legend.fontsize"]
     size = size if isinstance(size, (int, float)) else 8
-    gs = _grid(fig, 1, len(panels), left=0.75, right=0.75, top=0.2 + (nleg + 1) * size * 1.45 / 72, bottom=0.5,
-               wgap=1.05)
+    gs = _grid(fig, 1, len(panels), left=0.75, right=0.2, top=0.25 + (nleg + 1) * size * 1.45 / 72, bottom=0.55,
+               wgap=0.75)
     axes = [fig.add_subplot(gs[0, i]) for i in range(len(panels))]
     for i, (ax, (title, cells)) in enumerate(zip(axes, panels)):
-        ax2 = ax.twinx()
         colors = _palette(len(cells))
         lo = min(min(b) for _, b in cells) / 1e3
         hi = max(max(b) for _, b in cells) / 1e3
         if hi <= lo:
             hi = lo * 1.5
         edges = np.geomspace(lo / 1.05, hi * 1.05, 41)
+        counts_all = []
         for (bs, bins), c in zip(cells, colors):
             keys = sorted(bins)
             vals = np.array(keys, dtype=float) / 1e3  # µs
             counts = np.array([bins[k] for k in keys], dtype=float)
             hist, _ = np.histogram(vals, bins=edges, weights=counts)
-            ax.stairs(hist, edges, color=c, lw=1.2, fill=False)
-            cum = np.cumsum(counts) / counts.sum() * 100
-            idx = min(int(np.searchsorted(cum, 99.999 - 1e-9)), len(vals) - 1)
-            ax2.step(vals, cum, where="post", color=c, lw=1.0, ls="--",
-                     label=f"{bs}: 99.999% ≤ {num(vals[idx])} µs")
-        _log(ax, "x", minor=False, steps_below=20)
-        _log(ax, "y", minor=False, steps_below=20)
-        ax.set_ylim(bottom=0.8)
+            label = f"{bs}: {int(counts.sum()):,} IOs"
+            st = ax.stairs(hist, edges, color=c, lw=1.2, fill=False, label=label)
+            mids = np.sqrt(edges[:-1] * edges[1:])
+            keep = hist > 0
+            series(ax, st, label, mids[keep], hist[keep], unit="IOs", xname="µs",
+                   notes=[f"bin {edges[j]:,.4g}–{edges[j + 1]:,.4g} µs" for j in np.flatnonzero(keep)])
+            counts_all += list(hist[hist > 0])
+        _log(ax, "x", values=[lo, hi])
+        _log(ax, "y", values=[0.8] + counts_all)
         ax.set_xlabel("response time (µs)")
         if i == 0:
-            ax.set_ylabel("IOs per bin (solid)")
-        ax2.set_ylim(0, 101)
-        if i == len(panels) - 1:
-            ax2.set_ylabel("cumulative % of IOs (dashed)")
-        ax2.grid(False)
-        ax2.spines["right"].set_visible(True)
-        leg = ax2.legend(loc="lower left", bbox_to_anchor=(-0.02, 1.02), frameon=False, ncol=1, borderaxespad=0,
-                         title=f"RND {title}", alignment="left")
+            ax.set_ylabel("IOs per bin")
+        leg = ax.legend(loc="lower left", bbox_to_anchor=(-0.02, 1.02), frameon=False, ncol=1, borderaxespad=0,
+                        title=f"RND {title}", alignment="left")
         leg.get_title().set_fontweight("bold")
 
 
-def wsat_scatter(fig, x: list[float], y: list[float], xlabel: str, ylabel: str, final: int) -> None:
-    """WSAT: one point per sample; the FOB start and the final samples marked."""
-    ax = fig.add_subplot(_grid(fig, top=0.15)[0, 0])
+def confidence_curves(fig, cells: list[tuple[str, dict[int, int], float, float | None]], ncols: int = 3) -> None:
+    """Confidence curves, one panel per cell (title, json+ bins ns→IOs, max µs, p99.999 µs): the
+    share of IOs completed within a response time, on a log(1 − p) axis, so that 99%, 99.9% …
+    99.9999% are equally spaced and the tail is visible (a linear 0–100% axis hides it). A curve
+    ends at 1 − 1/N: a sample of N IOs says nothing beyond that."""
+    n = len(cells)
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    gs = _grid(fig, nrows, ncols, left=1.1, right=0.15, top=0.3, bottom=0.55, hgap=0.62, wgap=0.3)
+    levels = [0, 1, 2, 3, 4, 5, 6]
+    names = {0: "0%", 1: "90%", 2: "99%", 3: "99.9%", 4: "99.99%", 5: "99.999%", 6: "99.9999%"}
+    axes = []
+    for i, (title, bins, max_us, p5) in enumerate(cells):
+        ax = fig.add_subplot(gs[i // ncols, i % ncols])
+        axes.append(ax)
+        keys = sorted(bins)
+        if not keys:
+            ax.set_title(f"{title}: no IOs", loc="left")
+            continue
+        vals = np.array(keys, dtype=float) / 1e3
+        counts = np.array([bins[k] for k in keys], dtype=float)
+        total = counts.sum()
+        cum = np.cumsum(counts) / total
+        # each bin's value is where that share of IOs has completed; the last point (1.0) is the max
+        x = np.append(vals[:-1], min(vals[-1], max_us) if max_us else vals[-1])
+        y = -np.log10(np.clip(1 - cum, 1 / (total * 10), 1))
+        y[-1] = math.log10(total)  # all IOs: the curve ends at 1 − 1/N
+        line, = ax.step(x, y, where="post", color="#0969da", lw=1.2)
+        series(ax, line, title, x, 100 * cum, unit="% of IOs", xname="µs", at=y,
+               notes=[f"{int(c):,} of {int(total):,} IOs" for c in np.cumsum(counts)])
+        ax.plot([x[-1]], [y[-1]], marker="^", color=BAD, ms=5)
+        if p5 is not None:
+            ax.axvline(p5, color=WARN, lw=0.8, ls="--")
+        _log(ax, "x", values=list(x))
+        ax.set_title(f"{title} ({int(total):,} IOs)", loc="left", fontsize=8.5)
+        if i % ncols == 0:
+            ax.set_ylabel("IOs completed")
+        else:
+            ax.tick_params(labelleft=False)
+        if i // ncols == nrows - 1 or i + ncols >= n:
+            ax.set_xlabel("response time (µs)")
+    for ax in axes:
+        ax.set_ylim(0, 6.3)
+        ax.yaxis.set_major_locator(FixedLocator(levels))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: names.get(int(round(v)), "")))
+
+
+def wsat_scatter(fig, x: list[float], y: list[float], xlabel: str, ylabel: str, final: int,
+                 notes: list[str] | None = None, unit: str = "", temperature: tuple[list, list] | None = None,
+                 xname: str = "") -> None:
+    """WSAT: one point per sample; the FOB (first) sample and the final samples marked; their
+    labels go in the legend beside the axes, never over the data."""
+    right = _legend_w([f"final {final} samples: average 1,000,000.0", "FOB (first sample) 1,000,000"]) + \
+        (0.6 if temperature else 0.1)
+    ax = fig.add_subplot(_grid(fig, top=0.15, right=right)[0, 0])
     xa = np.asarray(x, dtype=float)
     ya = np.asarray(y, dtype=float)
-    many = len(xa) > 120
-    ax.plot(xa, ya, ls="-" if not many else "none", lw=0.8, color="#8c959f", marker="o",
-            markersize=2.2 if many else 3.5, markerfacecolor="#0969da", markeredgewidth=0)
+    if len(xa) > 240:  # a day of samples: one thin line (a path) instead of a marker per sample
+        line, = ax.plot(xa, ya, lw=0.7, color="#0969da", label=ylabel)
+    else:
+        line, = ax.plot(xa, ya, ls="-" if len(xa) <= 120 else "none", lw=0.8, color="#8c959f", marker="o",
+                        markersize=3.5 if len(xa) <= 120 else 2.2, markerfacecolor="#0969da", markeredgewidth=0,
+                        label=ylabel)
+    series(ax, line, ylabel, xa, ya, unit=unit, xname=xname or xlabel, notes=notes)
+    ax.plot(xa[:1], ya[:1], ls="none", marker="*", ms=9, color=WARN, label=f"FOB (first sample) {num(ya[0])}")
     if final and len(xa) >= final:
         fx = xa[-final:]
         ax.axvspan(fx[0], fx[-1] if fx[-1] > fx[0] else fx[0] * 1.001 + 1e-9, color=OK, alpha=0.12, lw=0,
                    label=f"final {final} samples: average {num(ya[-final:].mean())}")
         ax.axhline(ya[-final:].mean(), color=OK, lw=1, ls="--")
-    ax.annotate(f"FOB {num(ya[0])}", (xa[0], ya[0]), xytext=(12, -4), textcoords="offset points", fontsize=8,
-                color=INK, arrowprops={"arrowstyle": "-", "color": INK, "lw": 0.6})
-    ax.set_ylim(0, max(float(ya.max()), 1e-9) * 1.12)
+    ax.set_ylim(0, max(float(ya.max()), 1e-9) * 1.1)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     _thousands(ax)
-    if final:
-        ax.legend(loc="upper right", frameon=False)
+    if temperature and temperature[0]:
+        _overlay_temperature(ax, *temperature)
+    _legend_right(ax)
 
 
 def temperature(fig, t_min: list[float], temp_c: list[float], tests: list[str]) -> None:
@@ -425,9 +750,9 @@ def temperature(fig, t_min: list[float], temp_c: list[float], tests: list[str]) 
     ax = fig.add_subplot(_grid(fig, right=_legend_w(names) + 0.1, top=0.15)[0, 0])
     for name, c in zip(names, _palette(len(names))):
         idx = [i for i, t in enumerate(tests) if t == name]
-        ax.plot([t_min[i] for i in idx], [temp_c[i] for i in idx], marker="o", markersize=2.5, lw=1, color=c,
-                label=name)
+        xs, ys = [t_min[i] for i in idx], [temp_c[i] for i in idx]
+        line, = ax.plot(xs, ys, marker="o", markersize=2.5, lw=1, color=c, label=name)
+        series(ax, line, name, xs, ys, unit="°C", xname="minute")
     ax.set_xlabel("elapsed time (minutes of wall clock)")
     ax.set_ylabel("temperature (°C)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-
+    _legend_right(ax)

@@ -13,7 +13,7 @@ from .registry import METRICS, unit_of
 
 MIX_ORDER = ("100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100")  # PTS outer loop
 
-CellKey = tuple[str, str, int | None, str | None]  # (part id, metric, block size, mix)
+CellKey = tuple[str, str, int | None, str | None, str | None]  # (part id, metric, block size, mix, point)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,23 +28,28 @@ class CellValue:
     value: float | None  # None: the cell exists but has no value (e.g. no rounds finished)
     unit: str
     steady_state_reached: bool | None  # None: the test has no steady-state criterion (WSAT)
+    point: str | None = None  # extended tests: TC32/QD32, Max, WS1, G3, precondition
 
     @property
     def key(self) -> CellKey:
-        return (self.part, self.metric, self.block_size_bytes, self.mix)
+        return (self.part, self.metric, self.block_size_bytes, self.mix, self.point)
 
 
 def table_cells(summary: Summary) -> list[CellValue]:
     """Every value of every measurement-window table of a summary, in table order."""
-    return [CellValue(p.test, pid, c.metric, c.block_size_bytes, c.mix, c.value, unit_of(c.metric), p.reached)
+    return [CellValue(p.test, pid, c.metric, c.block_size_bytes, c.mix, c.value, unit_of(c.metric), p.reached,
+                      c.point)
             for pid, p in summary.parts.items() if p.table is not None for c in p.table.cells()]
 
 
-def _order(key: CellKey) -> tuple:
+def _order(key: CellKey, position: dict[CellKey, int]) -> tuple:
     """PTS order of a cell: the IOPS matrix by block size then mix, the LAT table by mix then block
-    size (largest first, as the PTS lists them)."""
-    pid, metric, bs, mix = key
+    size (largest first, as the PTS lists them); the extended tests' cells by metric, then in the
+    order their tables list them (demand intensity high to low, wait states, groups)."""
+    pid, metric, bs, mix, point = key
     m = list(METRICS).index(metric) if metric in METRICS else 99
+    if point is not None:
+        return (m, position.get(key, 0))
     mi = MIX_ORDER.index(mix) if mix in MIX_ORDER else 99
     b = -(bs or 0)
     return (m, b, mi) if metric == "iops" and pid.startswith("iops") else (m, mi, b)
@@ -60,6 +65,7 @@ class CellRow:
     block_size_bytes: int | None
     mix: str | None
     values: list[float | None]  # per run
+    point: str | None = None
 
     @property
     def unit(self) -> str:
@@ -67,7 +73,7 @@ class CellRow:
 
     @property
     def label(self) -> str:
-        return cell_label(self.test, self.metric, self.block_size_bytes, self.mix)
+        return cell_label(self.test, self.metric, self.block_size_bytes, self.mix, self.point)
 
 
 @dataclass
@@ -97,8 +103,9 @@ def shared_parts(runs: list[RunResults]) -> tuple[list[SharedPart], list[str]]:
     for pid in shared:
         first = runs[0].part(pid)
         keys = [k for k in dict.fromkeys(k for cs in cells for k in cs) if k[0] == pid and k[1] in compared(first.test)]
-        rows = [CellRow(pid, first.test, k[1], k[2], k[3], [cs[k].value if k in cs else None for cs in cells])
-                for k in sorted(keys, key=_order)]
+        position = {k: i for i, k in enumerate(keys)}
+        rows = [CellRow(pid, first.test, k[1], k[2], k[3], [cs[k].value if k in cs else None for cs in cells], k[4])
+                for k in sorted(keys, key=lambda k: _order(k, position))]
         out.append(SharedPart(pid, first.test, first.title or pid, rows, [r.reached(pid) for r in runs],
                               [(r.part(pid).stop_reason if r.part(pid) else None) for r in runs]))
     return out, not_shared

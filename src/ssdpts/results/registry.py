@@ -42,10 +42,22 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("read_mb_per_s", "MB/s", SPEED, "SEQ read MB/s"),
     Metric("write_mb_per_s", "MB/s", SPEED, "SEQ write MB/s"),
     Metric("lat_mean_us", "µs", TIME, "mean response time", "mean"),
-    Metric("lat_p99999_us", "µs", TIME, "99.999th percentile response time", "99.999%"),
-    Metric("lat_max_us", "µs", TIME, "max response time (window average)", "max"),
-    Metric("lat_max_in_window_us", "µs", TIME, "max response time (highest in window)", "max in window"),
+    # pts/qos.py: the percentile of the window's pooled histogram, the largest IO of the window
+    Metric("lat_p99999_us", "µs", TIME, "99.999th percentile response time (window)", "99.999%"),
+    Metric("lat_max_us", "µs", TIME, "max response time (highest in window)", "max"),
+    Metric("lat_max_in_window_us", "µs", TIME, "max response time (highest in window; = max)", "max in window"),
     Metric("final_window_iops", "IOPS", SPEED, "WSAT steady level (final window IOPS)"),
+    # the extended tests (PTS-EXTENDED.md)
+    Metric("burst_iops", "IOPS", SPEED, "HIR: mean IOPS of a wait state's 5-s bursts", "bursts"),
+    Metric("baseline_iops", "IOPS", SPEED, "HIR: mean IOPS of a return to baseline", "baseline"),
+    Metric("mb_per_s", "MB/s", SPEED, "XSR: mean write MB/s of an access group", "mean MB/s"),
+    Metric("final_mb_per_s", "MB/s", SPEED, "XSR: write MB/s of a group's last 5 minutes", "end MB/s"),
+    Metric("peak_lat_mean_us", "µs", TIME, "XSR: highest per-minute mean response time", "peak mean"),
+    Metric("recovery_minutes", "min", TIME, "XSR: PTS minutes until group 3 recovers", "recovery"),
+    Metric("lat_p999_us", "µs", TIME, "99.9th percentile response time", "99.9%"),
+    Metric("lat_p9999_us", "µs", TIME, "99.99th percentile response time", "99.99%"),
+    Metric("cpu_pct", "%", TIME, "fio threads' CPU (usr + sys), % of one CPU per thread", "CPU"),
+    Metric("prewrite_iops", "IOPS", SPEED, "IOPS of the pre-write before an operating point", "pre-write"),
 )}
 SHORT = {m.name: m.short for m in METRICS.values() if m.short}
 
@@ -63,6 +75,8 @@ def fmt_value(v: float | None, unit: str = "", missing: str = "n/a") -> str:
     a = abs(v)
     if unit == "IOPS":
         return f"{v:,.0f}" if a >= 100 else f"{v:,.1f}"
+    if unit == "min":
+        return f"{v:,.0f}"
     if a >= 10:
         return f"{v:,.1f}"
     return f"{v:,.2f}" if a >= 0.01 or a == 0 else f"{v:.2g}"
@@ -178,7 +192,8 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
     _f("pts_compliant", "int", lambda r: r.pts_compliant, description="1 when the run has no deviation from PTS 2.0.2"),
     _f("deviations", "json", lambda r: list(r.deviations), description="JSON array of the deviations from the PTS"),
     # settings (RunSpec, profile defaults resolved)
-    _f("tests", "list", lambda r: r.manifest.settings.tests, description="tests of the run, comma-separated (wsat,iops,tp,lat)"),
+    _f("tests", "list", lambda r: r.manifest.settings.tests,
+       description="tests of the run, comma-separated (wsat,iops,tp,lat,hir,xsr,cbw,dirth)"),
     _f("profile", "str", lambda r: r.manifest.settings.profile, "profile", True, description="enterprise or client"),
     _f("threads", "int", lambda r: r.manifest.settings.resolved_threads, "TC (threads)", True,
        description="TC for IOPS and WSAT (profile default resolved)"),

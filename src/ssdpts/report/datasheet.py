@@ -1,0 +1,226 @@
+"""Page 1 of a report: the datasheet — the figures a buyer compares, each with its steady-state and
+compliance status, and, given a file of targets (``ssdpts report RUN --targets FILE``: the vendor's
+datasheet values, or a target table in the style of the OCP Datacenter NVMe SSD specification's
+performance targets), the difference to each target and pass/fail.
+
+Targets file: CSV with a header line, ``#`` comments allowed::
+
+    figure,limit,direction
+    rnd4k_read_iops,900000,higher       # at least 900k IOPS
+    qd1_4k_read_p99999_us,1500,lower    # 99.999% at most 1.5 ms
+
+``direction``: ``higher`` (the figure must be at least the limit; also ``min``, ``>=``) or
+``lower`` (at most; also ``max``, ``<=``). ``figure`` is one of :data:`FIGURES`.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import UserError
+from ..pts.qos import approx_max_note
+from ..pts.tp import TpTable
+from ..pts.wsat import WsatTable
+from .model import Cell, Para, Section, Table, fmt_rounds, fmt_value
+
+if TYPE_CHECKING:
+    from .model import Builder
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    label: str
+    unit: str
+    better: str  # "higher" or "lower"
+    part: str  # summary part id
+    key: str  # cell key ("" for WSAT figures)
+    stat: str  # the statistic (Cell.ref)
+
+
+FIGURES = (
+    Figure("rnd4k_read_iops", "RND 4KiB read IOPS (100/0)", "IOPS", "higher", "iops", "rand-4096-100", "iops"),
+    Figure("rnd4k_write_iops", "RND 4KiB write IOPS (0/100)", "IOPS", "higher", "iops", "rand-4096-0", "iops"),
+    Figure("rnd4k_mixed_iops", "RND 4KiB mixed IOPS, 65/35 (the PTS mix nearest 70/30)", "IOPS", "higher", "iops",
+           "rand-4096-65", "iops"),
+    Figure("seq128k_read_mbps", "SEQ 128KiB read MB/s", "MB/s", "higher", "tp-128KiB", "seq-131072-100",
+           "read_mb_per_s"),
+    Figure("seq128k_write_mbps", "SEQ 128KiB write MB/s", "MB/s", "higher", "tp-128KiB", "seq-131072-0",
+           "write_mb_per_s"),
+    Figure("seq1024k_read_mbps", "SEQ 1024KiB read MB/s", "MB/s", "higher", "tp-1024KiB", "seq-1048576-100",
+           "read_mb_per_s"),
+    Figure("seq1024k_write_mbps", "SEQ 1024KiB write MB/s", "MB/s", "higher", "tp-1024KiB", "seq-1048576-0",
+           "write_mb_per_s"),
+    Figure("qd1_4k_read_mean_us", "QD1 RND 4KiB read: mean response time", "µs", "lower", "lat", "rand-4096-100",
+           "lat_mean_us"),
+    Figure("qd1_4k_read_p99999_us", "QD1 RND 4KiB read: 99.999% response time", "µs", "lower", "lat",
+           "rand-4096-100", "p99.999_us"),
+    Figure("qd1_4k_write_mean_us", "QD1 RND 4KiB write: mean response time", "µs", "lower", "lat", "rand-4096-0",
+           "lat_mean_us"),
+    Figure("qd1_4k_write_p99999_us", "QD1 RND 4KiB write: 99.999% response time", "µs", "lower", "lat",
+           "rand-4096-0", "p99.999_us"),
+    Figure("wsat_fob_iops", "WSAT RND 4KiB write IOPS, fresh out of box (first sample)", "IOPS", "higher", "wsat",
+           "", "fob_iops"),
+    Figure("wsat_steady_iops", "WSAT RND 4KiB write IOPS, steady level (last 5 samples)", "IOPS", "higher", "wsat",
+           "", "final_iops"),
+    Figure("wsat_drop_pct", "WSAT drop from FOB to the steady level", "%", "lower", "wsat", "", "drop_pct"),
+)
+BY_ID = {f.id: f for f in FIGURES}
+DIRECTIONS = {"higher": "higher", "min": "higher", ">=": "higher", "at-least": "higher",
+              "lower": "lower", "max": "lower", "<=": "lower", "at-most": "lower"}
+
+
+@dataclass(frozen=True)
+class Target:
+    figure: str
+    limit: float
+    better: str  # "higher": value ≥ limit passes; "lower": value ≤ limit passes
+
+
+def read_targets(path: Path | str) -> dict[str, Target]:
+    """The targets file, or one line saying what is wrong in it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read the targets file {path} ({exc.strerror}): give a CSV file "
+                        "with the columns figure,limit,direction") from None
+    return parse_targets(text, str(path))
+
+
+def parse_targets(text: str, where: str = "targets") -> dict[str, Target]:
+    lines = [(n, ln.split("#", 1)[0].strip()) for n, ln in enumerate(text.splitlines(), start=1)]
+    lines = [(n, ln) for n, ln in lines if ln]
+    if not lines:
+        raise UserError(f"{where} is empty: give a CSV file with the header figure,limit,direction")
+    head_n, head = lines[0]
+    cols = [c.strip().lower() for c in next(csv.reader(io.StringIO(head)))]
+    if not {"figure", "limit", "direction"} <= set(cols):
+        raise UserError(f"{where} line {head_n}: the header must name the columns figure,limit,direction "
+                        f"(got {head!r})")
+    out: dict[str, Target] = {}
+    for n, ln in lines[1:]:
+        row = dict(zip(cols, (c.strip() for c in next(csv.reader(io.StringIO(ln))))))
+        fid = row.get("figure", "")
+        if fid not in BY_ID:
+            raise UserError(f"{where} line {n}: unknown figure {fid!r}; the figures are: {', '.join(BY_ID)}")
+        try:
+            limit = float(row.get("limit", "").replace(",", "").replace("_", ""))
+        except ValueError:
+            raise UserError(f"{where} line {n}: limit {row.get('limit')!r} is not a number") from None
+        d = DIRECTIONS.get(row.get("direction", "").lower())
+        if d is None:
+            raise UserError(f"{where} line {n}: direction {row.get('direction')!r} must be higher (min, >=) or "
+                            "lower (max, <=)")
+        if fid in out:
+            raise UserError(f"{where} line {n}: figure {fid} is given twice")
+        out[fid] = Target(fid, limit, d)
+    return out
+
+
+def value_of(b: Builder, f: Figure) -> tuple[float | None, str, bool | None, str]:
+    """(value, flag, steady state reached, window text) of a datasheet figure in a run."""
+    part = b.parts.get(f.part)
+    if part is None:
+        return None, "", None, "not run"
+    if f.part == "wsat":
+        tab = part.table if isinstance(part.table, WsatTable) else None
+        if tab is None or not tab.series:
+            return None, "", None, "not run"
+        fob, final = tab.series[0].iops, tab.final_window_iops
+        v = {"fob_iops": fob, "final_iops": final,
+             "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
+        return v, "", None, f"{len(tab.series)} samples"
+    window = f"rounds {fmt_rounds(part.window_rounds)}" if part.window_rounds else "no window"
+    if f.stat == "iops" and f.part == "iops":
+        tab = part.table
+        bs, pct = int(f.key.split("-")[1]), f.key.split("-")[2]
+        row = next((r for r in getattr(tab, "rows", ()) if r.block_size_bytes == bs), None)
+        mix = f"{pct}/{100 - int(pct)}"
+        return (row.values.get(mix) if row else None), "", part.reached, window
+    if f.stat in ("read_mb_per_s", "write_mb_per_s"):
+        tab = part.table if isinstance(part.table, TpTable) else None
+        return (getattr(tab, f.stat) if tab else None), "", part.reached, window
+    w = b.latency(part, f.key)
+    if not w.steps:
+        return None, "", part.reached, window
+    if f.stat == "lat_mean_us":
+        return w.mean_us, "", part.reached, window + f", {w.ios:,} IOs"
+    v = w.percentile_us(99.999)
+    return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
+
+
+def section(b: Builder) -> Section:
+    sec = Section("datasheet", "Datasheet", 2, None)
+    compliant = not b.run.deviations
+    comp_text = "compliant" if compliant else ("NOT compliant (time-compressed)"
+                                               if any(d.startswith("time-compressed") for d in b.run.deviations)
+                                               else "NOT compliant")
+    cols = ["Figure", "Value", "Window", "Steady state", "PTS 2.0.2"]
+    if b.targets:
+        cols += ["Target", "Δ vs target", "Verdict"]
+    rows = []
+    for f in FIGURES:
+        v, flag, reached, window = value_of(b, f)
+        if v is None and f.part not in b.parts and not (b.targets and f.id in b.targets):
+            continue  # a test the run did not include
+        ref = "" if v is None else (f"{f.part}:{f.key}:{f.stat}" if f.key else f"{f.part}:{f.stat}")
+        detail = f"d-{f.part}-{f.key}" if f.key and f"d-{f.part}-{f.key}" in b.details else ""
+        ss = Cell("n/a" if reached is None else ("reached" if reached else "NOT reached"),
+                  css="" if reached is None else ("ok" if reached else "bad"))
+        text = fmt_value(v, f.unit) if f.unit != "%" else ("—" if v is None else f"{v:.1f}")
+        row = [Cell(f.label), Cell(text + ("" if v is None else f" {f.unit}"), v, ref=ref, detail=detail, flag=flag,
+                                   css="approx" if flag else ""),
+               Cell(window), ss, Cell(comp_text, css="ok" if compliant else "warn")]
+        if b.targets:
+            t = b.targets.get(f.id)
+            if t is None:
+                row += [Cell("—"), Cell("—"), Cell("")]
+            else:
+                # css "given": a number from the targets file, not a measurement
+                row.append(Cell(f"{'≥' if t.better == 'higher' else '≤'} {fmt_value(t.limit, f.unit)}", t.limit,
+                                css="given"))
+                if v is None:
+                    row += [Cell("—"), Cell("no value", css="bad")]
+                else:
+                    delta = 100 * (v - t.limit) / t.limit if t.limit else None
+                    ok = v >= t.limit if t.better == "higher" else v <= t.limit
+                    row += [Cell("—" if delta is None else f"{delta:+.1f}%", delta, css="given",
+                                 ref="" if delta is None else f"{f.id}:target_delta_pct"),
+                            Cell("pass" if ok else "FAIL", css="ok" if ok else "bad")]
+        rows.append(row)
+    note = ("Values are averages over each test's measurement window (response-time percentiles: the pooled "
+            "histogram of the window, docs/methodology.md). Each links to its rounds in the test pages.")
+    if b.targets:
+        note += " Δ vs target = (value − target) ÷ target."
+    sec.blocks.append(Table("datasheet-table", "The figures a buyer compares", cols, rows, note=note, numeric=False))
+    sec.blocks.append(write_amplification(b))
+    return sec
+
+
+def write_amplification(b: Builder) -> Para | Table:
+    """Write amplification of each test from the drive's physical media writes (e.g. the OCP SMART
+    extended log's 'physical media units written') against the host's writes, before and after."""
+    rows = []
+    for (test, part), recs in sorted(b.records.items()):
+        snaps = [(s.telemetry or {}) for s in recs if s.telemetry]
+        if not snaps:
+            continue
+        first, last = snaps[0].get("before") or {}, snaps[-1].get("after") or {}
+        try:
+            phys = float(last["physical_media_written_bytes"]) - float(first["physical_media_written_bytes"])
+            host = float(last["data_written_bytes"]) - float(first["data_written_bytes"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if host > 0:
+            rows.append([Cell(f"{test} {part}".strip()), Cell(f"{phys / host:.2f}", phys / host)])
+    if not rows:
+        return Para("Write amplification: not available: the drive's telemetry carries no physical media write counter "
+                    "(as the OCP SMART / Health Information Extended log reports it), so the NAND writes per host "
+                    "write cannot be measured on this device.")
+    return Table("datasheet-wa", "Write amplification per test (physical ÷ host bytes written)",
+                 ["Test", "Write amplification"], rows)

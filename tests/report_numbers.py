@@ -1,0 +1,249 @@
+"""Recompute the numbers a report prints, independently of ssdpts' own code.
+
+Every numeric table cell of the HTML report names its statistic (``data-ref``, docs/report.md
+"Numbers"): ``<part>:<cell key>:<statistic>`` for a window statistic of a cell,
+``<part>:ss<i>:average|range|excursion|r<round>`` for a tracking variable,
+``<part>:m<minute>:<statistic>`` for a WSAT sample, ``wsat:fob_iops|final_iops|drop_pct``.
+:class:`Recompute` computes each one from raw per-step data: fio's json+ output of the step (real
+runs) or the measurement recorded in steps.jsonl (FakeExecutor runs, which have no fio output),
+using only the definitions of docs/methodology.md — not ssdpts' functions.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+
+def raw_from_step(rec: dict) -> dict:
+    """A step's raw numbers from its steps.jsonl measurement (FakeExecutor runs)."""
+    m = rec["measurement"]
+    out = {"usr": m.get("cpu_usr_pct"), "sys": m.get("cpu_sys_pct")}
+    for d in ("read", "write"):
+        x = m[d]
+        out[d] = {"iops": x["iops"], "bw_bytes": x["bw_bytes_per_s"], "ios": x["ios"], "io_bytes": x["io_bytes"],
+                  "mean_ns": x["lat_mean_ns"], "max_ns": x["lat_max_ns"],
+                  "bins": {int(k): int(v) for k, v in x["lat_bins_ns"].items()}}
+    return out
+
+
+def fio_jobs(run: Path, rel: str) -> list[dict]:
+    """fio's json+ as fio wrote it, decoded without ssdpts' parser."""
+    text = (run / rel).read_text()
+    start = 0 if text.startswith("{") else text.index("\n{") + 1
+    return json.JSONDecoder().raw_decode(text[start:])[0]["jobs"]
+
+
+def raw_from_fio(run: Path):
+    """A function step record -> its raw numbers, read from the fio json+ file the step names."""
+    cache: dict[str, list[dict]] = {}
+
+    def get(rec: dict) -> dict:
+        rel = rec["fio_json"]
+        if rel not in cache:
+            cache[rel] = fio_jobs(run, rel)
+        j = cache[rel][rec["fio_job_index"]]
+        out = {"usr": j.get("usr_cpu"), "sys": j.get("sys_cpu")}
+        for d in ("read", "write"):
+            x = j[d]
+            lat = x.get("lat_ns") or {}
+            n = x["total_ios"]
+            out[d] = {"iops": x["iops"], "bw_bytes": x["bw_bytes"], "ios": n, "io_bytes": x["io_bytes"],
+                      "mean_ns": lat.get("mean", 0.0) if n else 0.0, "max_ns": lat.get("max", 0) if n else 0.0,
+                      "bins": {int(k): int(v) for k, v in (lat.get("bins") or {}).items()}}
+        return out
+
+    return get
+
+
+def percentile(bins: dict[int, int], pct: float) -> float:
+    """fio's rule (stat.c): the first bin whose cumulative count reaches pct % of all IOs."""
+    total = sum(bins.values())
+    need = pct / 100.0 * total
+    cum = 0
+    for v in sorted(bins):
+        cum += bins[v]
+        if cum >= need:
+            return float(v)
+    return float(max(bins))
+
+
+def _key_of_variable(name: str) -> tuple[str, str]:
+    """'RND 4KiB 0/100 IOPS' -> ('rand-4096-0', 'iops'); 'SEQ 1024KiB 0/100 MB/s' -> write MB/s;
+    '... mean response time' -> mean."""
+    kind, bs, mix = name.split()[:3]
+    size = int(float(bs.replace("KiB", "")) * 1024)
+    key = f"{'rand' if kind == 'RND' else 'seq'}-{size}-{mix.split('/')[0]}"
+    if name.endswith("IOPS"):
+        return key, "iops"
+    if name.endswith("MB/s"):
+        return key, "read_mb_per_s" if mix == "100/0" else "write_mb_per_s"
+    return key, "lat_mean_us"
+
+
+class Recompute:
+    def __init__(self, run: Path, raw=None, targets: dict | None = None):
+        self.run = Path(run)
+        self.summary = json.loads((self.run / "summary.json").read_text())
+        self.manifest = json.loads((self.run / "manifest.json").read_text())
+        self.steps = [json.loads(ln) for ln in (self.run / "steps.jsonl").read_text().splitlines() if ln.strip()]
+        self.raw = raw or raw_from_step
+        self.targets = targets or {}
+
+    # ---- per step ------------------------------------------------------------------------------
+    def step_value(self, rec: dict, stat: str) -> float:
+        r = self.raw(rec)
+        rd, wr = r["read"], r["write"]
+        n = rd["ios"] + wr["ios"]
+        if stat == "iops":
+            return rd["iops"] + wr["iops"]
+        if stat == "ios":
+            return float(n)
+        if stat == "read_mb_per_s":
+            return rd["bw_bytes"] / 1e6
+        if stat == "write_mb_per_s":
+            return wr["bw_bytes"] / 1e6
+        if stat == "lat_mean_us":
+            return (rd["mean_ns"] * rd["ios"] + wr["mean_ns"] * wr["ios"]) / n / 1e3
+        if stat == "lat_max_us":
+            return max(rd["max_ns"], wr["max_ns"]) / 1e3
+        if stat.startswith("p") and stat.endswith("_us"):
+            bins = dict(rd["bins"])
+            for k, v in wr["bins"].items():
+                bins[k] = bins.get(k, 0) + v
+            return min(percentile(bins, float(stat[1:-3])), max(rd["max_ns"], wr["max_ns"])) / 1e3
+        raise KeyError(stat)
+
+    def part(self, pid: str) -> dict:
+        return self.summary["parts"][pid]
+
+    def window(self, pid: str, key: str) -> list[dict]:
+        p = self.part(pid)
+        rounds = p["steady_state"]["window_rounds"]
+        return [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"] and s["phase"] == "round"
+                and s["round"] in rounds and s["key"] == key]
+
+    def cell(self, pid: str, key: str, stat: str) -> float:
+        steps = self.window(pid, key)
+        assert steps, f"no window steps for {pid} {key}"
+        raws = [self.raw(s) for s in steps]
+        if stat in ("iops", "read_mb_per_s", "write_mb_per_s", "lat_mean_us"):
+            return float(np.mean([self.step_value(s, stat) for s in steps]))
+        if stat == "lat_max_us":
+            return max(self.step_value(s, "lat_max_us") for s in steps)
+        if stat == "cpu_pct":
+            return float(np.mean([r["usr"] + r["sys"] for r in raws]))
+        bins: dict[int, int] = {}
+        for r in raws:
+            for d in ("read", "write"):
+                for k, v in r[d]["bins"].items():
+                    bins[k] = bins.get(k, 0) + v
+        if stat == "ios":
+            return float(sum(bins.values()))
+        if stat.startswith("p") and stat.endswith("_us"):
+            mx = max(max(r["read"]["max_ns"], r["write"]["max_ns"]) for r in raws)
+            return min(percentile(bins, float(stat[1:-3])), mx) / 1e3
+        raise KeyError(stat)
+
+    def tracking(self, pid: str, i: int) -> tuple[list[int], list[float]]:
+        p = self.part(pid)
+        var = p["steady_state"]["variables"][i]
+        key, stat = _key_of_variable(var["variable"])
+        rounds = var["rounds"]
+        vals = []
+        for r in rounds:
+            (s,) = [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]
+                    and s["phase"] == "round" and s["round"] == r and s["key"] == key]
+            vals.append(self.step_value(s, stat))
+        return rounds, vals
+
+    def wsat(self, pid: str) -> list[tuple[dict, float]]:
+        p = self.part(pid)
+        recs = sorted((s for s in self.steps if s["test"] == "wsat" and s["part"] == p["part"] and s["phase"] == "round"),
+                      key=lambda s: s["index"])
+        written = np.cumsum([self.raw(s)["write"]["io_bytes"] for s in recs])
+        return list(zip(recs, written))
+
+    def boundaries(self, pid: str, rno: int, stat: str) -> float:
+        """A round's step boundaries (docs/methodology.md "Step boundaries"), from the steps' own
+        start and end times in steps.jsonl: each step against the part's step recorded before it,
+        boundaries into a later session left out; idle beyond the planned idle (HIR)."""
+        p = self.part(pid)
+        recs = [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]]
+        idles, overlaps, over = [], [], 0
+        for a, b in zip(recs, recs[1:]):
+            if b["phase"] != "round" or b["round"] != rno or a.get("session", 0) != b.get("session", 0):
+                continue
+            gap = (float(b["start_time"]) - float(a["end_time"])) * 1000.0
+            idle, overlap = round(max(gap, 0.0), 3), round(max(-gap, 0.0), 3)
+            planned = round(float(a.get("planned_idle_after_s") or 0.0) * 1000.0, 3)
+            qd1 = any(int(r["workload"]["threads"]) * int(r["workload"]["iodepth"]) == 1 for r in (a, b))
+            allowed = 0.0 if qd1 else self.step_value(a, "lat_max_us") / 1e3
+            idles.append(round(max(0.0, idle - planned), 3))
+            overlaps.append(overlap)
+            if a["phase"] != "purge":
+                over += (idle - planned > 11.0 or (planned and idle < planned - 1.0) or overlap > allowed + 1.0)
+        if stat == "boundaries":
+            return float(len(idles))
+        if stat == "over_limit":
+            return float(over)
+        vals = idles if stat.startswith("idle") else overlaps
+        return round(float(np.median(vals) if stat.endswith("median") else max(vals)), 3)
+
+    # ---- a reference ---------------------------------------------------------------------------
+    def value(self, ref: str) -> float:
+        parts = ref.split(":")
+        if parts[-1] == "target_delta_pct":
+            fid = parts[0]
+            from ssdpts.report.datasheet import BY_ID  # the figure's definition: which cell it is
+
+            f = BY_ID[fid]
+            v = self.value(f"{f.part}:{f.key}:{f.stat}" if f.key else f"{f.part}:{f.stat}")
+            limit = self.targets[fid]
+            return 100 * (v - limit) / limit
+        if len(parts) == 2:  # wsat:fob_iops / final_iops / drop_pct
+            pid, stat = parts
+            samples = self.wsat(pid)
+            iops = [self.step_value(s, "iops") for s, _ in samples]
+            fob, final = iops[0], float(np.mean(iops[-5:]))
+            return {"fob_iops": fob, "final_iops": final, "drop_pct": 100 * (1 - final / fob)}[stat]
+        pid, mid, stat = parts
+        if mid.startswith("b") and mid[1:].isdigit():
+            return self.boundaries(pid, int(mid[1:]), stat)
+        if mid.startswith("ss"):
+            rounds, vals = self.tracking(pid, int(mid[2:]))
+            if stat == "average":
+                return float(np.mean(vals))
+            if stat == "range":
+                return max(vals) - min(vals)
+            if stat == "excursion":
+                return abs(np.polyfit(rounds, vals, 1)[0]) * (rounds[-1] - rounds[0])
+            return vals[rounds.index(int(stat[1:]))]
+        if mid.startswith("m") and mid[1:].isdigit():
+            minute = int(mid[1:])
+            cap = self.manifest["target"]["size_bytes"]
+            for s, written in self.wsat(pid):
+                if s["index"] == minute:
+                    if stat == "tgbw_gb":
+                        return written / 1e9
+                    if stat == "drive_fills":
+                        return written / cap
+                    return self.step_value(s, stat)
+            raise KeyError(ref)
+        return self.cell(pid, mid, stat)
+
+
+def html_numbers(doc: str) -> list[tuple[str, float, str, str]]:
+    """(table id, data-value, data-ref, class) of every table cell of the report that carries a value."""
+    out = []
+    for fig in re.finditer(r'<figure class="table" id="([^"]+)">(.*?)</figure>', doc, re.S):
+        for td in re.finditer(r"<td([^>]*)>", fig.group(2)):
+            attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', td.group(1)))
+            if "data-value" in attrs:
+                out.append((fig.group(1), float(attrs["data-value"]), html.unescape(attrs.get("data-ref", "")),
+                            attrs.get("class", "")))
+    return out
