@@ -60,7 +60,8 @@ ADDED["summary"] |= {
                                                   "worst_overlap_ms")),
     ".parts.*.resumptions", ".parts.*.round_limit", ".parts.*.steady_state.spans_resume",
     ".parts.*.steady_state.window_from_round", ".parts.*.boundaries",
-    *(f".parts.*.boundaries.{k}" for k in ("flagged", "idle_limit_ms", "resolution_ms", "purge_to_wipc", "rounds")),
+    *(f".parts.*.boundaries.{k}" for k in ("flagged", "idle_limit_ms", "resolution_ms", "purge_to_wipc", "rounds",
+                                           "planned_idle")),
     *(f".parts.*.boundaries.purge_to_wipc.{k}" for k in _BOUNDARY),
     *(f".parts.*.boundaries.{g}{x}" for g in ("within_rounds", "between_rounds") for x in _GROUP),
     *(f".parts.*.boundaries.rounds[]{x}" for x in _GROUP[1:]), ".parts.*.boundaries.rounds[].round",
@@ -70,9 +71,12 @@ ADDED["summary"] |= {
 # drive), the round stopped when the stop rule held (a run that reached steady state on fio).
 OPTIONAL = {
     "manifest": {".parts.*.discarded_after_stop", *(f".parts.*.discarded_after_stop.{k}" for k in ("round", "ran_s", "note"))},
-    "summary": set(),
+    # a boundary over the limits (a busy host can push a real run's idle over 10 ms)
+    "summary": {f".parts.*.boundaries.flagged[].{k}" for k in (*_BOUNDARY, "index", "label", "round", "planned_idle_ms")},
+    # ... and a boundary after a planned idle (HIR bursts; the merge of issues 13 and 14)
     "steps": {f".timeline.{k}" for k in ("released_unix_s", "ready_unix_s", "started_unix_s", "end_signal_unix_s",
-                                          "fio_job_runtime_ms", "fio_job_start_unix_ms", "last_start_unix_s")},
+                                          "fio_job_runtime_ms", "fio_job_start_unix_ms", "last_start_unix_s")}
+    | {".boundary.planned_idle_ms"},
 }
 
 
