@@ -67,7 +67,8 @@ test-fast: install
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/unit
 
 bench: install refssd
-	$(SUDO) $(PYTHON) benchmarks/round_overhead.py --alternatives
+	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test lat --schedule all
+	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test iops
 	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
 	$(SUDO) $(PYTHON) benchmarks/guard_cost.py
 	$(PYTHON) benchmarks/report_render.py

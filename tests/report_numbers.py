@@ -168,6 +168,32 @@ class Recompute:
         written = np.cumsum([self.raw(s)["write"]["io_bytes"] for s in recs])
         return list(zip(recs, written))
 
+    def boundaries(self, pid: str, rno: int, stat: str) -> float:
+        """A round's step boundaries (docs/methodology.md "Step boundaries"), from the steps' own
+        start and end times in steps.jsonl: each step against the part's step recorded before it,
+        boundaries into a later session left out; idle beyond the planned idle (HIR)."""
+        p = self.part(pid)
+        recs = [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]]
+        idles, overlaps, over = [], [], 0
+        for a, b in zip(recs, recs[1:]):
+            if b["phase"] != "round" or b["round"] != rno or a.get("session", 0) != b.get("session", 0):
+                continue
+            gap = (float(b["start_time"]) - float(a["end_time"])) * 1000.0
+            idle, overlap = round(max(gap, 0.0), 3), round(max(-gap, 0.0), 3)
+            planned = round(float(a.get("planned_idle_after_s") or 0.0) * 1000.0, 3)
+            qd1 = any(int(r["workload"]["threads"]) * int(r["workload"]["iodepth"]) == 1 for r in (a, b))
+            allowed = 0.0 if qd1 else self.step_value(a, "lat_max_us") / 1e3
+            idles.append(round(max(0.0, idle - planned), 3))
+            overlaps.append(overlap)
+            if a["phase"] != "purge":
+                over += (idle - planned > 11.0 or (planned and idle < planned - 1.0) or overlap > allowed + 1.0)
+        if stat == "boundaries":
+            return float(len(idles))
+        if stat == "over_limit":
+            return float(over)
+        vals = idles if stat.startswith("idle") else overlaps
+        return round(float(np.median(vals) if stat.endswith("median") else max(vals)), 3)
+
     # ---- a reference ---------------------------------------------------------------------------
     def value(self, ref: str) -> float:
         parts = ref.split(":")
@@ -186,6 +212,8 @@ class Recompute:
             fob, final = iops[0], float(np.mean(iops[-5:]))
             return {"fob_iops": fob, "final_iops": final, "drop_pct": 100 * (1 - final / fob)}[stat]
         pid, mid, stat = parts
+        if mid.startswith("b") and mid[1:].isdigit():
+            return self.boundaries(pid, int(mid[1:]), stat)
         if mid.startswith("ss"):
             rounds, vals = self.tracking(pid, int(mid[2:]))
             if stat == "average":

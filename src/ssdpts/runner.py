@@ -2,6 +2,13 @@
 
 Every finished round is appended to the store (fsync'd) before the stop rule is evaluated, and
 progress is derived from the store, so an interrupted run resumes at the round in flight.
+
+Each batch (WIPC, a round) is handed to the executor with the batch that follows it unless the
+stop rule holds (``Batch.next``), so that the executor can start it without a gap (PTS: no delay
+between preconditioning, rounds and steps); when the stop rule does hold, what was started ahead
+is cancelled and disclosed in the manifest. Every step record carries its observed timeline and
+the boundary to the step before it (analysis.boundary); telemetry snapshots carry their own time
+and are matched to each step's observed start and end.
 """
 
 from __future__ import annotations
@@ -65,6 +72,9 @@ class RunContext:
     deviations: list[str]
     progress: ProgressSink = field(default_factory=NullProgress)
     telemetry: TelemetrySource | None = None
+    session: int = 0  # 0: the first run; n: the n-th 'ssdpts resume' (recorded in every step)
+    keep: frozenset[int] = frozenset()  # sessions resumed with --keep-window (analysis.eligible_rounds)
+    snapshots: list[dict] = field(default_factory=list)  # recent telemetry snapshots (time-stamped)
     # Called before the purge and before every batch; raises DeviceUnsafe when the target is no
     # longer safe to write (device/claim.py: Claim.check).
     guard: Callable[[], None] | None = None
@@ -94,22 +104,45 @@ def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
 
 def write_summary(ctx: RunContext, status: str) -> dict:
     summary = analysis.summarize(ctx.parts, ctx.store.steps(), ctx.capacity_bytes, status=status,
-                                 deviations=ctx.deviations)
+                                 deviations=ctx.deviations, keep=ctx.keep)
     ctx.store.write_summary(summary)
     return summary
+
+
+class Display:
+    """The progress sink, whose output failing never fails the run: when the terminal is closed
+    the kernel sends SIGHUP and every write to it fails with EIO, and a write can come first (the
+    round's line printed before the signal's handler ran); the signal then stops the run."""
+
+    def __init__(self, sink: ProgressSink):
+        self._sink = sink._sink if isinstance(sink, Display) else sink
+
+    def __getattr__(self, name: str):
+        f = getattr(self._sink, name)
+        if not callable(f):
+            return f
+
+        def call(*args, **kwargs):
+            try:
+                return f(*args, **kwargs)
+            except OSError:
+                return None
+        return call
 
 
 def execute(ctx: RunContext) -> dict:
     """Run (or continue) every part; returns the summary. Raises Interrupted or RunFailed with the
     run directory left valid and its status set."""
     store = ctx.store
+    if not isinstance(ctx.progress, Display):
+        ctx.progress = Display(ctx.progress)  # type: ignore[assignment]
     try:
         store.update_manifest(status="running")
         try:
             drop_incomplete_rounds(store, ctx.parts)
             for n, part in enumerate(ctx.parts, start=1):
                 # a part planned from an earlier one's results (CBW's operating points) is planned now
-                run_part(ctx, analysis.bound_part(part, ctx.parts, store.steps(), ctx.capacity_bytes), n)
+                run_part(ctx, analysis.bound_part(part, ctx.parts, store.steps(), ctx.capacity_bytes, ctx.keep), n)
         except (KeyboardInterrupt, Interrupted) as exc:
             _close(ctx.progress)
             why = _interruption(exc)
@@ -133,6 +166,8 @@ def execute(ctx: RunContext) -> dict:
         _close(ctx.progress)
         return _finish(ctx, "complete")
     finally:
+        # Nothing started ahead may outlive the run (an interrupt between two rounds, a failure).
+        ctx.executor.cancel_ahead()
         # The run no longer writes: let 'resume' (also from this same process) take the directory.
         store.unlock()
 
@@ -173,7 +208,7 @@ def _finish(ctx: RunContext, status: str, error: str | None = None, interruption
 def run_part(ctx: RunContext, part: Part, n: int) -> None:
     store = ctx.store
     records = analysis.part_records(store.steps(), part)
-    reason = analysis.stop_reason(records, part)
+    reason = analysis.stop_reason(records, part, ctx.keep)
     ctx.progress.part_started(part, n, len(ctx.parts))
     if reason:
         ctx.progress.message(f"{part.title}: already finished ({reason})")
@@ -181,30 +216,57 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
     rounds = analysis.complete_rounds(records, part)
     wipc_done = any(r["phase"] == "wipc" for r in records)
     started = bool(rounds) or wipc_done
+    r = max(rounds, default=0) + 1
     if not started:
+        purge_end = None
         if part.purge:
             _guard(ctx)
             ctx.progress.phase(part, "purge")
             rec = ctx.purger(ctx.progress.message)
-            store.set_part(part.id, purge=rec)
+            purge_end = time.time()
+            store.set_part(part.id, purge={**rec, "ended_unix_s": round(purge_end, 6)})
         if part.wipc is not None:
             ctx.progress.phase(part, "WIPC: " + f"{part.wipc.io_bytes / 1e9:.2f} GB {part.wipc.workload.label}")
-            records += _run_batch(ctx, part, [part.wipc], "wipc")
+            prev = None if purge_end is None else {"phase": "purge", "round": 0, "index": 0, "end_time": purge_end,
+                                                   "session": ctx.session}
+            records += _run_batch(ctx, part, [part.wipc], "wipc", after=prev, next_steps=part.round_steps(r),
+                                  next_name=f"round-{r:03d}")
         store.set_part(part.id, preconditioned=utc_now())
-    r = max(rounds, default=0) + 1
     while True:
         steps = part.round_steps(r)
         if not steps:
             break
         ctx.progress.round_started(part, r, len(steps), steps[0].duration_s)
-        recs = _run_batch(ctx, part, steps, f"round-{r:03d}")
+        nxt = part.round_steps(r + 1) if r + 1 <= _round_cap(ctx, part, records, r) else []
+        recs = _run_batch(ctx, part, steps, f"round-{r:03d}", after=records[-1] if records else None,
+                          next_steps=nxt, next_name=f"round-{r + 1:03d}")
         records += recs
-        reason = analysis.stop_reason(records, part)
-        ctx.progress.round_finished(part, r, _round_summary(part, records, recs, reason))
+        reason = analysis.stop_reason(records, part, ctx.keep)
+        ctx.progress.round_finished(part, r, _round_summary(part, records, recs, reason, ctx.keep))
         if reason:
-            store.set_part(part.id, stop_reason=reason, finished=utc_now())
+            ahead = ctx.executor.cancel_ahead()
+            changes: dict = {"stop_reason": reason, "finished": utc_now()}
+            if ahead and ahead.get("started"):
+                # Round r + 1 had started (it follows round r with no gap, before the stop rule
+                # could be evaluated): stopped, none of it is kept. Disclosed, as IO the device saw.
+                changes["discarded_after_stop"] = {"round": r + 1, "ran_s": ahead.get("ran_s"),
+                                                   "note": "started before the stop rule was evaluated; stopped, "
+                                                           "not part of any result"}
+            store.set_part(part.id, **changes)
             return
         r += 1
+
+
+def _round_cap(ctx: RunContext, part: Part, records: list[dict], r: int) -> int:
+    """The last round the part may run once round r has run (--max-rounds, or its extension when
+    round r is the first one after a re-preconditioning resumption)."""
+    if part.stop_rule == "wsat":
+        return 10**9  # WSAT stops on samples or bytes written: the next chunk is always planned
+    rounds = analysis.complete_rounds(records, part)
+    cap = analysis.round_limit(part, rounds, ctx.keep)
+    if rounds and analysis.session_of(rounds[max(rounds)][0]) != ctx.session and ctx.session not in ctx.keep:
+        cap = max(cap, r + analysis.WINDOW_ROUNDS - 1)
+    return cap
 
 
 # Space a round needs in the results directory: the job file, fio's json+ and console log, and the
@@ -229,19 +291,28 @@ def _guard(ctx: RunContext) -> None:
         ctx.guard()
 
 
-def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict]:
+def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: dict | None = None,
+               next_steps: list | None = None, next_name: str | None = None) -> list[dict]:
     _guard(ctx)
     ctx.store.ensure_space(_round_space(ctx))
     job, out = ctx.store.fio_paths(part.id, name)
-    snaps: dict[int, dict] = {}
     src = ctx.telemetry
+    sampling = src is not None and src.available
 
     def on_boundary(i: int) -> None:
-        snaps[i] = src.snapshot()
-    batch = Batch(steps=steps, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
-                  job_path=job, output_path=out, on_progress=ctx.progress.sample,
-                  on_boundary=on_boundary if src is not None and src.available else None)
-    t0 = time.monotonic()
+        # The snapshot carries its own time (t_unix_s); steps are matched to snapshots by time.
+        ctx.snapshots.append(src.snapshot())
+        del ctx.snapshots[:-4 * (len(steps) + 2)]
+
+    def batch_of(ss: list, nm: str) -> Batch:
+        j, o = ctx.store.fio_paths(part.id, nm)
+        return Batch(steps=ss, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
+                     job_path=j, output_path=o, on_progress=ctx.progress.sample,
+                     on_boundary=on_boundary if sampling else None)
+
+    batch = batch_of(steps, name)
+    if next_steps and next_name:
+        batch.next = batch_of(next_steps, next_name)
     try:
         res = ctx.executor.run(batch)
     except OSError as exc:  # the job file or fio's output could not be written to the results disk
@@ -250,13 +321,16 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict
         if ctx.store.free_bytes() < 64 * 1024:  # fio's output was cut short by a full results disk
             raise disk_error(out, OSError(errno.ENOSPC, "No space left on device"), ctx.store.path) from None
         raise
-    wall = time.monotonic() - t0
     recs = []
+    prev = after
     for i, (s, m) in enumerate(zip(steps, res.measurements)):
-        rec = analysis.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i)
-        rec["batch_wall_s"] = round(wall, 4)
-        rec["telemetry"] = _telemetry(src, snaps, i)
+        rec = analysis.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session)
+        rec["batch_wall_s"] = round(res.wall_s, 4)
+        rec["timeline"] = res.timelines[i] if i < len(res.timelines) else None
+        rec["boundary"] = analysis.boundary(prev, rec)
+        rec["telemetry"] = _telemetry(src, ctx.snapshots, rec)
         recs.append(rec)
+        prev = rec
     # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
     try:
         ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], len(recs))
@@ -268,16 +342,26 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str) -> list[dict
     return recs
 
 
-def _telemetry(src: TelemetrySource | None, snaps: dict[int, dict], i: int) -> dict:
-    """Step i's telemetry: the snapshots at its start and end boundaries, or why there are none."""
+def _nearest(snaps: list[dict], t: float | None) -> dict | None:
+    if t is None or not snaps:
+        return None
+    best = min(snaps, key=lambda sn: abs(float(sn.get("t_unix_s", 0.0)) - t))
+    return {**best, "offset_ms": round((float(best.get("t_unix_s", 0.0)) - t) * 1000, 1)}
+
+
+def _telemetry(src: TelemetrySource | None, snaps: list[dict], rec: dict) -> dict:
+    """A step's telemetry: the snapshots nearest its observed start and end (each with its own
+    time and its distance from the boundary, offset_ms), or why there are none."""
     if src is None:
         return {"available": False, "reason": "not available: no telemetry source configured"}
     if not src.available:
         return {"available": False, "reason": src.reason or "not available"}
-    return {"available": True, "before": snaps.get(i), "after": snaps.get(i + 1)}
+    return {"available": True, "before": _nearest(snaps, rec.get("start_time")),
+            "after": _nearest(snaps, rec.get("end_time"))}
 
 
-def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: str | None) -> dict:
+def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: str | None,
+                   keep: frozenset[int] = frozenset()) -> dict:
     out: dict = {"stop_reason": reason}
     if part.stop_rule == "wsat":
         n, written = analysis.wsat_totals(records)
@@ -285,7 +369,7 @@ def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: st
                    last_iops=recs[-1]["measurement"]["iops"] if recs else None)
         return out
     rounds = analysis.complete_rounds(records, part)
-    vs = analysis.verdicts(rounds, part)
+    vs = analysis.verdicts(rounds, part, keep)
     series = analysis.tracking_series(rounds, part)
     out["tracking"] = [
         {"name": t.name, "unit": t.unit, "value": series[t.name][1][-1] if series[t.name][1] else None,

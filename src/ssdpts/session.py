@@ -17,8 +17,9 @@ from .device.claim import Claim
 from .device.purge import is_pts_purge, select_purge
 from .device.target import Target, open_target
 from .engine.base import Area, Executor
+from .analysis import kept_sessions
 from .errors import UserError
-from .runner import RunContext, execute
+from .runner import Display, RunContext, execute
 from .pts.runspec import RunSpec
 from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
 from .results import integrity
@@ -38,7 +39,8 @@ def _prepare_file(target: Target) -> Target:
 
 
 def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             telemetry_source, claim: Claim | None) -> RunContext:
+             telemetry_source, claim: Claim | None, session: int = 0,
+             keep: frozenset[int] = frozenset()) -> RunContext:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     method = select_purge(target, spec.purge, info=info)
     deviations = run_deviations(spec, target, method)
@@ -57,7 +59,7 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
         area=Area(0, ar, segments_of(spec, ar)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
         deviations=deviations, progress=progress,
-        telemetry=telemetry_source, guard=claim.check if claim is not None else None,
+        telemetry=telemetry_source, guard=claim.check if claim is not None else None, session=session, keep=keep,
     )
 
 
@@ -70,13 +72,13 @@ def run_deviations(spec: RunSpec, target: Target, method) -> list[str]:
 
 
 def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             claim: Claim | None = None) -> dict:
+             claim: Claim | None = None, session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
     """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run."""
     src = telemetry.make_source(target, info=info)
     cache = writecache.apply(target, spec.prof.write_cache, info=info)
     store.update_manifest(write_cache=cache.summary, write_cache_record=cache.to_dict(), telemetry=src.describe())
     try:
-        return execute(_context(store, spec, target, executor, progress, info, src, claim))
+        return execute(_context(store, spec, target, executor, progress, info, src, claim, session, keep))
     finally:
         src.close()
         restored = writecache.restore(cache, target)
@@ -96,7 +98,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     confirmation, the kernel's exclusive claim. The claim is then held until the run ends."""
     from .runner import NullProgress
 
-    progress = progress or NullProgress()
+    progress = Display(progress or NullProgress())
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
@@ -157,22 +159,29 @@ def _claim_record(claim: Claim) -> dict:
 
 
 def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False,
-               confirm: str | None = None) -> tuple[RunStore, dict]:
-    """Continue a run at the round in flight. ``confirm``: ``resume --destroy-data-on``, needed (or
-    typed at the prompt when ``interactive``) when nothing proves the device is the one the run
-    started on (no serial: loop re-attached, zram, a manifest without a fingerprint)."""
+               confirm: str | None = None, keep_window: bool = False) -> tuple[RunStore, dict]:
+    """Continue a run at the round in flight, on the device it started on. ``confirm``: ``resume
+    --destroy-data-on``, needed (or typed at the prompt when ``interactive``) when nothing proves the
+    device is the one the run started on (no serial: loop re-attached, zram, a manifest without a
+    fingerprint).
+
+    By default every part in progress re-preconditions: its interrupted round is run again and its
+    steady-state window counts only rounds run from now on (hours of idle break the PTS's 'no delay
+    between rounds'; analysis.window_rounds_from). ``keep_window``: rounds from before count too,
+    and the window discloses the resume it spans."""
     from .runner import NullProgress
 
     store = RunStore.open(run_dir)
     store.lock()
     try:
-        return store, _resume(store, Path(run_dir), executor, progress or NullProgress(), interactive, confirm)
+        return store, _resume(store, Path(run_dir), executor, Display(progress or NullProgress()), interactive, confirm,
+                              keep_window)
     finally:
         store.unlock()
 
 
 def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool,
-            confirm: str | None) -> dict:
+            confirm: str | None, keep_window: bool = False) -> dict:
     man = store.manifest()
     status = man.get("status")
     if status == "complete":
@@ -232,10 +241,12 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
                             "steps_kept": sum(1 for _ in store.iter_steps()),
                             "identity": proof or ("confirmed again by --destroy-data-on" if confirm is not None
                                                   else "confirmed again at the prompt"),
-                            "rounds_measured_again": forgotten, "interruption": man.get("interruption")})
-        store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
+                            "rounds_measured_again": forgotten, "interruption": man.get("interruption"),
+                            "keep_window": keep_window})
+        man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
         for note in damage.notes:
             progress.message(note)
-        return _execute(store, spec, target, executor, progress, man.get("device"), claim)
+        return _execute(store, spec, target, executor, progress, man.get("device"), claim,
+                        session=len(resumptions), keep=kept_sessions(man))
     finally:
         claim.release()

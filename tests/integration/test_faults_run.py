@@ -48,7 +48,7 @@ def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path
         # move the run to a roomy disk and finish it there
         roomy = tmp_path / "roomy"
         sh("cp", "-a", str(run), str(roomy))
-    r = ssdpts("resume", str(roomy), "--quiet")
+    r = ssdpts("resume", str(roomy), "--quiet", "--keep-window")  # fault handling here, not the window
     assert r.returncode == 0, r.stderr
     steps = valid_run_dir(roomy, "complete")
     assert len(steps) > saved
@@ -65,7 +65,7 @@ def test_fio_killed_mid_round_fails_cleanly_then_resumes(make_loop, tmp_path):
     assert "fio" in one_line_error(err)
     valid_run_dir(run, "failed")
     assert _fio_children_gone(run)
-    r = ssdpts("resume", str(run), "--quiet")
+    r = ssdpts("resume", str(run), "--quiet", "--keep-window")
     assert r.returncode == 0, r.stderr
     valid_run_dir(run, "complete")
 

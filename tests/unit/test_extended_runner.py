@@ -80,6 +80,18 @@ def test_hir_steps_record_their_planned_idle(run):
     assert len(bursts) == 10 and {s["planned_idle_after_s"] for s in bursts} == {5 / 60, 10 / 60, 15 / 60, 25 / 60, 50 / 60}
     segs = summary["parts"]["hir-wait-states"]["table"]["segments"]
     assert [s["samples"] for s in segs] == [2] * 10
+    # each burst's planned idle separates it from the next step (the fake keeps it like the gate
+    # does); the boundary after it records the plan and is held to the limit beyond it, not to 10 ms
+    hir = [s for s in steps if s["test"] == "hir" and s["part"] == "wait-states"]
+    after_idle = [b for a, b in zip(hir, hir[1:]) if a.get("planned_idle_after_s")]
+    assert len(after_idle) == len(bursts)
+    for rec in after_idle:
+        b = rec["boundary"]
+        assert b["planned_idle_ms"] > 80 and b["idle_ms"] == pytest.approx(b["planned_idle_ms"] + 2.0, abs=0.01)
+        assert not b["over_limit"], b
+    bs = summary["parts"]["hir-wait-states"]["boundaries"]
+    assert bs["planned_idle"] == len(bursts) and bs["flagged"] == []
+    assert bs["within_rounds"]["idle_ms"]["worst"] == pytest.approx(2.0) and summary["boundaries"]["over_limit"] == 0
 
 
 def test_interrupted_in_the_operating_points_resumes_to_the_same_points(tmp_path, run):

@@ -125,6 +125,48 @@ def test_real_iops_round_renders_56_sections():
     assert jobs[-1][1]["startdelay"] == "110000ms"
 
 
+def test_gated_round_waits_at_barriers_and_creates_jobs_one_step_ahead():
+    """The job file FioExecutor runs: no startdelay; each step's hooks; job n is created by
+    wait_for when job n - 2 has exited, i.e. when step n - 1 starts (60-s PTS steps)."""
+    spec = RunSpec(tests=("iops",))
+    (part,) = build_parts(spec, 1024 * MiB)
+    steps = part.round_steps(1)
+    gate = [(f"pre {i}", f"post {i}") for i in range(len(steps))]
+    text, starts = render_job_file(batch(steps, area=Area(0, 1024 * MiB)), gate)
+    jobs = [opts for _, opts in parse_job_file(text)[1:]]
+    assert len(jobs) == 56 and starts == [60.0 * i for i in range(56)]
+    assert not any("startdelay" in j for j in jobs)
+    assert [j.get("wait_for") for j in jobs[:3]] == [None, None, "s0001"]
+    assert all(j["wait_for"] == f"s{n - 2:04d}" for n, j in enumerate(jobs, start=1) if n > 2)
+    assert [(j["exec_prerun"], j["exec_postrun"]) for j in jobs] == gate
+    assert all(j["runtime"] == "60000ms" and j["time_based"] == "1" for j in jobs)
+    with pytest.raises(ValueError, match="one gate command pair per step"):
+        render_job_file(batch(steps), gate[:3])
+
+
+def test_short_steps_keep_a_second_of_jobs_ready():
+    from ssdpts.engine.fio import steps_ahead
+
+    assert [steps_ahead(d) for d in (None, 60.0, 2.0, 1.0, 0.5, 0.2, 0.1)] == [1, 1, 1, 2, 3, 6, 6]
+    steps = steps_of([WLS[0]] * 8, [0.2] * 8)
+    jobs = [opts for _, opts in parse_job_file(render_job_file(batch(steps), [("a", "b")] * 8)[0])[1:]]
+    assert [j.get("wait_for") for j in jobs] == [None] * 7 + ["s0001"]
+
+
+def test_gate_commands_survive_fio_job_file_syntax():
+    """';' and '#' start comments in a fio job file: the gate's commands must not contain them."""
+    from ssdpts.engine.gate import Gate
+
+    g = Gate()
+    try:
+        (e,) = g.add([1])
+        for cmd in (g.prerun(e), g.postrun(e)):
+            assert ";" not in cmd and "#" not in cmd and "$" not in cmd, cmd
+            assert cmd.endswith("&& :")  # fio's appended '> JOB.txt 2>&1' lands on ':'
+    finally:
+        g.close()
+
+
 def seeds(text: str) -> list[str]:
     return [opts["randseed"] for _, opts in parse_job_file(text)[1:]]
 
@@ -165,7 +207,7 @@ def result(name: str, steps: list[Step], rc: int = 0, console: str = ""):
     b = batch(steps)
     b.output_path = FIO_FIXTURES / name
     text = (FIO_FIXTURES / name).read_text()
-    return FioExecutor(binary="fio")._result(b, text, console, rc, 3.3, 1000.0, render_job_file(b)[1])
+    return FioExecutor(binary="fio")._result(b, text, console, rc, 3.3, 1000.0)
 
 
 def test_executor_reads_jsonplus_round():
@@ -173,10 +215,13 @@ def test_executor_reads_jsonplus_round():
     assert res.tool_version == "fio-3.33"
     assert [m.jobname for m in res.measurements] == ["s0001", "s0002", "s0003"]
     assert res.measurements[1].read.iops == pytest.approx(44411.067194)
-    # fio 3.33 has no job_start: starts are rebuilt from the end timestamp and the schedule.
+    # Without the gate's timestamps (recorded output), steps are placed back to back by fio's own
+    # job_runtime (per clone: s0002 ran 2 clones, 2021 ms in all), ending at fio's end-of-run stamp.
     starts = [m.start_time for m in res.measurements]
-    assert starts[1] - starts[0] == pytest.approx(1.0) and starts[2] - starts[1] == pytest.approx(1.0)
+    assert starts[1] - starts[0] == pytest.approx(1.005) and starts[2] - starts[1] == pytest.approx(1.0105)
     assert res.measurements[2].end_time == pytest.approx(1795345953.334)
+    assert [t["fio_job_runtime_ms"] for t in res.timelines] == [1005, 1010.5, 1003]
+    assert {t["source"] for t in res.timelines} == {"fio end of run"}
     assert res.warnings == []
 
 
@@ -199,6 +244,6 @@ def test_executor_reports_fio_words_when_there_is_no_json(tmp_path):
     b.output_path = tmp_path / "round-001.json"
     with pytest.raises(RunFailed) as exc:
         FioExecutor(binary="fio")._result(b, "", "fio: failed to open /dev/loop9: Permission denied\n", 1,
-                                          0.1, 1000.0, [0.0, 1.0, 2.0])
+                                          0.1, 1000.0)
     assert "fio: failed to open /dev/loop9: Permission denied" in str(exc.value)
     assert "exit 1" in str(exc.value)

@@ -336,11 +336,14 @@ def test_measurement_round_trips_through_dict(fio_fixture):
         assert m.to_dict()["iops"] == pytest.approx(m.read.iops + m.write.iops)
 
 
-def test_job_start_and_scheduled_start(fio_fixture):
+def test_observed_timeline_wins_over_job_start(fio_fixture):
     out = parse_fio_output(fio_fixture(JSONPLUS))
     job = out.jobs[1]
     m = job_measurement(job, start_time=1000.0, duration_s=1.0)
     assert m.start_time == 1000.0 and m.end_time == pytest.approx(1000.0 + 1.012)
+    m1 = job_measurement(job, start_time=1000.0, end_time=1001.5)
+    assert m1.end_time == 1001.5 and m1.duration_s == pytest.approx(1.012)
     with_start = dict(job, job_start=1_700_000_000_123)
-    m2 = job_measurement(with_start, start_time=1000.0)
-    assert m2.start_time == pytest.approx(1_700_000_000.123)
+    assert job_measurement(with_start, start_time=1000.0).start_time == 1000.0
+    # without an observed start, fio >= 3.36's job_start
+    assert job_measurement(with_start).start_time == pytest.approx(1_700_000_000.123)

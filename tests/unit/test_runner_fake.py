@@ -369,7 +369,8 @@ def test_run_failure_keeps_steps_and_resumes(tmp_path, small_baseline):
     m = manifest(run_dir)
     assert m["status"] == "failed" and "I/O error" in m["error"]
     assert len(step_lines(run_dir)) == 1 + 2 * 56  # WIPC + rounds 1 and 2
-    _, summary = resume_run(run_dir, executor=FakeExecutor())
+    # --keep-window: the rounds before the failure count, so the run ends as the uninterrupted one
+    _, summary = resume_run(run_dir, executor=FakeExecutor(), keep_window=True)
     assert summary["status"] == "complete" and manifest(run_dir)["error"] is None
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(base_dir)))
 
@@ -427,7 +428,7 @@ def test_incomplete_round_is_dropped_on_resume(tmp_path, small_baseline):
     assert runner.drop_incomplete_rounds(store, parts) == 0  # nothing more to drop
 
     ex = FakeExecutor()
-    resume_run(run_dir, executor=ex)
+    resume_run(run_dir, executor=ex, keep_window=True)
     assert ex.batches[0].steps[0].round == 3 and len(ex.batches[0].steps) == 56
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(base_dir)))
 
@@ -469,7 +470,9 @@ def test_device_unsafe_between_rounds_stops_interrupted_and_resumes(tmp_path, sm
     assert m["status"] == "interrupted" and "mounted" in m["interruption"]["device_unsafe"]
     assert len(step_lines(run_dir)) == 1 + 2 * 56  # WIPC, rounds 1-2: nothing after the guard said no
     monkeypatch.undo()
-    _, summary = resume_run(run_dir, executor=FakeExecutor())
+    # --keep-window: the rounds of the baseline, this test is about the guard (the window across a
+    # resume: test_boundaries_fake.py)
+    _, summary = resume_run(run_dir, executor=FakeExecutor(), keep_window=True)
     assert summary["status"] == "complete"
     assert manifest(run_dir)["resumptions"][0]["interruption"]["device_unsafe"].startswith("/dev/x is mounted")
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(small_baseline[0])))
@@ -505,7 +508,7 @@ def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseli
     res = integrity.check(run_dir)
     assert res.intact and any("round 3 of iops" in n and "in flight" in n for n in res.notes)
     ex = FakeExecutor()
-    resume_run(run_dir, executor=ex)
+    resume_run(run_dir, executor=ex, keep_window=True)  # the rounds of the baseline (the window: test_boundaries_fake.py)
     assert ex.batches[0].steps[0].round == 3
     assert manifest(run_dir)["resumptions"][0]["rounds_measured_again"] == ["iops round-003"]
     assert integrity.check(run_dir).intact
@@ -520,3 +523,23 @@ def test_refusals_come_before_anything_is_written(tmp_path):
     with pytest.raises(UserError, match="is not a directory"):
         start_run(SMALL, target, executor=FakeExecutor(), out_dir=blocker / "runs", confirm=None)
     assert not (tmp_path / "target.img").exists() and not (tmp_path / "target.img.ssdpts-target").exists()
+
+
+def test_a_display_whose_writes_fail_never_fails_the_run(tmp_path):
+    """A closed terminal: every write fails with EIO (the SIGHUP that comes with it is
+    test_signals.py's); the run is measured and saved whole all the same."""
+
+    class GoneTerminal(runner.NullProgress):
+        calls = 0
+
+        def _fail(self, *args, **kwargs):
+            GoneTerminal.calls += 1
+            raise OSError(errno.EIO, "Input/output error")
+
+        phase = round_started = round_finished = message = part_started = _fail
+
+    target = open_target(str(tmp_path / "target.img"), size_bytes=SIZE)
+    _, summary = start_run(SMALL, target, executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=None,
+                           argv=["test"], progress=GoneTerminal())
+    assert summary["status"] == "complete" and GoneTerminal.calls > 10
+    assert manifest(only_run_dir(tmp_path))["status"] == "complete"

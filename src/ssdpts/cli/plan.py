@@ -62,7 +62,7 @@ def cmd(args) -> int:
 
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
-    from ..engine.fio import render_job_file, zoned_abs
+    from ..engine.jobfile import render_job_file, zoned_abs
     from ..pts.plan import active_range_bytes, segments_of
     from ..pts.segments import disclosure
     from ..pts.registry import title as test_title

@@ -14,6 +14,10 @@ def add_parser(sub) -> None:
                                    "a loop device attached again, a zram device, ...) it asks again for the confirmation "
                                    "that its data may be destroyed.")
     p.add_argument("run_dir", metavar="RUN_DIR", help="run directory made by 'ssdpts run'")
+    p.add_argument("--keep-window", action="store_true",
+                   help="let the steady-state window include rounds from before the interruption (disclosed as "
+                        "'spans a resume of N h'); default: repeat the interrupted round and count the window "
+                        "only from there (PTS: no delay between rounds)")
     p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
                    help="confirm again that every byte on the run's target may be destroyed: its serial number or "
                         "path (needed when its identity cannot be proven and there is no terminal to ask at)")
@@ -30,7 +34,8 @@ def cmd(args) -> int:
 
     try:
         store, summary = resume_run(Path(args.run_dir), executor=FioExecutor(), progress=make_progress(args.quiet),
-                                    interactive=sys.stdin.isatty(), confirm=args.destroy_data_on)
+                                    interactive=sys.stdin.isatty(), confirm=args.destroy_data_on,
+                                    keep_window=args.keep_window)
     except (Interrupted, RunFailed) as exc:
         finish(getattr(exc, "run_dir", None), complete=False)
         raise

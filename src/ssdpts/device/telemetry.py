@@ -1,9 +1,10 @@
 """Telemetry around every step: device health (temperature, wear, throttling) and block-layer counters.
 
 Seed 002 (PTS.md §6) records nvme smart-log before and after every one-minute WDPC step so heating
-and wear can be modelled. The runner calls :meth:`TelemetrySource.snapshot` at each step boundary
-on fio's timeline from a side thread (engine.fio ``on_boundary``), so sampling adds no gap between
-steps; a snapshot must therefore be cheap. What each source costs:
+and wear can be modelled. The runner calls :meth:`TelemetrySource.snapshot` when the step gate
+reports a boundary (engine.fio ``on_boundary``, never in the gate's way: sampling adds no gap
+between steps); each snapshot carries its own time and steps are matched to the nearest ones. A
+snapshot should still be cheap, so that it lands close to its boundary. What each source costs:
 
 * **block counters** (every block device, also loop/zram/virtio): one read of
   ``/sys/class/block/NAME/stat`` — tens of microseconds.

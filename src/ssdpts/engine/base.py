@@ -30,9 +30,13 @@ class Batch:
     job_path: Path | None = None  # where to keep the job file
     output_path: Path | None = None  # where to keep fio's json+
     on_progress: Callable[[dict], None] | None = None  # live status: {"elapsed_s", "iops", "bw_bytes_per_s"}
-    # Called with i = 0..len(steps) at each step boundary on the I/O timeline (i = len(steps): the
-    # end), from a side thread, so that telemetry is sampled around every step without a gap.
+    # Called with i = 0..len(steps) when step i starts (i = len(steps): when the last one ends),
+    # so that telemetry is sampled at every boundary. The snapshots carry their own time and are
+    # matched to steps by it: a late or skipped call never shifts another step's telemetry.
     on_boundary: Callable[[int], None] | None = None
+    # The batch the runner will run next unless this one ends the part: an executor may start it
+    # ahead so that it follows this one without a gap (see Executor.cancel_ahead).
+    next: "Batch | None" = None
 
 
 @dataclass(slots=True)
@@ -41,6 +45,9 @@ class BatchResult:
     wall_s: float
     tool_version: str
     warnings: list[str] = field(default_factory=list)
+    # Per step: when its IO ran on the host clock and how that was observed (engine/fio.py
+    # step_timeline; docs/results-format.md "timeline").
+    timelines: list[dict] = field(default_factory=list)
 
 
 class Executor(Protocol):
@@ -49,3 +56,8 @@ class Executor(Protocol):
     def version(self) -> str: ...
 
     def run(self, batch: Batch) -> BatchResult: ...
+
+    def cancel_ahead(self) -> dict | None:
+        """Stop whatever was started ahead for ``batch.next`` (the part is over, or the run stops);
+        returns what it had done (None: nothing was started ahead)."""
+        ...

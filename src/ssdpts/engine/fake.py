@@ -4,6 +4,10 @@ By default it models a drive: IOPS fall from a fresh-out-of-box level towards a 
 over the first rounds, with optional noise, so that steady state is reached after a few rounds.
 Tests pass ``model`` to script other behaviour, ``fail_on_batch`` / ``interrupt_on_batch`` to
 inject a fio failure or a Ctrl-C at a given batch number (1-based).
+
+Time is virtual: steps follow each other ``gap_s`` apart (``gap`` scripts a boundary's gap in
+seconds, negative for an overlap); a batch that was not announced as the previous batch's
+``next`` starts at ``clock()`` (a test moves the clock to simulate hours between sessions).
 """
 
 from __future__ import annotations
@@ -64,9 +68,23 @@ class FakeExecutor:
     interrupt_on_batch: int | None = None
     batches: list[Batch] = field(default_factory=list)
     name: str = "fake"
+    gap_s: float = 0.002
+    gap: Callable[[Step, Step], float] | None = None  # (previous step, next step) -> gap in seconds
+    clock: Callable[[], float] = time.time
+    cancelled: int = 0  # batches started ahead and cancelled
+    now: float = 0.0  # the virtual time of the boundary being reported (for a fake telemetry source)
+    _last: tuple[Step, float] | None = field(default=None, repr=False)  # last step run and its end
+    _ahead: Batch | None = field(default=None, repr=False)
 
     def version(self) -> str:
         return "fake-1.0"
+
+    def cancel_ahead(self) -> dict | None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return None
+        self.cancelled += 1
+        return {"steps": len(ahead.steps), "started": True, "ran_s": 0.0}
 
     def run(self, batch: Batch) -> BatchResult:
         self.batches.append(batch)
@@ -76,19 +94,34 @@ class FakeExecutor:
         if self.fail_on_batch == n:
             raise RunFailed("fio reported an I/O error in job s0001: Input/output error: check the device")
         rng = random.Random(self.seed * 7919 + n)
-        t = time.time()
-        out = []
+        chained = self._ahead is not None and self._ahead.steps == batch.steps
+        self._ahead = batch.next
+        out, timelines = [], []
+        prev = self._last
         for i, s in enumerate(batch.steps):
+            linked = i > 0 or chained
+            # A planned idle (HIR) after the previous step is kept like the real gate keeps it.
+            idle = prev[0].idle_after_s if prev else 0.0
+            if prev is None or not linked:
+                t = max(self.clock(), prev[1] + idle + self.gap_s if prev else 0.0)
+            else:
+                t = prev[1] + idle + (self.gap(prev[0], s) if self.gap else self.gap_s)
+            self.now = t
             if batch.on_boundary:
                 batch.on_boundary(i)
             iops = self.model(s) * (1 + rng.uniform(-self.noise, self.noise))
             m = synth_measurement(s, iops, t)
-            t = m.end_time
             out.append(m)
+            timelines.append({"source": "fake", "chained": linked, "start_unix_s": m.start_time,
+                              "end_unix_s": m.end_time, "late_ms": 0.0})
+            prev = (s, m.end_time)
+        self._last = prev
+        self.now = prev[1] if prev else self.now
         if batch.on_boundary:
             batch.on_boundary(len(batch.steps))
         if batch.job_path:
             batch.job_path.write_text("; FakeExecutor: no fio job\n")
         if batch.output_path:
             batch.output_path.write_text(json.dumps({"fake": True, "steps": len(out)}))
-        return BatchResult(measurements=out, wall_s=sum(m.duration_s for m in out), tool_version="fake-1.0")
+        return BatchResult(measurements=out, wall_s=sum(m.duration_s for m in out), tool_version="fake-1.0",
+                           timelines=timelines)

@@ -1,48 +1,62 @@
-"""FioExecutor: one fio process per batch (a round), its steps back to back.
+"""FioExecutor: one fio process per batch (a round), its steps back to back through the step gate.
 
-Scheduling (measured with fio 3.33 on a loop device, see benchmarks/round_overhead.py): a fio
-process per step leaves the device idle ~330 ms per step; stonewalled jobs in one process still
-cost ~250 ms per job (fio's main loop reaps finished jobs on a 100 ms poll). So every step is a
-job section of one job file, started by ``startdelay`` at the sum of the preceding steps'
-durations and stopped by ``runtime``: the device sees the steps back to back with no idle gap
-between them (PTS: no delay between steps), and only fio's start-up (~0.2 s) is paid once per
-round. ``new_group`` keeps each step's ``numjobs`` clones reported as one group.
-``clocksource=clock_gettime`` skips fio's TSC calibration (~60 ms per process).
+Every step is a job section of one job file (``new_group`` keeps each step's ``numjobs`` clones
+reported as one group), stopped by ``runtime`` (or ``io_size`` for WIPC). When a step starts is not
+left to fio's scheduler (``startdelay``, ``stonewall`` and ``wait_for`` all act on a ~100 ms poll,
+which let steps overlap or idle by up to ~100 ms per boundary, and a new process per round idles
+the device ~300 ms): each job waits, fully set up, in its ``exec_prerun`` hook until the step gate
+(engine/gate.py) releases it, the moment every clone of the previous step has drained. The next
+round's fio process is started during the current round's last step, so rounds follow each other
+the same way. Measured per boundary at the block layer: docs/methodology.md "Step boundaries",
+benchmarks/boundaries.py. ``clocksource=clock_gettime`` skips fio's TSC calibration (~60 ms).
 
-Idle periods (HIR): a step's ``idle_after_s`` is time with no IO from any thread; :func:`schedule`
-starts the next step that much later, and a round that ends with an idle leaves the rest of it to
-the next round's first step (``FioExecutor._lead_s``). fio starts a job on a ~100 ms poll, so with
-startdelay an idle is accurate to about ±0.1 s (docs/methodology.md "HIR idle periods").
+Idle periods (HIR): a step's ``idle_after_s`` is time with no IO from any thread. The gate releases
+the next step that long after the step drained (:func:`schedule` states the same plan as start
+offsets); a round that ends with an idle has the next round's first step released that long after
+its last step drained, whether that round's fio was started ahead or later (``_quiet_until``).
+The boundary's idle is then measured against the planned one (analysis.boundary).
 """
 
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass, field
 import os
 from pathlib import Path
+import queue
+import re
 import shutil
 import signal
-import statistics
 import subprocess
 import threading
 import time
-import zlib
+from typing import Callable
 
 from ..errors import RunFailed, UserError
-from ..measurement import PERCENTILES
 from ..pts.workload import Step
 from .base import Batch, BatchResult
+from .gate import Entry, Gate
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
+# The job file (jobfile.py); named here too, for the callers that have always imported them from here.
+from .jobfile import render_job_file, schedule, steps_ahead, zoned_abs  # noqa: F401  pylint: disable=unused-import
 
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """fio must not outlive ssdpts: a SIGKILLed runner must not leave fio writing to the device."""
+def _prepare_child() -> None:  # pragma: no cover - runs in the child
+    """fio must not outlive ssdpts: a SIGKILLed runner must not leave fio writing to the device.
+
+    And fio runs with SIGCHLD blocked. Every exec_prerun/exec_postrun hook is a child process of
+    fio; its SIGCHLD can interrupt another clone's io_uring_enter() wait, and fio (3.33, still so in
+    3.42) calls io_uring_enter() as a raw syscall whose -EINTR it checks through errno, which the
+    raw call never sets: the clone then reaps nothing and stops its job after one queue of IOs,
+    silently (about one clone in 50 of a TC4 step, found with an instrumented fio build). Blocked,
+    SIGCHLD stays pending and interrupts nothing; system() and fio reap children by waitpid()."""
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError:
         pass
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
 
 
 def fio_binary() -> str:
@@ -76,120 +90,13 @@ def default_ioengine() -> str:
     return "io_uring" if (major, minor) >= (5, 10) else "libaio"
 
 
-def _ms(seconds: float) -> str:
-    return f"{int(round(seconds * 1000))}ms"
-
-
-def _step_seed(base: int, step: Step) -> int:
-    # A different LBA/data sequence per step and round, reproducible from the recorded base seed.
-    return (base * 1_000_003 + step.round * 1009 + step.index * 7 + zlib.crc32(step.part.encode()) % 997) % (2**63)
-
-
-def schedule(steps: list[Step], lead_s: float = 0.0) -> list[float]:
-    """Each step's start offset from fio's start (s): back to back, except that a step's planned
-    idle (``idle_after_s``) leaves the device without IO that long before the next step starts;
-    ``lead_s`` delays the first step (the rest of an idle a previous round ended with). The one
-    place that turns idle periods into a schedule: a scheduler that starts steps by other means
-    keeps this rule."""
-    starts, t = [], lead_s
-    for s in steps:
-        starts.append(t)
-        t += (s.duration_s or 0.0) + s.idle_after_s
-    return starts
-
-
-def _split(pairs, size: bool) -> str:
-    """fio's a/b:c/d syntax; block sizes in k where they are whole KiB (1536 stays bytes)."""
-    def fmt(v: int) -> str:
-        return f"{v // 1024}k" if size and v % 1024 == 0 else str(v)
-    return ":".join(f"{fmt(a)}/{b}" for a, b in pairs)
-
-
-def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
-    """The segments of a client test active range as fio's random_distribution (pts/segments.py):
-    each segment an equal whole percentage of the IOs, the gaps around it 0%, sizes in bytes from the
-    start of the area; fio holds at most 256 such zones."""
-    pct = 100 // len(segments)
-    zones, pos = [], 0
-    for off, size in segments:
-        if off > pos:
-            zones.append(f"0/{off - pos}")
-        zones.append(f"{pct}/{size}")
-        pos = off + size
-    if len(zones) + 1 > 256 or pct * len(segments) != 100:
-        raise ValueError(f"{len(segments)} segments do not fit fio's zoned_abs (256 zones, whole percentages)")
-    return "zoned_abs:" + ":".join(zones)
-
-
-def render_job_file(batch: Batch, lead_s: float = 0.0) -> tuple[str, list[float]]:
-    """The fio job file of a batch and each step's scheduled start offset (seconds)."""
-    g = [
-        "[global]",
-        f"filename={batch.filename}",
-        "direct=1",
-        f"ioengine={batch.ioengine}",
-        "thread=1",
-        "clocksource=clock_gettime",
-        "group_reporting=1",
-        "norandommap=1",
-        "random_generator=tausworthe64",  # PTS: >= 48-bit RNG for LBAs and data
-        f"offset={batch.area.offset_bytes}",
-        f"size={batch.area.size_bytes}",
-        "lat_percentiles=1",  # response time = total latency (submission + completion)
-        "clat_percentiles=0",  # ... and only that histogram: a second one costs CPU per IO
-        "percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
-        "exitall_on_error=1",
-    ]
-    if batch.ioengine == "io_uring":
-        # Host overhead, not device behaviour: pre-registered buffers and file (measured in
-        # benchmarks/zram_iops.py against a hand-tuned fio command).
-        g += ["fixedbufs=1", "registerfiles=1"]
-    g.append("")
-    timed = [s for s in batch.steps if s.duration_s is not None]
-    if timed and len(timed) != len(batch.steps):
-        raise ValueError("a batch is either all timed steps or one size-bound step")
-    if not timed and len(batch.steps) != 1:
-        raise ValueError("a size-bound (WIPC) batch has exactly one step")
-    starts = schedule(batch.steps, lead_s) if timed else [0.0]
-    for n, (s, t) in enumerate(zip(batch.steps, starts), start=1):
-        w = s.workload
-        rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
-        rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
-        # Demand intensity: TC = numjobs, QD = iodepth (PTS.md §1; never the other way round).
-        size = f"bssplit={_split(w.bssplit, True)}" if w.bssplit else f"bs={w.block_size_bytes}"
-        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", size,
-               f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]
-        if w.zones:
-            sec.append(f"random_distribution=zoned:{_split(w.zones, False)}")
-        elif batch.area.segments and w.pattern == "rand" and s.phase == "round":
-            sec.append(f"random_distribution={zoned_abs(batch.area.segments)}")
-        if w.iodepth >= 8:
-            # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
-            # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).
-            sec += [f"iodepth_batch_submit={w.iodepth // 2}", f"iodepth_batch_complete_max={w.iodepth // 2}"]
-        if rw_value in ("randrw", "rw"):
-            sec.append(f"rwmixread={w.read_pct}")
-        if w.pattern == "seq" and w.threads > 1:
-            # Each clone writes its own slice so that the device still sees sequential streams.
-            sec.append("offset_increment=" + str(batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes))
-            sec.append(f"size={batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes}")
-        if s.duration_s is not None:
-            sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
-            if t > 0:
-                sec.append(f"startdelay={_ms(t)}")
-        else:
-            sec.append(f"io_size={s.io_bytes}")
-        g += sec + [""]
-    return "\n".join(g), starts
-
-
 class _Sampler(threading.Thread):
     """Live progress without touching fio: completed IOs from the kernel's block statistics (or
     the fio process's I/O bytes for file targets), once per second."""
 
-    def __init__(self, batch: Batch, pid: int, t0: float, starts: list[float]):
+    def __init__(self, batch: Batch, pid: int, t0: float, current: Callable[[], int]):
         super().__init__(daemon=True)
-        self.batch, self.pid, self.t0, self.starts = batch, pid, t0, starts
+        self.batch, self.pid, self.t0, self.current = batch, pid, t0, current
         self.stop_event = threading.Event()
         name = os.path.basename(os.path.realpath(batch.filename))
         self.stat_path = Path(f"/sys/class/block/{name}/stat")
@@ -215,39 +122,18 @@ class _Sampler(threading.Thread):
                 prev, prev_t = cur, now
                 continue
             dt = now - prev_t
-            elapsed = now - self.t0
-            idx = sum(1 for s in self.starts if s <= elapsed) - 1
-            step = self.batch.steps[max(idx, 0)]
+            idx = max(self.current(), 0)
+            step = self.batch.steps[idx]
             ios = (cur[0] - prev[0]) / dt
             bw = (cur[1] - prev[1]) / dt
             if ios != ios:  # file target: IOPS from bytes and the current block size
                 ios = bw / step.workload.block_size_bytes
             try:
-                self.batch.on_progress({"elapsed_s": elapsed, "step_index": max(idx, 0), "iops": ios,
+                self.batch.on_progress({"elapsed_s": now - self.t0, "step_index": idx, "iops": ios,
                                         "bw_bytes_per_s": bw})
             except Exception:  # noqa: BLE001 - a display problem must never stop a measurement
                 pass
             prev, prev_t = cur, now
-
-
-class _Boundaries(threading.Thread):
-    """Calls batch.on_boundary(i) at each scheduled step boundary of the running fio process.
-
-    fio's job clock starts after its start-up (~0.2 s, measured per round and carried to the next),
-    so boundary i is at t0 + startup + starts[i]. The last boundary (the end) is called by the
-    executor after fio exits, when every step has really finished."""
-
-    def __init__(self, batch: Batch, t0: float, startup_s: float, starts: list[float]):
-        super().__init__(daemon=True)
-        self.batch, self.t0, self.startup_s, self.starts = batch, t0, startup_s, starts
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        for i, st in enumerate(self.starts):
-            delay = self.t0 + self.startup_s + st - time.monotonic()
-            if delay > 0 and self.stop_event.wait(delay):
-                return
-            _call_boundary(self.batch, i)
 
 
 def _call_boundary(batch: Batch, i: int) -> None:
@@ -259,91 +145,221 @@ def _call_boundary(batch: Batch, i: int) -> None:
         pass
 
 
+@dataclass(eq=False)
+class _Run:
+    """One fio process: the batch it runs, its steps' gate entries, what the gate told about them."""
+
+    batch: Batch
+    proc: subprocess.Popen
+    entries: list[Entry]
+    log_path: Path
+    events: "queue.Queue[tuple[str, Entry]]" = field(default_factory=queue.Queue)
+    current: int = -1  # index of the step released last
+    spawned_mono_s: float = field(default_factory=time.monotonic)
+
+    def on_gate(self, kind: str, e: Entry) -> None:
+        self.events.put((kind, e))
+
+
+# A released step whose first clone has not passed its barrier after this long is taken as a job
+# that failed during its set-up (fio then skips its hooks): fio is stopped and the round fails.
+START_TIMEOUT_S = 60.0
+_HOOK_LINE = re.compile(r"^\S+ : Saving output of (?:prerun|postrun) in \S+\.txt$")
+
+
 class FioExecutor:
+    """Runs a batch as one fio process whose steps start through the step gate (engine/gate.py).
+
+    With ``batch.next`` set, the next batch's fio process is started during the current batch's
+    last seconds (its last step, for PTS minutes), its first step waiting at its barrier; the gate releases it the moment the
+    current last step has drained, so rounds follow each other as closely as steps do. The
+    runner then either runs that batch (``run`` adopts the waiting process) or calls
+    ``cancel_ahead`` (the stop rule held: the process is killed, its files removed)."""
+
     name = "fio"
-    STARTUP_GUESS_S = 0.2
+    NEXT_LEAD_S = 3.0
 
     def __init__(self, binary: str | None = None):
         self.binary = binary or fio_binary()
         self._version: str | None = None
-        self._startup_s = self.STARTUP_GUESS_S
-        # HIR's idle across rounds: the monotonic time until which the last round asked for no IO,
-        # and fio's start-up (launch to the schedule's start, its exit not included) of recent rounds.
+        self._gate: Gate | None = None
+        self._ahead: _Run | None = None
+        # HIR: the monotonic time until which the last batch asked for no IO (its last step's
+        # planned idle after it drained); the next batch's first step is released then.
         self._quiet_until: float | None = None
-        self._startups: list[float] = []
-        self._schedule_epoch: tuple[float, float] | None = None  # (schedule start, last step's end), Unix s
-
-    def _lead_s(self) -> float:
-        """How long the next round's first step must wait so that the idle the previous round ended
-        with is kept, minus fio's start-up (idle time too): the median of the recent rounds', so
-        that one slow start on a loaded host does not cut the next idle short."""
-        until, self._quiet_until = self._quiet_until, None
-        startup = statistics.median(self._startups) if self._startups else self._startup_s
-        return 0.0 if until is None else max(0.0, until - time.monotonic() - startup)
-
-    def _keep_idle(self, batch: Batch, t0: float, wall_start: float) -> None:
-        """After a round: fio's start-up, and the end of the idle its last step asked for."""
-        if self._schedule_epoch is None:
-            return
-        genesis, end = self._schedule_epoch
-        if 0 < genesis - wall_start < 5:
-            self._startups = (self._startups + [genesis - wall_start])[-5:]
-        if batch.steps[-1].idle_after_s:
-            self._quiet_until = t0 + (end - wall_start) + batch.steps[-1].idle_after_s
 
     def version(self) -> str:
         if self._version is None:
             self._version = fio_version(self.binary)
         return self._version
 
-    def run(self, batch: Batch) -> BatchResult:
-        job_text, starts = render_job_file(batch, self._lead_s())
-        job_path = batch.job_path or Path(os.devnull)
-        out_path = batch.output_path
-        if batch.job_path:
-            batch.job_path.write_text(job_text)
-        if out_path is None:
-            raise ValueError("FioExecutor needs an output path for fio's json+")
-        cmd = [self.binary, "--output-format=json+", f"--output={out_path}", str(job_path)]
-        if not batch.job_path:
-            raise ValueError("FioExecutor needs a job path")
-        t0 = time.monotonic()
-        wall_start = time.time()
+    # ---- processes ------------------------------------------------------------------------------
+    def _start(self, batch: Batch, after: Entry | None) -> _Run:
+        if batch.job_path is None or batch.output_path is None:
+            raise ValueError("FioExecutor needs a job path and an output path")
+        if self._gate is None:
+            self._gate = Gate()
+        gate = self._gate
+        job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
+        log_path = out_path.with_suffix(".log")
+        holder: list[_Run] = []
+        entries = gate.add([s.workload.threads for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
+                           listener=lambda kind, e: holder[0].on_gate(kind, e) if holder else None)
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    start_new_session=True, preexec_fn=_die_with_parent)
-        except OSError as exc:
-            raise RunFailed(f"cannot start fio ({exc}): check the fio installation") from None
-        sampler = _Sampler(batch, proc.pid, t0 + self._startup_s, starts)
-        bounds = _Boundaries(batch, t0, self._startup_s, starts)
-        sampler.start()
-        bounds.start()
-        try:
-            console, _ = proc.communicate()
+            text, _ = render_job_file(batch, [(gate.prerun(e), gate.postrun(e)) for e in entries])
+            job_path.write_text(_JOB_HEADER + text)
+            log = open(log_path, "w")
         except BaseException:
-            # Ctrl-C / SIGTERM: stop fio now; the unfinished round is dropped by the caller.
-            _stop(proc)
+            gate.close_entries(entries)
+            raise
+        cmd = [self.binary, "--output-format=json+", f"--output={out_path}", str(job_path)]
+        try:
+            # cwd: fio writes each hook's output to JOB.prerun.txt / JOB.postrun.txt there.
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    cwd=gate.root, start_new_session=True, preexec_fn=_prepare_child)
+        except OSError as exc:
+            gate.close_entries(entries)
+            raise RunFailed(f"cannot start fio ({exc}): check the fio installation") from None
+        finally:
+            log.close()
+        run = _Run(batch=batch, proc=proc, entries=entries, log_path=log_path)
+        holder.append(run)
+        # Link into the chain only now that someone listens: if `after` has already drained (and
+        # had its planned idle), the first step is released at once (the release latches until fio
+        # reaches the barrier). A fresh batch after one that ended with a planned idle (HIR) is
+        # released when that idle is over.
+        if after is not None:
+            gate.link(after, entries[0])
+        else:
+            until, self._quiet_until = self._quiet_until, None
+            gate.release(entries[0], until)
+        return run
+
+    def _kill(self, run: _Run) -> None:
+        _stop(run.proc)
+        if self._gate is not None:
+            self._gate.close_entries(run.entries)
+
+    def cancel_ahead(self) -> dict | None:
+        """Stop the batch started ahead, if any. Returns what it did before it was stopped (for
+        the manifest): its steps never count, its job file and output are removed."""
+        run, self._ahead = self._ahead, None
+        info = None
+        if run is not None:
+            first = run.entries[0]
+            ran = None if first.started_unix_s is None else round(time.time() - first.started_unix_s, 3)
+            self._kill(run)
+            for p in (run.batch.job_path, run.batch.output_path, run.log_path):
+                try:
+                    Path(p).unlink()
+                except (OSError, TypeError):
+                    pass
+            info = {"steps": len(run.entries), "started": first.started_unix_s is not None, "ran_s": ran}
+        self._close_gate_if_idle()
+        return info
+
+    def _close_gate_if_idle(self) -> None:
+        if self._ahead is None and self._gate is not None:
+            self._gate.close()
+            self._gate = None
+
+    def _adopt(self, batch: Batch) -> _Run:
+        ahead = self._ahead
+        if ahead is not None and _same_work(ahead.batch, batch):
+            self._ahead = None
+            self._quiet_until = None  # its first step is chained to the last one, idle included
+            ahead.batch.on_progress, ahead.batch.on_boundary = batch.on_progress, batch.on_boundary
+            ahead.batch.next = batch.next
+            return ahead
+        self.cancel_ahead()
+        return self._start(batch, after=None)
+
+    # ---- one batch -------------------------------------------------------------------------------
+    def run(self, batch: Batch) -> BatchResult:
+        run = self._adopt(batch)
+        batch = run.batch
+        wall_start, t0 = time.time(), time.monotonic()
+        sampler = _Sampler(batch, run.proc.pid, t0, lambda: run.current)
+        sampler.start()
+        try:
+            self._supervise(run)
+        except BaseException:
+            # Ctrl-C / SIGTERM / a step that never started: stop fio now (the unfinished round is
+            # dropped by the caller) and whatever was started ahead.
+            self._kill(run)
+            self.cancel_ahead()
             raise
         finally:
             sampler.stop_event.set()
-            bounds.stop_event.set()
+        if self._gate is not None:
+            self._gate.close_entries(run.entries)
         wall = time.monotonic() - t0
-        bounds.join(timeout=5)
-        _call_boundary(batch, len(batch.steps))
-        if out_path is not None and console:
-            out_path.with_suffix(".log").write_text(console)
+        try:
+            log = run.log_path.read_text(errors="replace")
+        except OSError:
+            log = ""
+        console = "\n".join(ln for ln in log.splitlines() if not _HOOK_LINE.match(ln.strip()))
+        if not console.strip():
+            run.log_path.unlink(missing_ok=True)
+        out_path = Path(batch.output_path)  # type: ignore[arg-type]
         text = out_path.read_text(errors="replace") if out_path.exists() else ""
-        result = self._result(batch, text, console or "", proc.returncode, wall, wall_start, starts)
-        # Start-up = wall time not covered by the schedule and the last step's run (for the next round).
-        last = result.measurements[-1]
-        startup = wall - (starts[-1] + last.duration_s)
-        if 0 < startup < 5:
-            self._startup_s = startup
-        self._keep_idle(batch, t0, wall_start)
+        try:
+            result = self._result(batch, text, console, run.proc.returncode, wall, wall_start, run.entries)
+        except BaseException:
+            self.cancel_ahead()
+            raise
+        last = run.entries[-1]
+        if batch.steps[-1].idle_after_s and last.ended_mono_s is not None:
+            self._quiet_until = last.ended_mono_s + batch.steps[-1].idle_after_s
+        self._close_gate_if_idle()
         return result
 
+    def _supervise(self, run: _Run) -> None:
+        """Wait for fio, answering the gate's news: telemetry at every boundary, the next batch's
+        process started ahead in time, a step that never starts stopped."""
+        n = len(run.entries)
+        index = {e.number: i for i, e in enumerate(run.entries)}
+        # Start the next batch's fio when less than NEXT_LEAD_S of planned steps follow the step
+        # just released (the last step of a round of PTS minutes; earlier for short steps): fio
+        # takes ~0.3 s (more on a loaded host) to start and set up the jobs of the next round.
+        # Planned idles count as time left too (HIR).
+        durations = [(s.duration_s or 0.0) + s.idle_after_s for s in run.batch.steps]
+        after = [sum(durations[i + 1:]) + run.batch.steps[i].idle_after_s for i in range(n)]
+        while True:
+            try:
+                news = [run.events.get(timeout=0.25)]
+            except queue.Empty:
+                news = []
+            while True:
+                try:
+                    news.append(run.events.get_nowait())
+                except queue.Empty:
+                    break
+            boundary = None
+            for kind, e in news:
+                i = index[e.number]
+                if kind == "released":
+                    run.current = max(run.current, i)
+                    boundary = i
+                    if after[i] < self.NEXT_LEAD_S and run.batch.next is not None and self._ahead is None:
+                        self._ahead = self._start(run.batch.next, after=run.entries[-1])
+                elif kind == "ended" and i == n - 1:
+                    boundary = n
+            if boundary is not None:
+                # One snapshot for the latest boundary: a slow collector skips, it never delays.
+                _call_boundary(run.batch, boundary)
+            if run.proc.poll() is not None:
+                return
+            now = time.monotonic()
+            for i, e in enumerate(run.entries):
+                if e.released_mono_s is not None and e.started_mono_s is None and \
+                        now - max(e.released_mono_s, run.spawned_mono_s) > START_TIMEOUT_S:
+                    raise RunFailed(f"fio did not start step {i + 1} of {run.batch.output_path} within "
+                                    f"{START_TIMEOUT_S:.0f} s (a job that failed during its set-up): "
+                                    f"see {run.log_path}")
+
     def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
-                starts: list[float]) -> BatchResult:
+                entries: list[Entry] | None = None) -> BatchResult:
         def first_line(s: str) -> str:
             return next((ln.strip() for ln in s.splitlines() if ln.strip().startswith("fio:")),
                         next((ln.strip() for ln in s.splitlines() if ln.strip()), ""))
@@ -365,32 +381,105 @@ class FioExecutor:
                             f"see {batch.output_path}")
         if len(out.jobs) != len(batch.steps):
             raise RunFailed(f"fio reported {len(out.jobs)} results for {len(batch.steps)} steps: see {batch.output_path}")
-        # Start times: fio >= 3.3x writes job_start; older fio does not, so they are reconstructed
-        # from the end-of-run timestamp, the schedule and the last step's run time.
-        last = out.jobs[-1]
-        last_rt = max(float(last.get("read", {}).get("runtime", 0)), float(last.get("write", {}).get("runtime", 0))) / 1000
-        end_epoch = (out.timestamp_ms / 1000.0) if out.timestamp_ms else wall_start + wall
-        genesis = end_epoch - (starts[-1] + last_rt)
-        self._schedule_epoch = (genesis, end_epoch) if out.timestamp_ms else None
         try:
-            ms = [job_measurement(j, major=out.major_version, start_time=genesis + st, duration_s=s.duration_s)
-                  for j, st, s in zip(out.jobs, starts, batch.steps)]
+            timelines = [step_timeline(j, s, e) for j, s, e in
+                         zip(out.jobs, batch.steps, entries or [None] * len(batch.steps))]
+            if entries is None:  # recorded output without the gate (tests): the end-of-run stamp
+                _timeline_from_end(timelines, out.timestamp_ms / 1000.0 if out.timestamp_ms else wall_start + wall)
+            ms = [job_measurement(j, major=out.major_version, start_time=tl["start_unix_s"],
+                                  end_time=tl["end_unix_s"], duration_s=s.duration_s)
+                  for j, s, tl in zip(out.jobs, batch.steps, timelines)]
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
                             f"see {batch.output_path}") from None
-        warnings = [ln for ln in out.preamble.splitlines() if ln.strip()]
-        return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version, warnings=warnings)
+        warnings = [ln for ln in out.preamble.splitlines() if ln.strip() and not _HOOK_LINE.match(ln.strip())]
+        return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version, warnings=warnings,
+                           timelines=timelines)
+
+
+_JOB_HEADER = """\
+; ssdpts: every step waits in exec_prerun until ssdpts releases it (the step gate, see
+; docs/methodology.md "Step boundaries"); outside ssdpts, delete the exec_prerun, exec_postrun
+; and wait_for lines and add startdelay= to run this file with fio alone.
+"""
+
+
+def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
+    """When a step's IO ran, on the host clock (Unix seconds).
+
+    Start: when the gate released it, if every clone was waiting at its barrier then (fio starts
+    the job's clock right after the clone's shell exits, ~0.5 ms later); otherwise when the gate
+    heard the first clone pass its barrier. End: the start of the last clone plus fio's own
+    ``job_runtime`` (from the job's clock start until its IO loop ended and its in-flight IOs
+    completed; fio sums it over the clones of a group, so it is divided by their number), at most
+    when the gate heard the last clone's end.
+    fio >= 3.36 also writes ``job_start`` (ms): kept as a cross-check, not used, so that the
+    timeline means the same with every fio. ``late_ms``: how long after its release the last clone
+    reached its barrier (fio created or set up the job late: the boundary's idle then comes from
+    fio's job creation, not from the gate)."""
+    clones = max(step.workload.threads, 1)
+    runtime_ms = job.get("job_runtime")
+    tl: dict = {
+        "source": "gate",
+        "released_unix_s": None, "ready_unix_s": None, "started_unix_s": None, "end_signal_unix_s": None,
+        "fio_job_runtime_ms": None if runtime_ms is None else round(float(runtime_ms) / clones, 3),
+        "fio_job_start_unix_ms": int(job["job_start"]) if job.get("job_start") else None,
+        "chained": False, "late_ms": None, "start_unix_s": None, "last_start_unix_s": None, "end_unix_s": None,
+    }
+    if entry is None:
+        return tl
+    tl.update(released_unix_s=entry.released_unix_s, ready_unix_s=entry.ready_unix_s,
+              started_unix_s=entry.started_unix_s, end_signal_unix_s=entry.ended_unix_s, chained=entry.chained)
+    if entry.released_unix_s is None:
+        raise ValueError("a step finished that the gate never released")
+    if entry.ready_at_release:
+        start = last_start = entry.released_unix_s
+    else:
+        start = entry.started_unix_s or entry.released_unix_s
+        last_start = max(entry.last_started_unix_s or start, start)
+    if tl["fio_job_runtime_ms"] is not None:
+        end = last_start + tl["fio_job_runtime_ms"] / 1000.0
+        if entry.ended_unix_s is not None:
+            # The gate hears the end after it happened (the postrun hook runs once the job's IO
+            # has drained): an upper bound when a late-heard start pushed the estimate past it.
+            end = min(end, entry.ended_unix_s)
+    else:  # a fio that does not write job_runtime: the end as the gate heard it
+        end = entry.ended_unix_s or start
+    if entry.released_unix_s is not None and entry.ready_unix_s is not None:
+        tl["late_ms"] = round(max(0.0, entry.ready_unix_s - entry.released_unix_s) * 1000, 3)
+    tl["start_unix_s"], tl["last_start_unix_s"] = round(start, 6), round(last_start, 6)
+    tl["end_unix_s"] = round(max(end, start), 6)
+    return tl
+
+
+def _timeline_from_end(timelines: list[dict], end_unix_s: float) -> None:
+    """Without the gate's timestamps: steps back to back, ending at fio's end-of-run stamp."""
+    t = end_unix_s
+    for tl in reversed(timelines):
+        rt = (tl["fio_job_runtime_ms"] or 0.0) / 1000.0
+        tl["source"] = "fio end of run"
+        tl["start_unix_s"], tl["end_unix_s"] = round(t - rt, 6), round(t, 6)
+        t -= rt
+
+
+def _same_work(a: Batch, b: Batch) -> bool:
+    return (a.steps == b.steps and a.filename == b.filename and a.area == b.area and a.seed == b.seed
+            and a.ioengine == b.ioengine and a.job_path == b.job_path and a.output_path == b.output_path)
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGINT, 5.0), (signal.SIGKILL, 5.0)):
+    """Kill fio and the hook shells it started (its own process group). No SIGINT first: while a
+    job waits in its exec_prerun, glibc's system() has fio ignore SIGINT, and the unfinished
+    round is dropped anyway."""
+    if proc.poll() is None:
         try:
-            proc.send_signal(sig)
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-        except ProcessLookupError:
-            return
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass

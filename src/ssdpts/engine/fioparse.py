@@ -138,22 +138,26 @@ def direction_stats(d: dict, major: int) -> tuple[DirectionStats, str]:
 
 
 def job_measurement(job: dict, *, major: int = 3, start_time: float | None = None,
-                    duration_s: float | None = None) -> Measurement:
+                    end_time: float | None = None, duration_s: float | None = None) -> Measurement:
     """One fio job (a step, with group_reporting) as a Measurement.
 
-    Start time: fio >= 3.3x writes ``job_start`` (ms since the epoch); otherwise the caller passes
-    the scheduled start. Duration: the longer of the read and write run times."""
+    Start and end time: the observed timeline the caller passes (engine/fio.py step_timeline);
+    without one, fio's ``job_start`` (ms since the epoch, fio >= 3.36) and the duration.
+    Duration: the longer of the read and write run times."""
     read, kr = direction_stats(job.get("read", {}), major)
     write, kw = direction_stats(job.get("write", {}), major)
     kind = kr if read.ios else kw
     measured = max(read.runtime_s, write.runtime_s)
     dur = measured if measured > 0 else (duration_s or 0.0)
-    if "job_start" in job and job["job_start"]:
+    if start_time is not None:
+        start = start_time
+    elif job.get("job_start"):
         start = float(job["job_start"]) / 1000.0
     else:
-        start = start_time or 0.0
+        start = 0.0
+    end = end_time if end_time is not None else start + dur
     return Measurement(
-        read=read, write=write, duration_s=dur, start_time=start, end_time=start + dur,
+        read=read, write=write, duration_s=dur, start_time=start, end_time=max(end, start),
         lat_kind=kind, error=int(job.get("error", 0) or 0), jobname=str(job.get("jobname", "")),
         cpu_usr_pct=_cpu(job.get("usr_cpu")), cpu_sys_pct=_cpu(job.get("sys_cpu")),
     )

@@ -302,6 +302,9 @@ class Builder:
         sections: list[Section] = []
         for t in tests:
             sections.extend(self.test_sections(t, headers[t]))
+        bounds = self.boundary_section(tests)
+        if bounds:
+            sections.append(bounds)
         temp = self.temperature_section()
         if temp.new_page:
             sections.append(temp)
@@ -786,6 +789,17 @@ class Builder:
         if rounds_run == 0:
             blocks.append(Alert("bad", "not run", ["no round of this test finished before the run stopped"]))
             return blocks
+        resume = part.steady_state.resume if part.steady_state else None
+        spans = resume.spans_resume if resume else None
+        if spans:
+            blocks.append(Alert("warn", f"the window {spans.get('text', 'spans a resume')}", [
+                f"rounds {fmt_rounds(window)} include rounds from before and after a resumption of the run "
+                "('ssdpts resume --keep-window'): the drive was idle in between, which the PTS's "
+                "'no delay between rounds' excludes; the values below are disclosed, not PTS steady-state values"]))
+        elif resume and resume.window_from_round:
+            blocks.append(Alert("info", f"resumed: the window counts from round {resume.window_from_round}", [
+                "the run was interrupted and resumed; the interrupted round was repeated and only rounds run after "
+                "the resumption may form the steady-state window (PTS: no delay between rounds)"]))
         if part.reached:
             blocks.append(Alert("ok", f"steady state reached in rounds {fmt_rounds(window)}",
                                 [f"{rounds_run} rounds run; every tracking variable passes in this window"]))
@@ -1394,6 +1408,51 @@ class Builder:
                                                "(grey, '≈ max')."))
             out.append(sec)
         return out
+
+    # Step boundaries -------------------------------------------------------------------------
+    def boundary_section(self, tests: list[str]) -> Section | None:
+        """Per part and round: median and worst idle and overlap at the step boundaries (from each
+        step's observed timeline), and the boundaries over the limits (docs/methodology.md)."""
+        rows, flagged = [], []
+        limit = None
+        for t in tests:
+            for pid in self.part_ids(t):
+                part = self.parts[pid]
+                b = part.boundaries or {}
+                limit = b.get("idle_limit_ms", limit)
+                for r in b.get("rounds") or []:
+                    idle, over = r.get("idle_ms") or {}, r.get("overlap_ms") or {}
+                    bad = r.get("over_limit", 0)
+                    ref = f"{pid}:b{r['round']}:"  # recomputed from the steps' times (tests/report_numbers.py)
+                    rows.append([Cell(f"{part.title} · round {r['round']}"),
+                                 Cell(str(r.get("boundaries", 0)), r.get("boundaries"), ref=ref + "boundaries"),
+                                 Cell(_num(idle.get("median"), 2), idle.get("median"), ref=ref + "idle_median"),
+                                 Cell(_num(idle.get("worst"), 2), idle.get("worst"), ref=ref + "idle_worst"),
+                                 Cell(_num(over.get("worst"), 2), over.get("worst"), ref=ref + "overlap_worst"),
+                                 Cell(str(bad), bad, css="bad" if bad else "ok", ref=ref + "over_limit")])
+                for f in b.get("flagged") or []:
+                    flagged.append(f"{part.title} round {f['round']} step {f['index']} "
+                                   f"({f.get('label', '')}, after {f.get('after')}): {f.get('why')}")
+        if not rows:
+            return None
+        sec = Section("boundaries", "Step boundaries", 2, None, new_page=True)
+        if flagged:
+            shown = flagged[:20] + ([f"… and {len(flagged) - 20} more (summary.json)"] if len(flagged) > 20 else [])
+            sec.blocks.append(Alert("warn", f"{len(flagged)} step boundar{'y' if len(flagged) == 1 else 'ies'} "
+                                            "over the limits", shown))
+        else:
+            sec.blocks.append(Alert("ok", "every step boundary within the limits",
+                                    [f"idle at most {limit:g} ms; no overlap into or out of a TC1/QD1 step"]))
+        sec.blocks.append(Table("boundaries-table", "Idle and overlap at step boundaries, per round (ms)",
+                                ["Test · round", "Boundaries", "Idle median", "Idle worst", "Overlap worst",
+                                 "Over limit"], rows,
+                                note=f"A round's boundaries: the one from the previous round (or WIPC) and those between "
+                                     f"its steps. Idle: no IO in flight (next step's start minus previous step's end, "
+                                     f"from each step's observed timeline; resolution 1 ms), beyond the planned idle "
+                                     f"after a step where the test plans one (HIR). Limits: idle ≤ {limit:g} ms; "
+                                     f"no overlap when either step is TC1/QD1, else at most the previous step's "
+                                     f"maximum response time (its drain). Per boundary: steps.jsonl \"boundary\"."))
+        return sec
 
     # Temperature ---------------------------------------------------------------------------
     def temperature_section(self) -> Section:

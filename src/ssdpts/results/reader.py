@@ -157,7 +157,7 @@ def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
 
 def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
     """The results of a run from its step records, planned for the target it ran on."""
-    from ..analysis import summarize_typed
+    from ..analysis import kept_sessions, summarize_typed
     from ..pts.plan import build_parts
 
     try:
@@ -169,7 +169,7 @@ def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
                         "summary.json") from None
     deviations = list(manifest.deviations) if manifest.deviations is not None else spec.deviations()
     return summarize_typed(parts, records, target.size_bytes, status=manifest.status or "running",
-                           deviations=deviations)
+                           deviations=deviations, keep=kept_sessions(dict(manifest.doc)))
 
 
 def find_run_dirs(dirs: Iterable[str | Path]) -> list[Path]:

@@ -74,21 +74,41 @@ def verdict_from_dict(d: Mapping[str, Any]) -> Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowResume:
+    """Where a window stands to the run's resumptions (analysis.window_rounds_from, docs/methodology.md)."""
+
+    window_from_round: int | None  # the first round the window may use (None: no re-preconditioning resume)
+    spans_resume: Mapping[str, Any] | None  # with --keep-window: {"idle_h", "text": "spans a resume of N h"}
+
+
+@dataclass(frozen=True, slots=True)
 class SteadyStateResult:
     """A part's verdict: every tracking variable must pass in the same window (PTS 2.0.2)."""
 
     reached: bool
     window_rounds: tuple[int, ...]  # the measurement window (the last 5 rounds when not reached)
     variables: tuple[Verdict, ...]
+    resume: WindowResume | None = None  # None: written by an ssdpts that did not record it
+
+    @property
+    def spans_resume(self) -> Mapping[str, Any] | None:
+        return None if self.resume is None else self.resume.spans_resume
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reached": self.reached, "window_rounds": list(self.window_rounds),
-                "variables": [v.to_dict() for v in self.variables]}
+        d = {"reached": self.reached, "window_rounds": list(self.window_rounds),
+             "variables": [v.to_dict() for v in self.variables]}
+        if self.resume is not None:
+            d["window_from_round"] = self.resume.window_from_round
+            d["spans_resume"] = None if self.resume.spans_resume is None else dict(self.resume.spans_resume)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SteadyStateResult":
+        span = d.get("spans_resume")
+        resume = WindowResume(_int(d.get("window_from_round")), span if isinstance(span, Mapping) else None) \
+            if "window_from_round" in d or "spans_resume" in d else None
         return cls(bool(d.get("reached")), tuple(d.get("window_rounds") or ()),
-                   tuple(verdict_from_dict(v) for v in d.get("variables") or ()))
+                   tuple(verdict_from_dict(v) for v in d.get("variables") or ()), resume)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +143,12 @@ class PartResult:
     rounds_run: int | None = None
     series: dict[str, Series] = field(default_factory=dict)
     samples: int | None = None  # WSAT only
+    # Added to format 1 (None: written before they were): the round limit after a
+    # re-preconditioning resume, the step boundaries (analysis.boundary_summary, kept as recorded:
+    # docs/results-format.md), the resumptions the part continued through.
+    round_limit: int | None = None
+    boundaries: Mapping[str, Any] | None = None
+    resumptions: tuple[Mapping[str, Any], ...] | None = None
 
     @property
     def is_wsat(self) -> bool:
@@ -151,6 +177,12 @@ class PartResult:
         d["steady_state"] = None if self.steady_state is None else self.steady_state.to_dict()
         d["table"] = None if self.table is None else self.table.to_dict()
         d["warnings"] = list(self.warnings)
+        if self.round_limit is not None:
+            d["round_limit"] = self.round_limit
+        if self.boundaries is not None:
+            d["boundaries"] = self.boundaries
+        if self.resumptions is not None:
+            d["resumptions"] = list(self.resumptions)
         return d
 
     @classmethod
@@ -167,7 +199,10 @@ class PartResult:
             rounds_run=_int(d.get("rounds_run")),
             series={k: Series(tuple(s.get("rounds") or ()), tuple(s.get("values") or ()))
                     for k, s in _map(d.get("series")).items()},
-            samples=_int(d.get("samples")),
+            samples=_int(d.get("samples")), round_limit=_int(d.get("round_limit")),
+            boundaries=d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None,
+            resumptions=tuple(r for r in d["resumptions"] if isinstance(r, Mapping))
+            if isinstance(d.get("resumptions"), list) else None,
         )
 
 
@@ -180,11 +215,15 @@ class Summary:
     deviations: tuple[str, ...]
     tests: dict[str, tuple[str, ...]]  # test -> its part ids, in run order
     parts: dict[str, PartResult]
+    boundaries: Mapping[str, Any] | None = None  # over every part (analysis.run_boundary_summary); None: not recorded
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "pts_compliant": self.pts_compliant, "deviations": list(self.deviations),
-                "tests": {t: list(ids) for t, ids in self.tests.items()},
-                "parts": {pid: p.to_dict() for pid, p in self.parts.items()}}
+        d = {"status": self.status, "pts_compliant": self.pts_compliant, "deviations": list(self.deviations),
+             "tests": {t: list(ids) for t, ids in self.tests.items()},
+             "parts": {pid: p.to_dict() for pid, p in self.parts.items()}}
+        if self.boundaries is not None:
+            d["boundaries"] = self.boundaries
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Summary":
@@ -192,7 +231,8 @@ class Summary:
         return cls(_str(d.get("status")), bool(d.get("pts_compliant", not devs)), tuple(devs or ()),
                    {str(t): tuple(ids or ()) for t, ids in _map(d.get("tests")).items()},
                    {str(pid): PartResult.from_dict(str(pid), p) for pid, p in _map(d.get("parts")).items()
-                    if isinstance(p, Mapping)})
+                    if isinstance(p, Mapping)},
+                   d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None)
 
 
 # ==================================================================================================

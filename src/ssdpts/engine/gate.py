@@ -1,0 +1,310 @@
+"""The step gate: ssdpts, not fio's job scheduler, decides when each step starts.
+
+Why (measured per boundary with the kernel's block tracepoints, docs/methodology.md
+"Step boundaries"): fio creates a job when its ``startdelay`` has passed, checking every ~100 ms,
+then waits one more ~100 ms poll before releasing it, and the job's ``runtime`` clock starts
+only after its own set-up. A step therefore starts late by 100-200+ ms and ends late by the
+same amount; the boundary between two steps is the difference of two such delays: a few ms
+usually, but ±100 ms when fio's polling phase wraps or the host is loaded, i.e. idle gaps or two
+steps in flight at once (a LAT step at QD2). ``stonewall`` and ``wait_for`` wait for the same poll
+(~250 ms per step), and a new fio process per round costs its start-up (~300 ms) between rounds.
+
+How: every job (one per step) is created ahead of time and ends its set-up (device open,
+buffers allocated and registered) inside fio's ``exec_prerun`` hook, which fio runs in the job's
+own thread immediately before it starts the job's clock and issues the first IO. The hook blocks
+on a FIFO the gate owns::
+
+    exec_prerun=echo r G 1<>DIR/ev && read x < DIR/bG && echo s G 1<>DIR/ev && :
+    exec_postrun=echo e G 1<>DIR/ev && :
+
+(fio appends ``> JOB.prerun.txt 2>&1`` to the command: the trailing ``:`` takes it, so that
+``echo`` still writes to the FIFO; ``;`` would start a comment in a fio job file.)
+
+* ``read`` and ``echo`` are builtins of the shell fio starts (``system()``): no extra program is
+  executed on the way from one step to the next.
+* ``exec_postrun`` runs after the job's IO loop has ended and its in-flight IOs have completed;
+  every clone (``numjobs``) reports ``e G``. When all clones of step G have reported, the gate
+  writes one line per clone to step G+1's FIFO: each clone's ``read`` takes one line and the
+  step starts. So a step never starts before the previous one has drained (no overlap, a LAT
+  step never shares the device), and the idle between them is the time for a shell to report,
+  the gate to answer and a shell to exit: about 2 ms.
+* The gate holds every FIFO open for writing while it lives: a clone that reaches its barrier
+  after the release still finds its line (the release latches), and if ssdpts dies, ``read``
+  sees end-of-file, fails, and fio fails the job instead of running it unreleased. The events
+  FIFO is opened read-write by the shells (``1<>``), so reporting never blocks.
+* The gate is shared across fio processes: the first step of the next round, in a fio process
+  started ahead, is released by the last step of the current round in the same way.
+* A planned idle (HIR: ``Step.idle_after_s``, time with no IO from any thread) is the one delay
+  the gate adds on purpose: the next step is released that long after the step has drained
+  (a timer, not fio's ~100 ms poll), and the boundary's idle is measured against it.
+
+Timestamps (host clock, CLOCK_REALTIME): ``released`` when the gate wrote the step's lines (its
+thread is running then: the stamp is exact); ``ready`` and ``started`` when the gate received the
+last clone's ``r G`` (set up, waiting at the barrier) and the first and last clone's ``s G``
+(passed the barrier); ``ended`` when it received the last clone's ``e G``. Stamps of received
+lines are late by the time the gate's thread takes to get the CPU (under 1 ms on an idle host,
+up to ~10 ms under CPU load): a step's start is therefore its release when every clone was
+waiting then (fio starts the job's clock ~0.5 ms later, as the block trace shows), and only
+otherwise the arrival of its ``s`` lines (benchmarks/boundaries.py measures the agreement).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import os
+from pathlib import Path
+import shutil
+import tempfile
+import threading
+import time
+from typing import Callable
+
+
+@dataclass(eq=False)
+class Entry:
+    """One step in the gate's chain."""
+
+    number: int  # G: the step's number in the gate, unique for the gate's life
+    clones: int  # fio numjobs: how many shells read the barrier and report the end
+    fd: int  # write end of the step's barrier FIFO
+    prev: "Entry | None" = None  # the step that must end before this one starts
+    next: "Entry | None" = None
+    listener: Callable[[str, "Entry"], None] | None = None  # ("released" | "started" | "ended", entry)
+    idle_after_s: float = 0.0  # planned idle (HIR): the next step is released this long after the drain
+    timer: threading.Timer | None = None  # a release of this entry planned for later (its predecessor's idle)
+    chained: bool = False  # released by its predecessor's end (not by the start of a fresh batch)
+    released_unix_s: float | None = None
+    released_mono_s: float | None = None
+    ready_unix_s: float | None = None  # the last clone reached its barrier
+    ready_clones: int = 0
+    ready_at_release: bool = False  # every clone was waiting at its barrier when it was released
+    started_unix_s: float | None = None  # the first clone passed its barrier
+    started_mono_s: float | None = None
+    last_started_unix_s: float | None = None  # the last clone passed its barrier
+    started_clones: int = 0
+    ended_unix_s: float | None = None
+    ended_mono_s: float | None = None
+    ended_clones: int = 0
+    closed: bool = False
+
+    @property
+    def ended(self) -> bool:
+        return self.ended_clones >= self.clones
+
+
+def _sweep_stale(tmp: Path) -> None:
+    """Remove gate directories of ssdpts processes that no longer exist (a SIGKILLed run cannot
+    clean up; its directory is named by its pid)."""
+    for d in tmp.glob("ssdpts-gate-*-*"):
+        try:
+            pid = int(d.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@dataclass
+class Gate:
+    """A private directory with the FIFOs, and the thread that answers the shells."""
+
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=f"ssdpts-gate-{os.getpid()}-")))
+
+    def __post_init__(self) -> None:
+        _sweep_stale(self.root.parent)
+        self.events = self.root / "ev"
+        os.mkfifo(self.events, 0o600)
+        # Read-write: the gate is always a reader (shells never block on it) and a writer
+        # (a read never sees end-of-file; close() wakes the thread with a line of its own).
+        self._ev_fd = os.open(self.events, os.O_RDWR | os.O_CLOEXEC)
+        self._lock = threading.Lock()
+        self._entries: dict[int, Entry] = {}
+        self._count = 0
+        self._thread = threading.Thread(target=self._serve, name="ssdpts-gate", daemon=True)
+        self._thread.start()
+
+    # ---- what fio runs ----------------------------------------------------------------------
+    def prerun(self, e: Entry) -> str:
+        ev = f"1<>{self.events}"
+        return f"echo r {e.number} {ev} && read x < {self.root}/b{e.number} && echo s {e.number} {ev} && :"
+
+    def postrun(self, e: Entry) -> str:
+        return f"echo e {e.number} 1<>{self.events} && :"
+
+    # ---- chain --------------------------------------------------------------------------------
+    def add(self, clones: list[int], *, idles: list[float] | None = None,
+            listener: Callable[[str, Entry], None] | None = None) -> list[Entry]:
+        """Entries for consecutive steps (``clones[i]`` clones each, ``idles[i]`` s of planned idle
+        after each), each released by the end of the one before plus its idle; the first by
+        ``release`` or ``link``."""
+        out: list[Entry] = []
+        idles = idles or [0.0] * len(clones)
+        if len(idles) != len(clones):
+            raise ValueError("one planned idle per step")
+        with self._lock:
+            prev = None
+            for n, idle in zip(clones, idles):
+                self._count += 1
+                path = self.root / f"b{self._count}"
+                os.mkfifo(path, 0o600)
+                e = Entry(number=self._count, clones=n, fd=os.open(path, os.O_RDWR | os.O_CLOEXEC), prev=prev,
+                          listener=listener, idle_after_s=float(idle))
+                if prev is not None:
+                    prev.next = e
+                self._entries[e.number] = e
+                out.append(e)
+                prev = e
+        return out
+
+    def link(self, after: Entry, e: Entry) -> None:
+        """``e`` starts when ``after`` has ended and its planned idle has passed (at once, or when
+        the rest of the idle has passed, if it already has ended)."""
+        with self._lock:
+            e.prev, after.next = after, e
+            if after.ended and not after.closed:
+                self._release_after(after, e)
+
+    def release(self, e: Entry, at_mono_s: float | None = None) -> None:
+        """Release a step that has no predecessor in the gate (the first step of a fresh batch),
+        at once or at ``at_mono_s`` (time.monotonic(): the end of an idle a previous batch ended with)."""
+        with self._lock:
+            if e.released_unix_s is None:
+                self._release_at(e, at_mono_s)
+
+    def detach(self, e: Entry) -> None:
+        """Forget the link into ``e`` (its predecessor must no longer release it)."""
+        with self._lock:
+            if e.prev is not None and e.prev.next is e:
+                e.prev.next = None
+            e.prev = None
+            self._cancel_timer(e)
+
+    def close_entries(self, entries: list[Entry]) -> None:
+        """Done with these steps: close their FIFOs. A shell still waiting on one (its fio was
+        killed) sees end-of-file, fails and exits instead of waiting for ever."""
+        with self._lock:
+            for e in entries:
+                if e.closed:
+                    continue
+                e.closed = True
+                self._cancel_timer(e)
+                if e.next is not None and e.next.prev is e:
+                    e.next.prev = None
+                try:
+                    os.close(e.fd)
+                except OSError:
+                    pass
+                try:
+                    (self.root / f"b{e.number}").unlink()
+                except OSError:
+                    pass
+                self._entries.pop(e.number, None)
+
+    def close(self) -> None:
+        self.close_entries(list(self._entries.values()))
+        try:
+            os.write(self._ev_fd, b"q\n")
+        except OSError:
+            pass
+        self._thread.join(timeout=5)
+        try:
+            os.close(self._ev_fd)
+        except OSError:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # ---- the answering thread -------------------------------------------------------------------
+    @staticmethod
+    def _cancel_timer(e: Entry) -> None:
+        if e.timer is not None:
+            e.timer.cancel()
+            e.timer = None
+
+    def _release_after(self, prev: Entry, e: Entry) -> None:
+        """Caller holds the lock: release ``e`` once ``prev`` (ended) has had its planned idle."""
+        if prev.idle_after_s > 0 and prev.ended_mono_s is not None:
+            self._release_at(e, prev.ended_mono_s + prev.idle_after_s)
+        else:
+            self._release(e)
+
+    def _release_at(self, e: Entry, at_mono_s: float | None) -> None:
+        """Caller holds the lock. A release in the future runs on a timer thread (PTS-EXTENDED.md
+        HIR: the idle is real, with every job of the step waiting at its barrier meanwhile)."""
+        delay = None if at_mono_s is None else at_mono_s - time.monotonic()
+        if delay is None or delay <= 0:
+            self._release(e)
+            return
+        self._cancel_timer(e)
+
+        def fire() -> None:
+            with self._lock:
+                if e.timer is t:
+                    e.timer = None
+                    self._release(e)
+
+        t = threading.Timer(delay, fire)
+        t.daemon = True
+        e.timer = t
+        t.start()
+
+    def _release(self, e: Entry) -> None:
+        """Caller holds the lock."""
+        if e.closed or e.released_unix_s is not None:
+            return
+        self._cancel_timer(e)
+        e.chained = e.prev is not None
+        e.ready_at_release = e.ready_clones >= e.clones
+        e.released_mono_s, e.released_unix_s = time.monotonic(), time.time()
+        try:
+            os.write(e.fd, b"\n" * e.clones)  # one line per clone: each clone's read takes one
+        except OSError:
+            return
+        self._notify("released", e)
+
+    @staticmethod
+    def _notify(kind: str, e: Entry) -> None:
+        if e.listener is not None:
+            try:
+                e.listener(kind, e)
+            except Exception:  # noqa: BLE001 - a listener must never stop the schedule
+                pass
+
+    def _serve(self) -> None:
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(self._ev_fd, 4096)
+            except OSError:
+                return
+            mono, unix = time.monotonic(), time.time()
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                if line == b"q":
+                    return
+                kind, _, num = line.partition(b" ")
+                try:
+                    n = int(num)
+                except ValueError:
+                    continue
+                with self._lock:
+                    e = self._entries.get(n)
+                    if e is None:
+                        continue
+                    if kind == b"r":
+                        e.ready_clones += 1
+                        if e.ready_clones == e.clones:
+                            e.ready_unix_s = unix
+                    elif kind == b"s":
+                        e.started_clones += 1
+                        e.last_started_unix_s = unix
+                        if e.started_unix_s is None:
+                            e.started_mono_s, e.started_unix_s = mono, unix
+                            self._notify("started", e)
+                    elif kind == b"e":
+                        e.ended_clones += 1
+                        if e.ended:
+                            e.ended_mono_s, e.ended_unix_s = mono, unix
+                            if e.next is not None:
+                                self._release_after(e, e.next)  # first: nothing may delay the next step
+                            self._notify("ended", e)

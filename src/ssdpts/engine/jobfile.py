@@ -1,0 +1,154 @@
+"""The fio job file of a batch: one job section per step (engine/fio.py runs it).
+
+Each step's section carries its workload (PTS.md §1: TC = numjobs, QD = iodepth), its run time
+(or io_size for WIPC), and either the step gate's hooks (engine/gate.py: the schedule ssdpts runs)
+or fio's own ``startdelay`` at the planned offsets (:func:`schedule`, planned idles included: the
+form kept for benchmarks/boundaries.py and for running a job file with fio alone).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+from ..measurement import PERCENTILES
+from ..pts.workload import Step
+from .base import Batch
+
+
+def _ms(seconds: float) -> str:
+    return f"{int(round(seconds * 1000))}ms"
+
+
+def _step_seed(base: int, step: Step) -> int:
+    # A different LBA/data sequence per step and round, reproducible from the recorded base seed.
+    return (base * 1_000_003 + step.round * 1009 + step.index * 7 + zlib.crc32(step.part.encode()) % 997) % (2**63)
+
+
+def steps_ahead(duration_s: float | None) -> int:
+    """How many steps' jobs fio keeps created and waiting at their barrier beyond the running one.
+
+    fio creates a job some 100-300 ms after it may (its main loop polls every 100 ms, then waits
+    one more poll), and the job then allocates and registers its buffers: the job of step n+1 must
+    be created early enough to be waiting before step n ends (at TC4/QD32 with 1 MiB blocks the
+    set-up alone takes up to ~0.3 s on a loaded host). One step ahead is plenty for steps of two
+    seconds or more (PTS steps are 60 s) and bounds the memory to two steps' buffers (up to
+    2 x TC x QD x 1 MiB for IOPS); shorter (time-compressed) steps keep a second's worth ready."""
+    if duration_s is None or duration_s >= 2.0:
+        return 1
+    return min(6, math.ceil(1.0 / max(duration_s, 1e-3)) + 1)
+
+
+def schedule(steps: list[Step], lead_s: float = 0.0) -> list[float]:
+    """Each step's start offset from fio's start (s): back to back, except that a step's planned
+    idle (``idle_after_s``) leaves the device without IO that long before the next step starts;
+    ``lead_s`` delays the first step (the rest of an idle a previous round ended with). The one
+    place that turns idle periods into a schedule: a scheduler that starts steps by other means
+    keeps this rule."""
+    starts, t = [], lead_s
+    for s in steps:
+        starts.append(t)
+        t += (s.duration_s or 0.0) + s.idle_after_s
+    return starts
+
+
+def _split(pairs, size: bool) -> str:
+    """fio's a/b:c/d syntax; block sizes in k where they are whole KiB (1536 stays bytes)."""
+    def fmt(v: int) -> str:
+        return f"{v // 1024}k" if size and v % 1024 == 0 else str(v)
+    return ":".join(f"{fmt(a)}/{b}" for a, b in pairs)
+
+
+def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
+    """The segments of a client test active range as fio's random_distribution (pts/segments.py):
+    each segment an equal whole percentage of the IOs, the gaps around it 0%, sizes in bytes from the
+    start of the area; fio holds at most 256 such zones."""
+    pct = 100 // len(segments)
+    zones, pos = [], 0
+    for off, size in segments:
+        if off > pos:
+            zones.append(f"0/{off - pos}")
+        zones.append(f"{pct}/{size}")
+        pos = off + size
+    if len(zones) + 1 > 256 or pct * len(segments) != 100:
+        raise ValueError(f"{len(segments)} segments do not fit fio's zoned_abs (256 zones, whole percentages)")
+    return "zoned_abs:" + ":".join(zones)
+
+
+def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None,
+                    lead_s: float = 0.0) -> tuple[str, list[float]]:
+    """The fio job file of a batch and each step's planned start offset (seconds, :func:`schedule`).
+
+    ``gate``: per step, the (exec_prerun, exec_postrun) commands of the step gate (engine/gate.py):
+    every step waits at its barrier until ssdpts releases it (after the previous step drained and
+    its planned idle passed), and jobs are created ``steps_ahead`` steps in advance by ``wait_for``.
+    Without a gate the steps are scheduled by ``startdelay`` at those offsets, ``lead_s`` delaying
+    the first (fio's own clock; the schedule ssdpts used before the gate, kept for
+    benchmarks/boundaries.py and for running a job file with fio alone)."""
+    g = [
+        "[global]",
+        f"filename={batch.filename}",
+        "direct=1",
+        f"ioengine={batch.ioengine}",
+        "thread=1",
+        "clocksource=clock_gettime",
+        "group_reporting=1",
+        "norandommap=1",
+        "random_generator=tausworthe64",  # PTS: >= 48-bit RNG for LBAs and data
+        f"offset={batch.area.offset_bytes}",
+        f"size={batch.area.size_bytes}",
+        "lat_percentiles=1",  # response time = total latency (submission + completion)
+        "clat_percentiles=0",  # ... and only that histogram: a second one costs CPU per IO
+        "percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
+        "exitall_on_error=1",
+    ]
+    if batch.ioengine == "io_uring":
+        # Host overhead, not device behaviour: pre-registered buffers and file (measured in
+        # benchmarks/zram_iops.py against a hand-tuned fio command).
+        g += ["fixedbufs=1", "registerfiles=1"]
+    g.append("")
+    timed = [s for s in batch.steps if s.duration_s is not None]
+    if timed and len(timed) != len(batch.steps):
+        raise ValueError("a batch is either all timed steps or one size-bound step")
+    if not timed and len(batch.steps) != 1:
+        raise ValueError("a size-bound (WIPC) batch has exactly one step")
+    if gate is not None and len(gate) != len(batch.steps):
+        raise ValueError("one gate command pair per step")
+    ahead = steps_ahead(min((s.duration_s for s in timed), default=None))
+    starts = schedule(batch.steps, lead_s) if timed else [0.0]
+    for n, (s, t) in enumerate(zip(batch.steps, starts), start=1):
+        w = s.workload
+        rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
+        rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
+        # Demand intensity: TC = numjobs, QD = iodepth (PTS.md §1; never the other way round).
+        size = f"bssplit={_split(w.bssplit, True)}" if w.bssplit else f"bs={w.block_size_bytes}"
+        sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", size,
+               f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]
+        if w.zones:
+            sec.append(f"random_distribution=zoned:{_split(w.zones, False)}")
+        elif batch.area.segments and w.pattern == "rand" and s.phase == "round":
+            sec.append(f"random_distribution={zoned_abs(batch.area.segments)}")
+        if w.iodepth >= 8:
+            # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
+            # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).
+            sec += [f"iodepth_batch_submit={w.iodepth // 2}", f"iodepth_batch_complete_max={w.iodepth // 2}"]
+        if rw_value in ("randrw", "rw"):
+            sec.append(f"rwmixread={w.read_pct}")
+        if w.pattern == "seq" and w.threads > 1:
+            # Each clone writes its own slice so that the device still sees sequential streams.
+            sec.append("offset_increment=" + str(batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes))
+            sec.append(f"size={batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes}")
+        if s.duration_s is not None:
+            sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
+            if gate is None and t > 0:
+                sec.append(f"startdelay={_ms(t)}")
+        else:
+            sec.append(f"io_size={s.io_bytes}")
+        if gate is not None:
+            # Created when step n - ahead starts (its predecessor's job has exited), then waits
+            # at its barrier until the gate releases it: see engine/gate.py.
+            if n > ahead + 1:
+                sec.append(f"wait_for=s{n - ahead - 1:04d}")
+            sec += [f"exec_prerun={gate[n - 1][0]}", f"exec_postrun={gate[n - 1][1]}"]
+        g += sec + [""]
+    return "\n".join(g), starts

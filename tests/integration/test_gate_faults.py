@@ -1,0 +1,72 @@
+"""The step gate's failure paths with real fio on a file target: a job that fails before it
+reaches its barrier must not leave the next steps waiting for ever, and nothing may be left
+behind (fio, its hook shells, the gate's directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from ssdpts.engine import fio as fio_mod
+from ssdpts.engine.base import Area, Batch
+from ssdpts.errors import RunFailed
+from ssdpts.pts.workload import Step, Workload
+
+pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+
+MiB = 1024 * 1024
+
+
+def batch(tmp_path: Path, n: int = 3, step_s: float = 0.3) -> Batch:
+    target = tmp_path / "target.bin"
+    with open(target, "wb") as f:
+        f.truncate(64 * MiB)
+    steps = [Step("lat", "", "round", 1, i, Workload("rand", 100, 4096, 1, 1), step_s) for i in range(1, n + 1)]
+    return Batch(steps=steps, filename=str(target), area=Area(0, 64 * MiB), seed=1, ioengine="psync",
+                 job_path=tmp_path / "round-001.fio", output_path=tmp_path / "round-001.json")
+
+
+def test_a_job_that_fails_before_its_barrier_fails_the_round_without_hanging(tmp_path, monkeypatch):
+    real_render = fio_mod.render_job_file
+
+    def broken_second_step(b, gate=None):
+        text, starts = real_render(b, gate)
+        # fio cannot create this file: job s0002 fails in its set-up, before its exec_prerun
+        text = re.sub(r"(\[s0002\]\n)", r"\1filename=/nonexistent/dir/x\n", text)
+        return text, starts
+
+    monkeypatch.setattr(fio_mod, "render_job_file", broken_second_step)
+    monkeypatch.setattr(fio_mod, "START_TIMEOUT_S", 3.0)
+    ex = fio_mod.FioExecutor()
+    t0 = time.monotonic()
+    with pytest.raises(RunFailed) as exc:
+        ex.run(batch(tmp_path))
+    assert time.monotonic() - t0 < 30
+    assert "did not start step 2" in str(exc.value) and "\n" not in str(exc.value)
+    assert ex._gate is None, "the gate is closed once nothing runs"
+    r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert not r.stdout.strip(), "fio or a hook shell of this batch is still running"
+
+
+def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
+    ex = fio_mod.FioExecutor()
+    b = batch(tmp_path, n=2, step_s=0.5)
+    b.next = Batch(steps=[Step(s.test, s.part, s.phase, 2, s.index, s.workload, s.duration_s) for s in b.steps],
+                   filename=b.filename, area=b.area, seed=1, ioengine="psync",
+                   job_path=tmp_path / "round-002.fio", output_path=tmp_path / "round-002.json")
+    res = ex.run(b)
+    assert len(res.measurements) == 2 and all(t["source"] == "gate" for t in res.timelines)
+    assert res.timelines[1]["chained"] and res.timelines[1]["start_unix_s"] >= res.timelines[0]["end_unix_s"]
+    assert ex._ahead is not None  # round 2's fio, started ahead, its first step released at round 1's end
+    info = ex.cancel_ahead()
+    assert info is not None and info["steps"] == 2
+    assert not (tmp_path / "round-002.fio").exists() and not (tmp_path / "round-002.json").exists()
+    assert ex._gate is None
+    time.sleep(0.2)
+    r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert not r.stdout.strip()

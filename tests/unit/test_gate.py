@@ -1,0 +1,150 @@
+"""The step gate (engine/gate.py) with the very commands fio runs for its hooks, in real shells
+(``sh -c "CMD > JOB.prerun.txt 2>&1"``, as fio's exec_string does), without fio."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import subprocess
+import time
+
+import pytest
+
+from ssdpts.engine.gate import Gate
+
+
+def hook(cmd: str, cwd: Path, job: str = "s0001", mode: str = "prerun") -> subprocess.Popen:
+    """Start a hook the way fio does: system("CMD > JOB.MODE.txt 2>&1") in fio's working directory."""
+    return subprocess.Popen(["/bin/sh", "-c", f"{cmd} > {job}.{mode}.txt 2>&1"], cwd=cwd)
+
+
+def wait_until(cond, timeout: float = 5.0) -> bool:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.fixture
+def gate():
+    g = Gate()
+    yield g
+    g.close()
+    assert not g.root.exists(), "the gate's directory (FIFOs, hook output) is removed"
+
+
+def test_a_step_starts_only_when_every_clone_of_the_previous_one_has_ended(gate):
+    news: list[tuple[str, int]] = []
+    a, b = gate.add([2, 1], listener=lambda kind, e: news.append((kind, e.number)))
+    waiting = [hook(gate.prerun(b), gate.root, "s0002")]
+    gate.release(a)
+    clones = [hook(gate.prerun(a), gate.root) for _ in range(2)]
+    assert all(p.wait(timeout=5) == 0 for p in clones), "both clones of step 1 pass their released barrier"
+    assert wait_until(lambda: a.started_clones == 2 and a.ready_clones == 2)
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)  # clone 1 of step 1 has drained
+    time.sleep(0.3)
+    assert waiting[0].poll() is None and b.released_unix_s is None, "step 2 waits for the second clone"
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
+    assert waiting[0].wait(timeout=5) == 0, "released by the last clone's end"
+    assert b.chained and b.released_unix_s >= a.ended_unix_s
+    assert ("ended", a.number) in news and news.index(("released", b.number)) < news.index(("ended", a.number))
+    # fio's own hook output files stay in the gate's directory, not in the caller's
+    assert (gate.root / "s0001.prerun.txt").exists() and not Path("s0001.prerun.txt").exists()
+
+
+def test_a_release_latches_for_a_clone_that_arrives_late(gate):
+    (a,) = gate.add([3])
+    gate.release(a)
+    time.sleep(0.1)
+    assert not a.ready_at_release
+    late = [hook(gate.prerun(a), gate.root) for _ in range(3)]
+    assert [p.wait(timeout=5) for p in late] == [0, 0, 0]
+    assert wait_until(lambda: a.started_clones == 3)
+
+
+def test_ready_at_release_when_every_clone_waits(gate):
+    (a,) = gate.add([2])
+    clones = [hook(gate.prerun(a), gate.root) for _ in range(2)]
+    assert wait_until(lambda: a.ready_clones == 2)
+    gate.release(a)
+    assert [p.wait(timeout=5) for p in clones] == [0, 0]
+    assert a.ready_at_release
+
+
+def test_a_step_linked_to_an_ended_one_is_released_at_once(gate):
+    (a,) = gate.add([1])
+    gate.release(a)
+    hook(gate.prerun(a), gate.root).wait(timeout=5)
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: a.ended)
+    (b,) = gate.add([1])  # the next round's fio, started after this round's last step ended
+    gate.link(a, b)
+    assert b.released_unix_s is not None and b.chained
+    assert hook(gate.prerun(b), gate.root).wait(timeout=5) == 0
+
+
+def test_a_planned_idle_delays_the_next_release_by_that_much(gate):
+    """HIR: the next step is released the planned idle after the step drained, within a batch
+    (the end releases it) and across batches (link to an ended step, release at a given time)."""
+    a, b = gate.add([1, 1], idles=[0.3, 0.0])
+    gate.release(a)
+    hook(gate.prerun(a), gate.root).wait(timeout=5)
+    waiting = hook(gate.prerun(b), gate.root, "s0002")
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: a.ended)
+    time.sleep(0.15)
+    assert b.released_unix_s is None and waiting.poll() is None, "no step during the idle"
+    assert waiting.wait(timeout=5) == 0
+    assert 0.3 <= b.released_unix_s - a.ended_unix_s < 0.35 and b.chained
+    # a step of the next fio process linked after the idle has partly passed keeps the rest of it
+    (c,) = gate.add([1], idles=[0.4])
+    c.prev = None
+    gate.link(b, c)  # b has not ended: released by its end
+    hook(gate.prerun(c), gate.root, "s0003")
+    hook(gate.postrun(b), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: c.released_unix_s is not None)
+    hook(gate.postrun(c), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: c.ended)
+    time.sleep(0.1)
+    (d,) = gate.add([1])
+    gate.link(c, d)
+    assert d.released_unix_s is None and d.timer is not None
+    assert wait_until(lambda: d.released_unix_s is not None)
+    assert 0.4 <= d.released_unix_s - c.ended_unix_s < 0.45
+    # a fresh batch released at a time (the idle a previous process ended with); closing cancels it
+    (e,) = gate.add([1])
+    t0 = time.monotonic()
+    gate.release(e, t0 + 0.2)
+    assert e.released_unix_s is None
+    assert wait_until(lambda: e.released_unix_s is not None) and time.monotonic() - t0 >= 0.2
+    (f,) = gate.add([1])
+    gate.release(f, time.monotonic() + 0.2)
+    gate.close_entries([f])
+    time.sleep(0.3)
+    assert f.released_unix_s is None and f.timer is None
+
+
+def test_closed_barrier_fails_the_waiting_hook_instead_of_hanging(gate):
+    """A job whose fio was killed (or whose round is cancelled) must not wait for ever, and must
+    not run: its prerun hook exits non-zero, which makes fio fail the job without any IO."""
+    (a,) = gate.add([1])
+    p = hook(gate.prerun(a), gate.root)
+    assert wait_until(lambda: a.ready_clones == 1)
+    gate.close_entries([a])
+    assert p.wait(timeout=5) != 0
+    assert not (gate.root / f"b{a.number}").exists()
+
+
+def test_a_hook_never_blocks_on_reporting(gate):
+    """The postrun hook opens the events FIFO read-write: it can report even if nobody reads."""
+    (a,) = gate.add([1])
+    gate.close()
+    os.makedirs(gate.root, exist_ok=True)
+    os.mkfifo(gate.root / "ev")
+    p = hook(gate.postrun(a), gate.root, mode="postrun")
+    assert p.wait(timeout=5) == 0
+    for f in gate.root.iterdir():
+        f.unlink()
+    gate.root.rmdir()
