@@ -109,33 +109,10 @@ def write_summary(ctx: RunContext, status: str) -> dict:
     return summary
 
 
-class Display:
-    """The progress sink, whose output failing never fails the run: when the terminal is closed
-    the kernel sends SIGHUP and every write to it fails with EIO, and a write can come first (the
-    round's line printed before the signal's handler ran); the signal then stops the run."""
-
-    def __init__(self, sink: ProgressSink):
-        self._sink = sink._sink if isinstance(sink, Display) else sink
-
-    def __getattr__(self, name: str):
-        f = getattr(self._sink, name)
-        if not callable(f):
-            return f
-
-        def call(*args, **kwargs):
-            try:
-                return f(*args, **kwargs)
-            except OSError:
-                return None
-        return call
-
-
 def execute(ctx: RunContext) -> dict:
     """Run (or continue) every part; returns the summary. Raises Interrupted or RunFailed with the
     run directory left valid and its status set."""
     store = ctx.store
-    if not isinstance(ctx.progress, Display):
-        ctx.progress = Display(ctx.progress)  # type: ignore[assignment]
     try:
         store.update_manifest(status="running")
         try:

@@ -19,7 +19,7 @@ from .device.target import Target, open_target
 from .engine.base import Area, Executor
 from .analysis import kept_sessions
 from .errors import UserError
-from .runner import Display, RunContext, execute
+from .runner import RunContext, execute
 from .pts.runspec import RunSpec
 from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
 from .results import integrity
@@ -98,7 +98,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     confirmation, the kernel's exclusive claim. The claim is then held until the run ends."""
     from .runner import NullProgress
 
-    progress = Display(progress or NullProgress())
+    progress = progress or NullProgress()
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
@@ -174,7 +174,7 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
     store = RunStore.open(run_dir)
     store.lock()
     try:
-        return store, _resume(store, Path(run_dir), executor, Display(progress or NullProgress()), interactive, confirm,
+        return store, _resume(store, Path(run_dir), executor, progress or NullProgress(), interactive, confirm,
                               keep_window)
     finally:
         store.unlock()

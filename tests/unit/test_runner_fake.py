@@ -528,18 +528,24 @@ def test_refusals_come_before_anything_is_written(tmp_path):
 def test_a_display_whose_writes_fail_never_fails_the_run(tmp_path):
     """A closed terminal: every write fails with EIO (the SIGHUP that comes with it is
     test_signals.py's); the run is measured and saved whole all the same."""
+    from ssdpts.progress import PlainProgress
 
-    class GoneTerminal(runner.NullProgress):
-        calls = 0
-
-        def _fail(self, *args, **kwargs):
-            GoneTerminal.calls += 1
+    class GoneTerminal:
+        def write(self, text):
             raise OSError(errno.EIO, "Input/output error")
 
-        phase = round_started = round_finished = message = part_started = _fail
+        def flush(self):
+            raise OSError(errno.EIO, "Input/output error")
+
+    class Display(PlainProgress):
+        calls = 0
+
+        def _p(self, text):
+            Display.calls += 1
+            super()._p(text)
 
     target = open_target(str(tmp_path / "target.img"), size_bytes=SIZE)
     _, summary = start_run(SMALL, target, executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=None,
-                           argv=["test"], progress=GoneTerminal())
-    assert summary["status"] == "complete" and GoneTerminal.calls > 10
+                           argv=["test"], progress=Display(GoneTerminal()))
+    assert summary["status"] == "complete" and Display.calls > 10
     assert manifest(only_run_dir(tmp_path))["status"] == "complete"
