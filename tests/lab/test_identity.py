@@ -14,10 +14,6 @@ from .conftest import TARGETS
 from .truth import ssdpts_value, truth
 
 
-def D(n: int, why: str):
-    return pytest.mark.xfail(strict=True, reason=f"lab defect D{n}: {why}")
-
-
 NVME = ["identity.model", "identity.serial", "identity.firmware", "identity.capacity_bytes",
         "identity.logical_block_size_bytes", "identity.physical_block_size_bytes", "identity.rotational",
         "identity.interface", "nvme.namespace_id", "nvme.namespaces_on_controller", "nvme.lba_format_index",
@@ -38,7 +34,7 @@ SCSI = ["identity.model", "identity.serial", "identity.firmware", "identity.capa
 
 # Fields ssdpts got wrong on these drives (docs/lab.md, "Defects the lab found"), each now a plain
 # case: D7 fw-log slot revision, D10 NVMe driver, D3 ATA TRIM, D2 ATA security, D4 SCSI write
-# cache, D11 SCSI protection type. A field ssdpts gets wrong today gets D(n, why) here.
+# cache, D11 SCSI protection type. A field ssdpts gets wrong today gets conftest.D(n, why) here.
 DEFECTS: dict = {}
 
 CASES = ([("nvme", f) for f in [*NVME, "identity.driver", "nvme.firmware_slot_revisions"]]

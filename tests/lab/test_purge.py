@@ -23,10 +23,6 @@ EXPECTED_AUTO = {
 }
 
 
-def D(n: int, why: str):
-    return pytest.mark.xfail(strict=True, reason=f"lab defect D{n}: {why}")
-
-
 def purge_record(outcome: dict) -> dict | None:
     man = outcome["manifest"] or {}
     for part in (man.get("parts") or {}).values():

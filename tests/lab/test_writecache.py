@@ -6,32 +6,14 @@ failed run. The manifest must record what the tool reads.
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from .conftest import TARGETS
+from .truth import write_cache_argv, write_cache_state
 
 WANT = {"enterprise": "disabled", "client": "enabled"}
-
-
-def D(n: int, why: str):
-    return pytest.mark.xfail(strict=True, reason=f"lab defect D{n}: {why}")
-
-
-def probe_cmd(lab, key: str) -> str:
-    dev = lab.dev[key]
-    kind = TARGETS[key].kind
-    if kind == "nvme":
-        return f"nvme get-feature {dev.rsplit('n', 1)[0]} --feature-id=6"
-    return f"hdparm -W {dev}" if kind == "ata" else f"sdparm --get=WCE {dev}"
-
-
-def parse_probe(kind: str, text: str) -> str:
-    if kind == "nvme":
-        return "enabled" if int(text.rsplit(":", 1)[1].strip(), 16) & 1 else "disabled"
-    if kind == "ata":
-        return "enabled" if "(on)" in text else "disabled"
-    line = next(ln for ln in text.splitlines() if ln.split()[:1] == ["WCE"])
-    return "enabled" if line.split()[1] == "1" else "disabled"
 
 
 def set_cache(lab, key: str, state: str) -> None:
@@ -62,10 +44,11 @@ CASES = [
 @pytest.mark.parametrize("key,profile,stop", CASES)
 def test_write_cache_set_per_profile_and_restored(lab, key, profile, stop):
     kind = TARGETS[key].kind
+    probe = shlex.join(write_cache_argv(kind, lab.dev[key]))  # read while the run is in fio
     before = lab.wce(key)
     try:
         out = lab.scenario(key, "lat", "--profile", profile, "--purge", "none", "--destroy-data-on",
-                           TARGETS[key].serial, "--step-seconds", "1", stop=stop, probes=(probe_cmd(lab, key),),
+                           TARGETS[key].serial, "--step-seconds", "1", stop=stop, probes=(probe,),
                            name=f"wc-{key}-{profile}-{stop}")
         after = lab.wce(key)
         man = out["manifest"]
@@ -75,7 +58,7 @@ def test_write_cache_set_per_profile_and_restored(lab, key, profile, stop):
         assert man["status"] == ("interrupted" if stop == "sigint" else "failed")
         rec = man["write_cache_record"]
         if stop == "sigint":
-            during = parse_probe(kind, out["probes"][0]["stdout"])
+            during = write_cache_state(kind, out["probes"][0]["stdout"])
             assert during == WANT[profile], f"{profile} profile: the drive's cache was {during} during the run"
             assert rec["in_force"] == during, f"manifest says {rec['in_force']!r}, the drive said {during!r}"
         assert rec["before"] == before, f"manifest says the cache was {rec['before']!r}, the drive said {before!r}"

@@ -44,6 +44,24 @@ def fw_slot_revision(raw: str) -> str:
     return n.to_bytes(8, "little").decode("ascii", "replace").rstrip(" \0")
 
 
+def write_cache_argv(kind: str, dev: str) -> list[str]:
+    """The drive's own tool reading its volatile write cache: nvme get-feature 6, hdparm -W, sdparm WCE."""
+    if kind == "nvme":
+        return ["nvme", "get-feature", dev.rsplit("n", 1)[0], "--feature-id=6"]
+    return ["hdparm", "-W", dev] if kind == "ata" else ["sdparm", "--get=WCE", dev]
+
+
+def write_cache_state(kind: str, text: str) -> str:
+    """What ``write_cache_argv`` printed: "enabled" or "disabled". sdparm exits 5 on QEMU's disk (no
+    saved values page) but prints the current value first."""
+    if kind == "nvme":
+        return "enabled" if int(text.rsplit(":", 1)[1].strip(), 16) & 1 else "disabled"
+    if kind == "ata":
+        return "enabled" if "(on)" in text else "disabled"
+    line = next(ln for ln in text.splitlines() if ln.split()[:1] == ["WCE"])
+    return "enabled" if line.split()[1] == "1" else "disabled"
+
+
 def nvme_truth(lab, key: str) -> dict:
     dev = lab.dev[key]
     ctrl = re.sub(r"n\d+$", "", dev)
@@ -52,7 +70,7 @@ def nvme_truth(lab, key: str) -> dict:
     fw = lab.tool_json(["nvme", "fw-log", ctrl, "-o", "json"])
     fw = next(iter(fw.values())) if len(fw) == 1 and isinstance(next(iter(fw.values())), dict) else fw
     lsns = lab.tool_json(["nvme", "list-ns", ctrl, "-o", "json"])
-    feat = lab.sh(["nvme", "get-feature", ctrl, "--feature-id=6"], check=True).stdout
+    feat = lab.sh(write_cache_argv("nvme", dev), check=True).stdout
     addr = lab.sh(["readlink", "-f", f"/sys/class/nvme/{ctrl.rsplit('/', 1)[1]}/device"], check=True).stdout
     lspci = lab.sh(["lspci", "-vv", "-s", addr.strip().rsplit("/", 1)[1]], check=True).stdout
     fmt = idns["flbas"] & 0xF
@@ -78,7 +96,7 @@ def nvme_truth(lab, key: str) -> dict:
         "nvme.format_applies_to_all_namespaces": bool(idc["fna"] & 0x1),
         "nvme.dsm_deallocate_supported": bool(idc["oncs"] & 0x4),
         "nvme.volatile_write_cache_present": bool(idc["vwc"] & 0x1),
-        "nvme.volatile_write_cache_enabled": bool(int(feat.rsplit(":", 1)[1].strip(), 16) & 1),
+        "nvme.volatile_write_cache_enabled": write_cache_state("nvme", feat) == "enabled",
         "nvme.active_firmware_slot": afi,
         "nvme.firmware_slot_revisions": {str(afi): fw_slot_revision(fw[f"Firmware Rev Slot {afi}"])},
         **_block(lab, key),
@@ -91,7 +109,7 @@ def ata_truth(lab, key: str) -> dict:
     dev = lab.dev[key]
     sm = lab.tool_json(["smartctl", "-x", "-j", dev], ok_rc=tuple(range(256)))
     hd = lab.sh(["hdparm", "-I", dev]).stdout
-    w = lab.sh(["hdparm", "-W", dev], check=True).stdout
+    w = lab.sh(write_cache_argv("ata", dev), check=True).stdout
     tran = json.loads(lab.sh(["lsblk", "-J", "-d", "-o", "TRAN", dev], check=True).stdout)["blockdevices"][0]["tran"]
     return {
         "identity.model": sm["model_name"],
@@ -106,7 +124,7 @@ def ata_truth(lab, key: str) -> dict:
         # IDENTIFY word 82 bit 1 is clear, the feature set is not supported.
         "ata.security_supported": "ata_security" in sm or "Security:" in hd,
         "ata.sanitize_supported": "SANITIZE" in hd.upper(),
-        "ata.write_cache_enabled": "(on)" in w,
+        "ata.write_cache_enabled": write_cache_state("ata", w) == "enabled",
         "smart.smart_passed": sm["smart_status"]["passed"],
         "smart.composite_temperature_c": sm["temperature"]["current"],
         **_block(lab, key),
@@ -116,9 +134,7 @@ def ata_truth(lab, key: str) -> dict:
 def scsi_truth(lab, key: str) -> dict:
     dev = lab.dev[key]
     sm = lab.tool_json(["smartctl", "-x", "-j", dev], ok_rc=tuple(range(256)))
-    # QEMU's disk has no saved values page: sdparm exits 5 but prints the current value first.
-    wce = lab.sh(["sdparm", "--get=WCE", dev]).stdout
-    wce_line = next(ln for ln in wce.splitlines() if ln.split()[:1] == ["WCE"])
+    wce = lab.sh(write_cache_argv("scsi", dev)).stdout  # exit 5 on QEMU's disk: write_cache_state
     cap = lab.sh(["sg_readcap", "-l", dev], check=True).stdout
     prot = re.search(r"prot_en=(\d), p_type=(\d)", cap)
     return {
@@ -130,7 +146,7 @@ def scsi_truth(lab, key: str) -> dict:
         "scsi.scsi_product": sm["scsi_product"],
         "scsi.scsi_version": sm["scsi_version"],
         "scsi.lb_provisioning": sm["scsi_lb_provisioning"]["name"],
-        "scsi.write_cache_enabled": wce_line.split()[1] == "1",
+        "scsi.write_cache_enabled": write_cache_state("scsi", wce) == "enabled",
         # T10 PI type: 0 when protection is off, else p_type + 1 (SBC-4 READ CAPACITY (16)).
         "scsi.protection_type": 0 if prot.group(1) == "0" else int(prot.group(2)) + 1,
         **_block(lab, key),

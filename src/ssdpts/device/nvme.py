@@ -268,10 +268,8 @@ def _slot_revision(v: Any) -> str:
     the revision is those 8 ASCII bytes, space-padded (NVMe Base 2.0, Firmware Slot Information)."""
     text = str(v).strip()
     m = re.match(r"^(\d+)\s*\(", text)
-    if m:
-        raw = int(m.group(1)).to_bytes(8, "little", signed=False) if int(m.group(1)) < 1 << 64 else b""
-        if raw:
-            return raw.decode("ascii", "replace").rstrip(" \x00")
+    if m and int(m.group(1)) < 1 << 64:
+        return int(m.group(1)).to_bytes(8, "little").decode("ascii", "replace").rstrip(" \x00")
     rev = re.search(r"\(([^)]*)\)\s*$", text)
     return (rev.group(1) if rev else text).strip()
 

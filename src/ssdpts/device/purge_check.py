@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ssdpts.device.target import Target
@@ -44,27 +45,34 @@ def _content(token: bytes, offset: int, block_bytes: int) -> bytes:
     return (seed * (block_bytes // len(seed) + 1))[:block_bytes]
 
 
-def _io(path: str, block_bytes: int, offsets: tuple[int, ...], token: bytes, write: bool) -> int:
-    """Write the samples (returns how many), or count those still holding their content."""
-    buf = mmap.mmap(-1, block_bytes)  # page-aligned, as O_DIRECT needs
-    fd = os.open(path, (os.O_RDWR if write else os.O_RDONLY) | os.O_DIRECT | os.O_CLOEXEC)
+@contextmanager
+def _direct(path: str, flags: int, block_bytes: int):
+    """An O_DIRECT descriptor of the device and a page-aligned one-block buffer, as O_DIRECT needs."""
+    buf = mmap.mmap(-1, block_bytes)
+    fd = os.open(path, flags | os.O_DIRECT | os.O_CLOEXEC)
     try:
-        left = 0
-        for off in offsets:
-            want = _content(token, off, block_bytes)
-            if write:
-                buf[:] = want
-                os.pwritev(fd, [buf], off)
-            else:
-                os.preadv(fd, [buf], off)
-                left += buf[:] == want
-        if write:
-            os.fsync(fd)
-            return len(offsets)
-        return left
+        yield fd, buf
     finally:
         os.close(fd)
         buf.close()
+
+
+def _write(path: str, block_bytes: int, offsets: tuple[int, ...], token: bytes) -> None:
+    with _direct(path, os.O_RDWR, block_bytes) as (fd, buf):
+        for off in offsets:
+            buf[:] = _content(token, off, block_bytes)
+            os.pwritev(fd, [buf], off)
+        os.fsync(fd)
+
+
+def _survivors(path: str, block_bytes: int, offsets: tuple[int, ...], token: bytes) -> int:
+    """How many of the sampled blocks still hold what was written to them."""
+    left = 0
+    with _direct(path, os.O_RDONLY, block_bytes) as (fd, buf):
+        for off in offsets:
+            os.preadv(fd, [buf], off)
+            left += buf[:] == _content(token, off, block_bytes)
+    return left
 
 
 def applies(target: Target, method_name: str) -> bool:
@@ -76,7 +84,7 @@ def write_samples(target: Target) -> Samples:
     offsets = sample_offsets(target.size_bytes, block)
     token = os.urandom(16)
     try:
-        _io(target.real_path, block, offsets, token, write=True)
+        _write(target.real_path, block, offsets, token)
     except OSError as exc:
         raise RunFailed(f"cannot write the purge check blocks to {target.path} ({exc.strerror}): "
                         "check the device, or use --purge=none (not PTS compliant)") from None
@@ -86,7 +94,7 @@ def write_samples(target: Target) -> Samples:
 def check(samples: Samples, target: Target, method_name: str) -> None:
     """RunFailed when any sampled block survived the purge."""
     try:
-        left = _io(samples.path, samples.block_bytes, samples.offsets, samples.token, write=False)
+        left = _survivors(samples.path, samples.block_bytes, samples.offsets, samples.token)
     except OSError as exc:
         raise RunFailed(f"cannot read {target.path} back after the purge ({exc.strerror}): check the device") from None
     if left:

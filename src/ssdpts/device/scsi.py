@@ -15,6 +15,10 @@ from ssdpts.device import purge_base
 from ssdpts.device.purge_base import Operation, State
 from ssdpts.device.tools import Gather, Tools
 
+# sdparm --get exits 5 (illegal request) when the drive has no saved values page (QEMU's scsi-hd),
+# after printing the current values, which are the ones read.
+SDPARM_GET_OK_RCS = (0, 5)
+
 
 def parse_sdparm(text: str) -> dict[str, Any]:
     """``sdparm --get=WCE,RCD`` → write_cache_enabled / read_cache_disabled.
@@ -51,8 +55,8 @@ def parse_sg_opcodes(text: str) -> dict[str, Any]:
 def collect(dev: str, g: Gather, scsi: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """The scsi group: smartctl's fields (``scsi``), completed by sdparm (caching mode page) and
     sg_opcodes (which SANITIZE service actions and FORMAT UNIT the device supports)."""
-    # Exit 5: no saved values page (QEMU's scsi-hd), the current values are printed all the same.
-    res = g.run_kept(["sdparm", "--get=WCE,RCD", dev], "sdparm.txt", "sdparm", ok_codes=lambda rc: rc in (0, 5))
+    res = g.run_kept(["sdparm", "--get=WCE,RCD", dev], "sdparm.txt", "sdparm",
+                     ok_codes=lambda rc: rc in SDPARM_GET_OK_RCS)
     if res.ok:
         scsi.update({k: v for k, v in parse_sdparm(res.stdout).items() if v is not None})
     res = g.run_kept(["sg_opcodes", dev], "sg-opcodes.txt", "sg_opcodes")

@@ -102,11 +102,9 @@ def plan(cls: str, dev: str, *, ctrl_dev: str | None = None, vwc_present: bool |
         return Plan("hdparm -W", dev, ("hdparm", "-W", dev),
                     {"enabled": ("hdparm", "-W1", dev), "disabled": ("hdparm", "-W0", dev)}, "hdparm")
     if cls == "scsi":
-        # sdparm exits 5 (illegal request) when the drive has no saved values page (QEMU's
-        # scsi-hd) after printing the current value, which is the one that counts here.
         return Plan("sdparm WCE", dev, ("sdparm", "--get=WCE", dev),
                     {"enabled": ("sdparm", "--set=WCE", dev), "disabled": ("sdparm", "--clear=WCE", dev)}, "sdparm",
-                    (0, 5))
+                    scsi.SDPARM_GET_OK_RCS)
     what = {"loop": "a loop device (the page cache of its backing file decides)",
             "zram": "a zram device (RAM: nothing to flush)", "virtio": "a virtio disk (the hypervisor owns the cache)",
             "dm": "a device-mapper device", "md": "an md RAID device", "file": "a file (the filesystem decides)",
