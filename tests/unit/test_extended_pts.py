@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ssdpts.engine.base import Area, Batch
-from ssdpts.engine.fio import render_job_file, schedule
+from ssdpts.engine.jobfile import render_job_file, schedule
 from ssdpts.errors import UserError
 from ssdpts.pts import cbw, demand, hir, xsr
 from ssdpts.pts.demand import DemandRow, choose_points
@@ -272,7 +272,7 @@ def test_wsat_pattern_option():
 # ---- client segmentation ---------------------------------------------------------------------------
 
 def test_segments_fit_fios_zoned_abs_and_are_random_and_apart():
-    from ssdpts.engine.fio import zoned_abs
+    from ssdpts.engine.jobfile import zoned_abs
     from ssdpts.pts import segments
 
     assert [segments.segment_count(n) for n in (2048, 100, 99, 30, 7, 1)] == [100, 100, 50, 25, 5, 1]

@@ -37,8 +37,7 @@ from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .gate import Entry, Gate
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
-# The job file (jobfile.py); named here too, for the callers that have always imported them from here.
-from .jobfile import render_job_file, schedule, steps_ahead, zoned_abs  # noqa: F401  pylint: disable=unused-import
+from .jobfile import render_job_file
 
 _PR_SET_PDEATHSIG = 1
 
