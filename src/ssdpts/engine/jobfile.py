@@ -47,7 +47,7 @@ def schedule(steps: list[Step]) -> list[float]:
     starts, t = [], 0.0
     for s in steps:
         starts.append(t)
-        t += (s.duration_s or 0.0) + s.idle_after_s
+        t += s.planned_s
     return starts
 
 
