@@ -48,7 +48,8 @@ from _devices import loop_device, zram_device
 
 from ssdpts.engine import blocktrace as bt
 from ssdpts.engine.base import Area, Batch
-from ssdpts.engine.fio import FioExecutor, default_ioengine, render_job_file
+from ssdpts.engine.fio import FioExecutor, default_ioengine
+from ssdpts.engine.jobfile import render_job_file
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ssdpts.engine.base import Area, Batch
-from ssdpts.engine.fio import render_job_file, schedule
+from ssdpts.engine.jobfile import render_job_file, schedule
 from ssdpts.errors import UserError
 from ssdpts.pts import cbw, demand, hir, xsr
 from ssdpts.pts.demand import DemandRow, choose_points
@@ -106,14 +106,13 @@ def test_hir_job_file_starts_each_burst_after_the_previous_one_and_its_idle():
     assert {(j["numjobs"], j["iodepth"], j["rw"]) for j in jobs} == {("2", "8", "randwrite")}
 
 
-def test_schedule_keeps_idle_and_carries_a_lead():
+def test_schedule_keeps_idle():
     w = Workload("rand", 0, 4096, 1, 1)
     steps = [Step("hir", "x", "round", 1, i, w, 2.0, idle_after_s=idle) for i, idle in ((1, 3.0), (2, 0.0), (3, 1.0))]
     assert schedule(steps) == [0.0, 5.0, 7.0]
-    assert schedule(steps, lead_s=1.5) == [1.5, 6.5, 8.5]
-    text, starts = render_job_file(Batch(steps, "/dev/x", Area(0, 64 * MiB), 1, "libaio"), lead_s=1.5)
-    assert starts == [1.5, 6.5, 8.5]
-    assert [j.get("startdelay") for j in sections(text)[1:]] == ["1500ms", "6500ms", "8500ms"]
+    text, starts = render_job_file(Batch(steps, "/dev/x", Area(0, 64 * MiB), 1, "libaio"))
+    assert starts == [0.0, 5.0, 7.0]
+    assert [j.get("startdelay") for j in sections(text)[1:]] == [None, "5000ms", "7000ms"]
     with pytest.raises(ValueError, match="idle_after_s"):
         Step("hir", "x", "round", 1, 1, w, None, io_bytes=1, idle_after_s=1.0)
 
@@ -272,7 +271,7 @@ def test_wsat_pattern_option():
 # ---- client segmentation ---------------------------------------------------------------------------
 
 def test_segments_fit_fios_zoned_abs_and_are_random_and_apart():
-    from ssdpts.engine.fio import zoned_abs
+    from ssdpts.engine.jobfile import zoned_abs
     from ssdpts.pts import segments
 
     assert [segments.segment_count(n) for n in (2048, 100, 99, 30, 7, 1)] == [100, 100, 50, 25, 5, 1]

@@ -1,4 +1,4 @@
-"""The fio job file of a batch (engine/fio.py render_job_file) and how FioExecutor reads fio's
+"""The fio job file of a batch (engine/jobfile.py render_job_file) and how FioExecutor reads fio's
 answer (its _result, fed with recorded fio output, no fio process)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ssdpts.engine.base import Area, Batch
-from ssdpts.engine.fio import FioExecutor, render_job_file
+from ssdpts.engine.fio import FioExecutor
+from ssdpts.engine.jobfile import render_job_file
 from ssdpts.errors import RunFailed
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts
@@ -145,7 +146,7 @@ def test_gated_round_waits_at_barriers_and_creates_jobs_one_step_ahead():
 
 
 def test_short_steps_keep_a_second_of_jobs_ready():
-    from ssdpts.engine.fio import steps_ahead
+    from ssdpts.engine.jobfile import steps_ahead
 
     assert [steps_ahead(d) for d in (None, 60.0, 2.0, 1.0, 0.5, 0.2, 0.1)] == [1, 1, 1, 2, 3, 6, 6]
     steps = steps_of([WLS[0]] * 8, [0.2] * 8)

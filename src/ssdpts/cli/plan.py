@@ -50,10 +50,9 @@ def part_seconds(part, spec) -> tuple[float, float]:
     if part.stop_rule == "wsat":
         return 0.0, part.wsat_max_steps * spec.step_seconds
     if part.stop_rule == "fixed":
-        total = sum((s.duration_s or 0) + s.idle_after_s for r in range(1, part.max_rounds + 1)
-                    for s in part.round_steps(r))
+        total = sum(s.planned_s for r in range(1, part.max_rounds + 1) for s in part.round_steps(r))
         return total, total
-    round_s = sum((s.duration_s or 0) + s.idle_after_s for s in part.round_steps(1))
+    round_s = sum(s.planned_s for s in part.round_steps(1))
     return WINDOW_ROUNDS * round_s, part.max_rounds * round_s
 
 
@@ -119,7 +118,7 @@ def cmd(args) -> int:
                         "(shown: placeholders)[/]")
             c.print(f"  duration: {_dur(hi)}")
         else:
-            round_s = sum((s.duration_s or 0) + s.idle_after_s for s in steps)
+            round_s = sum(s.planned_s for s in steps)
             c.print(f"  round: {len(steps)} steps, {_dur(round_s)} per round, no delay between steps")
             for line in step_runs(steps):
                 c.print("    " + line, markup=False)

@@ -37,8 +37,7 @@ from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .gate import Entry, Gate
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
-# The job file (jobfile.py); named here too, for the callers that have always imported them from here.
-from .jobfile import render_job_file, schedule, steps_ahead, zoned_abs  # noqa: F401  pylint: disable=unused-import
+from .jobfile import render_job_file
 
 _PR_SET_PDEATHSIG = 1
 
@@ -323,8 +322,8 @@ class FioExecutor:
         # just released (the last step of a round of PTS minutes; earlier for short steps): fio
         # takes ~0.3 s (more on a loaded host) to start and set up the jobs of the next round.
         # Planned idles count as time left too (HIR).
-        durations = [(s.duration_s or 0.0) + s.idle_after_s for s in run.batch.steps]
-        after = [sum(durations[i + 1:]) + run.batch.steps[i].idle_after_s for i in range(n)]
+        steps = run.batch.steps
+        after = [sum(s.planned_s for s in steps[i + 1:]) + steps[i].idle_after_s for i in range(n)]
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]

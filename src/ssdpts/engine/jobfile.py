@@ -39,16 +39,15 @@ def steps_ahead(duration_s: float | None) -> int:
     return min(6, math.ceil(1.0 / max(duration_s, 1e-3)) + 1)
 
 
-def schedule(steps: list[Step], lead_s: float = 0.0) -> list[float]:
+def schedule(steps: list[Step]) -> list[float]:
     """Each step's start offset from fio's start (s): back to back, except that a step's planned
-    idle (``idle_after_s``) leaves the device without IO that long before the next step starts;
-    ``lead_s`` delays the first step (the rest of an idle a previous round ended with). The one
-    place that turns idle periods into a schedule: a scheduler that starts steps by other means
-    keeps this rule."""
-    starts, t = [], lead_s
+    idle (``idle_after_s``) leaves the device without IO that long before the next step starts.
+    The step gate (engine/gate.py) keeps the same rule by releasing each step that long after the
+    previous one drained."""
+    starts, t = [], 0.0
     for s in steps:
         starts.append(t)
-        t += (s.duration_s or 0.0) + s.idle_after_s
+        t += s.planned_s
     return starts
 
 
@@ -75,16 +74,15 @@ def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
     return "zoned_abs:" + ":".join(zones)
 
 
-def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None,
-                    lead_s: float = 0.0) -> tuple[str, list[float]]:
+def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None) -> tuple[str, list[float]]:
     """The fio job file of a batch and each step's planned start offset (seconds, :func:`schedule`).
 
     ``gate``: per step, the (exec_prerun, exec_postrun) commands of the step gate (engine/gate.py):
     every step waits at its barrier until ssdpts releases it (after the previous step drained and
     its planned idle passed), and jobs are created ``steps_ahead`` steps in advance by ``wait_for``.
-    Without a gate the steps are scheduled by ``startdelay`` at those offsets, ``lead_s`` delaying
-    the first (fio's own clock; the schedule ssdpts used before the gate, kept for
-    benchmarks/boundaries.py and for running a job file with fio alone)."""
+    Without a gate the steps are scheduled by ``startdelay`` at those offsets (fio's own clock; the
+    schedule ssdpts used before the gate, kept for ``ssdpts plan --fio``, benchmarks/boundaries.py
+    and running a job file with fio alone)."""
     g = [
         "[global]",
         f"filename={batch.filename}",
@@ -115,7 +113,7 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None,
     if gate is not None and len(gate) != len(batch.steps):
         raise ValueError("one gate command pair per step")
     ahead = steps_ahead(min((s.duration_s for s in timed), default=None))
-    starts = schedule(batch.steps, lead_s) if timed else [0.0]
+    starts = schedule(batch.steps) if timed else [0.0]
     for n, (s, t) in enumerate(zip(batch.steps, starts), start=1):
         w = s.workload
         rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]

@@ -127,6 +127,12 @@ class Step:
     def label(self) -> str:
         return self.cell_label or self.workload.label
 
+    @property
+    def planned_s(self) -> float:
+        """The time the step takes in the plan: its run time and the idle planned after it (a
+        size-bound step counts 0: its time is not known in advance)."""
+        return (self.duration_s or 0.0) + self.idle_after_s
+
     def to_dict(self) -> dict:
         d = {
             "test": self.test,
