@@ -336,7 +336,7 @@ def _part_section(cmp: Comparison, p) -> Section:
         sec.blocks.append(Plot(f"{p.part}-overlay", "IOPS vs block size, every run",
                                "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
                                "steady state NOT reached. Missing points: block sizes the run does not have.",
-                               lambda fig: iops_overlay(fig, labels, vals, ss), size=(10.0, 4.0), pdf_height=3.0))
+                               lambda fig: iops_overlay(fig, labels, vals, ss), size=(10.0, 4.0)))
         for i in range(1, len(labels)):
             sec.blocks.append(_matrix(p, i, "delta", cmp))
         for i in range(len(labels)):
@@ -347,7 +347,7 @@ def _part_section(cmp: Comparison, p) -> Section:
         sec.blocks.append(Plot(f"{p.part}-overlay", "Throughput, every run",
                                "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
                                lambda fig: grouped_bars(fig, labels, groups, ss, "MB/s (10⁶ B/s)"),
-                               size=(10.0, 3.6), pdf_height=2.6))
+                               size=(10.0, 3.6)))
         sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "Throughput (MB/s)"))
     elif p.test == "lat":
         panels = []
@@ -360,7 +360,7 @@ def _part_section(cmp: Comparison, p) -> Section:
                                "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log axis when the runs "
                                "differ by more than 30×), "
                                "one bar per run (lower is better); hatched: steady state NOT reached.",
-                               lambda fig: lat_panels(fig, labels, panels, ss), size=(10.0, 6.0), pdf_height=4.4))
+                               lambda fig: lat_panels(fig, labels, panels, ss), size=(10.0, 6.0)))
         for metric in ("lat_mean_us", "lat_p99999_us", "lat_max_us"):
             rows = [r for r in p.rows if r.metric == metric]
             if rows:
@@ -377,7 +377,7 @@ def _part_section(cmp: Comparison, p) -> Section:
         sec.blocks.append(Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
                                "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
                                "window) the table compares.",
-                               lambda fig: wsat_overlay(fig, labels, series), size=(10.0, 3.8), pdf_height=2.8))
+                               lambda fig: wsat_overlay(fig, labels, series), size=(10.0, 3.8)))
         sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)"))
     return sec
 
@@ -515,7 +515,7 @@ def _repeat_section(rep: Repeats, p) -> Section:
                            "Top: each run's value relative to the median run's (0 = the median). Bottom: RSE per "
                            f"metric; red above the {RSE_LIMIT:.0%} line.",
                            lambda fig: spread_rse(fig, labels, names, dev, rses),
-                           size=(10.0, 5.6 if big else 4.8), pdf_height=4.6 if big else 3.8))
+                           size=(10.0, 5.6 if big else 4.8)))
     if p.test == "iops":
         sec.blocks.append(_repeat_matrix(rep, p, "median"))
         sec.blocks.append(_repeat_matrix(rep, p, "rse"))

@@ -154,7 +154,6 @@ class Plot:
     caption: str
     draw: Callable[[Any], None]  # draws into a matplotlib Figure (plots.py)
     size: tuple[float, float] = (10.0, 4.6)  # inches; the HTML scales it to the page width
-    pdf_height: float = 3.0  # unused since the PDF is the printed HTML; kept for page builders that set it
     kind: str = "plot"
 
 
@@ -869,7 +868,7 @@ class Builder:
                                "bands around it and the least-squares best-fit line; the box compares the allowed "
                                "and measured range and slope excursion.",
                                partial(plots.ss_window, var=v.to_dict(), part_reached=bool(part.reached)),
-                               size=(10, 3.6), pdf_height=2.8))
+                               size=(10, 3.6)))
         return blocks
 
     def not_reached_note(self, part: PartResult) -> str:
