@@ -701,23 +701,25 @@ def to_svg(draw, size: tuple[float, float], salt: str) -> str:
     return plots.to_svg(constrained, size, salt)
 
 
-def render_html(doc: Doc, interactive: bool = True) -> str:
-    import jinja2
-    from markupsafe import Markup
-    from urllib.parse import quote
+def render_svgs(doc: Doc) -> dict[str, str]:
+    """Every plot of the document as inline SVG: drawn once for both media."""
+    return {b.id: to_svg(b.draw, b.size, salt=b.id) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
 
-    svgs = {}
-    for s in doc.sections:
-        for b in s.blocks:
-            if isinstance(b, Plot):
-                svgs[b.id] = Markup(to_svg(b.draw, b.size, salt=b.id))
+
+def render_html(doc: Doc, interactive: bool = True, svgs: dict[str, str] | None = None) -> str:
+    """The document's HTML (the run reports' template environment); ``svgs``: its plots, when
+    already drawn (render_svgs)."""
+    from markupsafe import Markup
+
+    from .html import _env
+
+    if svgs is None:
+        svgs = render_svgs(doc)
     css_path = TEMPLATES / "report.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["csv_href"] = lambda t: "data:text/csv;charset=utf-8," + quote(t.csv())
-    return env.get_template("compare.html.j2").render(d=doc, svgs=svgs, css=Markup(css), page_css=Markup(page_css(doc)),
-                                                      interactive=interactive)
+    return _env().get_template("compare.html.j2").render(
+        d=doc, svgs={pid: Markup(svg) for pid, svg in svgs.items()},  # matplotlib escapes the text it writes
+        css=Markup(css), page_css=Markup(page_css(doc)), interactive=interactive)
 
 
 # ---- PDF -----------------------------------------------------------------------------------------
@@ -735,12 +737,12 @@ def page_css(doc: Doc) -> str:
             f" @bottom-right {{ content: \"ssdpts {doc.kind}\"; }} }}")
 
 
-def render_pdf(doc: Doc, browser=None) -> bytes:
+def render_pdf(doc: Doc, browser=None, svgs: dict[str, str] | None = None) -> bytes:
     """The comparison's HTML printed by Chromium (report/chromium.py): the same machinery, the same
     layout as the run reports' PDF."""
     from . import chromium
 
-    return chromium.print_pdf(render_html(doc, interactive=False), browser)
+    return chromium.print_pdf(render_html(doc, interactive=False, svgs=svgs), browser)
 
 
 # ---- files ---------------------------------------------------------------------------------------
@@ -772,11 +774,12 @@ def render(obj: Comparison | Repeats, formats=("html", "pdf"), out: str | Path |
     doc = build(obj)
     stem = "ssdpts-compare" if doc.kind == "comparison" else "ssdpts-repeats"
     paths = output_paths(".", tuple(formats), out, stem)  # default: <stem>.<fmt> in the current directory
+    svgs = render_svgs(doc) if {"html", "pdf"} & set(formats) else None  # drawn once for both
     for fmt in formats:
         if fmt == "html":
-            _write_atomic(paths[fmt], render_html(doc).encode("utf-8"), what="")  # errors name the path alone
+            _write_atomic(paths[fmt], render_html(doc, svgs=svgs).encode("utf-8"), what="")  # errors name the path alone
         elif fmt == "pdf":
-            _write_atomic(paths[fmt], render_pdf(doc), what="")
+            _write_atomic(paths[fmt], render_pdf(doc, svgs=svgs), what="")
         elif fmt == "json":
             _write_atomic(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode(),
                           what="")
