@@ -336,7 +336,7 @@ def _part_section(cmp: Comparison, p) -> Section:
         sec.blocks.append(Plot(f"{p.part}-overlay", "IOPS vs block size, every run",
                                "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
                                "steady state NOT reached. Missing points: block sizes the run does not have.",
-                               lambda fig: iops_overlay(fig, labels, vals, ss), size=(10.0, 4.0), pdf_height=3.0))
+                               lambda fig: iops_overlay(fig, labels, vals, ss), size=(10.0, 4.0)))
         for i in range(1, len(labels)):
             sec.blocks.append(_matrix(p, i, "delta", cmp))
         for i in range(len(labels)):
@@ -347,7 +347,7 @@ def _part_section(cmp: Comparison, p) -> Section:
         sec.blocks.append(Plot(f"{p.part}-overlay", "Throughput, every run",
                                "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
                                lambda fig: grouped_bars(fig, labels, groups, ss, "MB/s (10⁶ B/s)"),
-                               size=(10.0, 3.6), pdf_height=2.6))
+                               size=(10.0, 3.6)))
         sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "Throughput (MB/s)"))
     elif p.test == "lat":
         panels = []
@@ -360,7 +360,7 @@ def _part_section(cmp: Comparison, p) -> Section:
                                "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log axis when the runs "
                                "differ by more than 30×), "
                                "one bar per run (lower is better); hatched: steady state NOT reached.",
-                               lambda fig: lat_panels(fig, labels, panels, ss), size=(10.0, 6.0), pdf_height=4.4))
+                               lambda fig: lat_panels(fig, labels, panels, ss), size=(10.0, 6.0)))
         for metric in ("lat_mean_us", "lat_p99999_us", "lat_max_us"):
             rows = [r for r in p.rows if r.metric == metric]
             if rows:
@@ -377,7 +377,7 @@ def _part_section(cmp: Comparison, p) -> Section:
         sec.blocks.append(Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
                                "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
                                "window) the table compares.",
-                               lambda fig: wsat_overlay(fig, labels, series), size=(10.0, 3.8), pdf_height=2.8))
+                               lambda fig: wsat_overlay(fig, labels, series), size=(10.0, 3.8)))
         sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)"))
     return sec
 
@@ -515,7 +515,7 @@ def _repeat_section(rep: Repeats, p) -> Section:
                            "Top: each run's value relative to the median run's (0 = the median). Bottom: RSE per "
                            f"metric; red above the {RSE_LIMIT:.0%} line.",
                            lambda fig: spread_rse(fig, labels, names, dev, rses),
-                           size=(10.0, 5.6 if big else 4.8), pdf_height=4.6 if big else 3.8))
+                           size=(10.0, 5.6 if big else 4.8)))
     if p.test == "iops":
         sec.blocks.append(_repeat_matrix(rep, p, "median"))
         sec.blocks.append(_repeat_matrix(rep, p, "rse"))
@@ -701,23 +701,25 @@ def to_svg(draw, size: tuple[float, float], salt: str) -> str:
     return plots.to_svg(constrained, size, salt)
 
 
-def render_html(doc: Doc, interactive: bool = True) -> str:
-    import jinja2
-    from markupsafe import Markup
-    from urllib.parse import quote
+def render_svgs(doc: Doc) -> dict[str, str]:
+    """Every plot of the document as inline SVG: drawn once for both media."""
+    return {b.id: to_svg(b.draw, b.size, salt=b.id) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
 
-    svgs = {}
-    for s in doc.sections:
-        for b in s.blocks:
-            if isinstance(b, Plot):
-                svgs[b.id] = Markup(to_svg(b.draw, b.size, salt=b.id))
+
+def render_html(doc: Doc, interactive: bool = True, svgs: dict[str, str] | None = None) -> str:
+    """The document's HTML (the run reports' template environment); ``svgs``: its plots, when
+    already drawn (render_svgs)."""
+    from markupsafe import Markup
+
+    from .html import _env
+
+    if svgs is None:
+        svgs = render_svgs(doc)
     css_path = TEMPLATES / "report.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["csv_href"] = lambda t: "data:text/csv;charset=utf-8," + quote(t.csv())
-    return env.get_template("compare.html.j2").render(d=doc, svgs=svgs, css=Markup(css), page_css=Markup(page_css(doc)),
-                                                      interactive=interactive)
+    return _env().get_template("compare.html.j2").render(
+        d=doc, svgs={pid: Markup(svg) for pid, svg in svgs.items()},  # matplotlib escapes the text it writes
+        css=Markup(css), page_css=Markup(page_css(doc)), interactive=interactive)
 
 
 # ---- PDF -----------------------------------------------------------------------------------------
@@ -735,12 +737,12 @@ def page_css(doc: Doc) -> str:
             f" @bottom-right {{ content: \"ssdpts {doc.kind}\"; }} }}")
 
 
-def render_pdf(doc: Doc, browser=None) -> bytes:
+def render_pdf(doc: Doc, browser=None, svgs: dict[str, str] | None = None) -> bytes:
     """The comparison's HTML printed by Chromium (report/chromium.py): the same machinery, the same
     layout as the run reports' PDF."""
     from . import chromium
 
-    return chromium.print_pdf(render_html(doc, interactive=False), browser)
+    return chromium.print_pdf(render_html(doc, interactive=False, svgs=svgs), browser)
 
 
 # ---- files ---------------------------------------------------------------------------------------
@@ -772,11 +774,12 @@ def render(obj: Comparison | Repeats, formats=("html", "pdf"), out: str | Path |
     doc = build(obj)
     stem = "ssdpts-compare" if doc.kind == "comparison" else "ssdpts-repeats"
     paths = output_paths(".", tuple(formats), out, stem)  # default: <stem>.<fmt> in the current directory
+    svgs = render_svgs(doc) if {"html", "pdf"} & set(formats) else None  # drawn once for both
     for fmt in formats:
         if fmt == "html":
-            _write_atomic(paths[fmt], render_html(doc).encode("utf-8"), what="")  # errors name the path alone
+            _write_atomic(paths[fmt], render_html(doc, svgs=svgs).encode("utf-8"), what="")  # errors name the path alone
         elif fmt == "pdf":
-            _write_atomic(paths[fmt], render_pdf(doc), what="")
+            _write_atomic(paths[fmt], render_pdf(doc, svgs=svgs), what="")
         elif fmt == "json":
             _write_atomic(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode(),
                           what="")

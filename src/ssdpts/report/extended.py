@@ -157,7 +157,7 @@ def _ss_sections(b: "Builder", pid: str, title: str, test: str) -> list:
         sec.blocks.append(m.Plot(f"{pid}-convergence", f"{title}: tracking variable per round",
                                  "The tracking variable of every round; the shaded band is the measurement window.",
                                  partial(plots.tracking_convergence, variables=tvars, window=list(part.window_rounds),
-                                         reached=bool(part.reached)), size=(10, 3.6), pdf_height=2.4))
+                                         reached=bool(part.reached)), size=(10, 3.6)))
     sec.blocks += ssb[1:]
     return [sec]
 
@@ -238,7 +238,7 @@ def hir_sections(b: "Builder", pids: list[str]) -> list:
                              partial(plots_ext.segments_vs_time, segments=[(k, v[0], v[1]) for k, v in series.items()],
                                      xlabel="time since the first burst (PTS minutes)", ylabel="IOPS",
                                      level=(level, "steady state") if level else None),
-                             size=(10, 4.4), pdf_height=3.2))
+                             size=(10, 4.4)))
     cats = [f"WS{ws}\n({idle:g} s)" for ws, idle in hir.WAIT_STATES if ws in by_ws]
     sec.blocks.append(m.Plot("hir-bars", "HIR: mean IOPS of the bursts and of the return to baseline",
                              "Per wait state (its PTS idle time): mean IOPS of its bursts and of the baseline after it.",
@@ -248,7 +248,7 @@ def hir_sections(b: "Builder", pids: list[str]) -> list:
                                  "return to baseline": [by_ws[ws].get("baseline").iops if by_ws[ws].get("baseline")
                                                         else None for ws, _ in hir.WAIT_STATES if ws in by_ws]},
                                      ylabel="IOPS", level=(level, "steady state") if level else None),
-                             size=(10, 3.8), pdf_height=2.8))
+                             size=(10, 3.8)))
     return out
 
 
@@ -295,14 +295,14 @@ def xsr_sections(b: "Builder", pids: list[str]) -> list:
                                      xlabel="time (PTS minutes)", ylabel="MB/s (10⁶ B/s)",
                                      level=(tab.recovery_level_mb_per_s, f"recovery level ({tab.recovery_rule})")
                                      if tab.recovery_level_mb_per_s else None, marker=marker),
-                             size=(10, 4.2), pdf_height=3.0))
+                             size=(10, 4.2)))
     sec.blocks.append(m.Plot("xsr-lat", "XSR: MB/s with mean and maximum response time",
                              "Left axis: write MB/s; right axis (log): mean and maximum response time of each minute; "
                              "dotted: group boundaries.",
                              partial(plots_ext.rate_and_latency, x=x, rate=[s.mb_per_s for s in tab.series],
                                      rate_label="MB/s", lat={"mean response time": [s.lat_mean_us for s in tab.series],
                                                              "max response time": [s.lat_max_us for s in tab.series]},
-                                     xlabel="time (PTS minutes)", bounds=bounds), size=(10, 4.2), pdf_height=3.0))
+                                     xlabel="time (PTS minutes)", bounds=bounds), size=(10, 4.2)))
     return [sec]
 
 
@@ -378,14 +378,14 @@ def _sweep_results(b: "Builder", test: str, pid: str):
                                  f"TC {tc}": ([float(r.qd) for r in rs if r], [r.iops for r in rs if r])
                                  for tc, rs in by_tc.items()}, xlabel="QD (fio iodepth)", ylabel="IOPS",
                                  legend_title="TC (fio numjobs)", logx=True, ticks=sorted(demand.QDS)),
-                             size=(10, 4.4), pdf_height=3.1))
+                             size=(10, 4.4)))
     sec.blocks.append(m.Plot(f"{pid}-intensity", "Demand intensity: mean response time vs IOPS, one line per TC"
                              + suffix, "Each TC's curve over its QDs (log response time); stars: the operating points.",
                              partial(plots_ext.lines_per_group, groups={
                                  f"TC {tc}": ([r.iops for r in rs if r], [r.lat_mean_us for r in rs if r])
                                  for tc, rs in by_tc.items()}, xlabel="IOPS", ylabel="mean response time (µs)",
                                  legend_title="TC (fio numjobs)", logy=True, highlight=hl),
-                             size=(10, 4.4), pdf_height=3.1))
+                             size=(10, 4.4)))
     toio_ticks = sorted({tc * qd for tc in demand.TCS for qd in (1, 32)})
     for metric, label, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean response time (µs)", True)):
         sec.blocks.append(m.Plot(f"{pid}-toio-{metric.replace('_', '-')}", f"{label} vs TOIO (TC × QD)" + suffix,
@@ -394,7 +394,7 @@ def _sweep_results(b: "Builder", test: str, pid: str):
                                      f"TC {tc}": ([float(r.toio) for r in rs if r], [getattr(r, metric) for r in rs if r])
                                      for tc, rs in by_tc.items()}, xlabel="TOIO = TC × QD", ylabel=label,
                                      legend_title="TC", logx=True, logy=logy, ticks=toio_ticks),
-                                 size=(10, 3.8), pdf_height=2.7))
+                                 size=(10, 3.8)))
     if any(r.cpu_pct is not None for r in tab.rows):
         sec.blocks.append(m.Plot(f"{pid}-cpu", "CPU per TC × QD" + suffix,
                                  "fio's usr + sys CPU of each combination's threads, % of one CPU per thread "
@@ -403,7 +403,7 @@ def _sweep_results(b: "Builder", test: str, pid: str):
                                          cols=[str(q) for q in demand.QDS],
                                          z=[[(tab.row(t, q).cpu_pct if tab.row(t, q) else None) for q in demand.QDS]
                                             for t in demand.TCS], label="CPU % (usr + sys)", row_name="TC (numjobs)",
-                                         col_name="QD (iodepth)"), size=(8, 4.0), pdf_height=3.0))
+                                         col_name="QD (iodepth)"), size=(8, 4.0)))
     return sec
 
 
@@ -433,7 +433,7 @@ def _points_results(b: "Builder", test: str, pid: str):
         sec.blocks.append(m.Plot(f"{pid}-histograms", "Response-time histograms with confidence curves",
                                  "Per operating point: IOs per response-time bin (solid) and the cumulative % of IOs "
                                  "completed within a time (dashed, right axis).",
-                                 partial(plots.latency_histograms, panels=panels), size=(11, 4.6), pdf_height=3.2))
+                                 partial(plots.latency_histograms, panels=panels), size=(11, 4.6)))
     return sec
 
 
@@ -469,5 +469,5 @@ def wsat_blocks(b: "Builder", pid: str, tab: WsatTable) -> list:
                           "IOs per response-time bin of the last 5 samples (fio json+, reads and writes together) and "
                           "the cumulative % of IOs completed within a time.",
                           partial(plots.latency_histograms, panels=[("final 5 samples", [(label, dict(merged))])]),
-                          size=(8, 4.4), pdf_height=3.0))
+                          size=(8, 4.4)))
     return out

@@ -154,7 +154,6 @@ class Plot:
     caption: str
     draw: Callable[[Any], None]  # draws into a matplotlib Figure (plots.py)
     size: tuple[float, float] = (10.0, 4.6)  # inches; the HTML scales it to the page width
-    pdf_height: float = 3.0  # unused since the PDF is the printed HTML; kept for page builders that set it
     kind: str = "plot"
 
 
@@ -869,7 +868,7 @@ class Builder:
                                "bands around it and the least-squares best-fit line; the box compares the allowed "
                                "and measured range and slope excursion.",
                                partial(plots.ss_window, var=v.to_dict(), part_reached=bool(part.reached)),
-                               size=(10, 3.6), pdf_height=2.8))
+                               size=(10, 3.6)))
         return blocks
 
     def not_reached_note(self, part: PartResult) -> str:
@@ -882,14 +881,17 @@ class Builder:
         return "" if part.reached else " — steady state NOT reached"
 
     # ---- shared pieces of the test pages ------------------------------------------------------
-    def temperatures(self, test: str, part: str) -> tuple[dict[int, float], str]:
-        """Per round the highest temperature the device reported in it (°C), and why there is none."""
+    def temperatures(self, test: str, part: str) -> tuple[tuple[list[int], list[float]] | None, Para | None]:
+        """Per round the highest temperature the device reported in it (°C), as the (rounds, °C)
+        overlay of plots.rounds_lines, or None with the note saying why there is none."""
         per: dict[int, float] = {}
         for r in self.records.get((test, part), []):
             c = temperature_c(r.telemetry)
             if c is not None and r.phase == "round":
                 per[r.round] = max(per.get(r.round, c), c)
-        return per, self.temperature_reason()
+        if per:
+            return (list(per), list(per.values())), None
+        return None, self.temperature_note()
 
     def temperature_reason(self) -> str:
         """Why a run has no temperature: the telemetry's own reason, else that it recorded none."""
@@ -910,11 +912,14 @@ class Builder:
             return "not available: synthetic data (FakeExecutor) has no device telemetry"
         return "not available: the run directory records no device telemetry"
 
-    def temperature_note(self, have: bool, reason: str) -> Para | None:
-        if have:
-            return None
-        text = reason if reason.startswith("not available") else f"not available: {reason}"
-        return Para(f"Temperature and throttling: {text}.")
+    def temperature_unavailable(self) -> str:
+        """'not available: <why>', the run's reason for having no temperature."""
+        reason = self.temperature_reason()
+        return reason if reason.startswith("not available") else f"not available: {reason}"
+
+    def temperature_note(self) -> Para:
+        """The note under a plot that would overlay the temperature, when the run has none."""
+        return Para(f"Temperature and throttling: {self.temperature_unavailable()}.")
 
     def cpu_table(self, part: PartResult, keys: list[tuple[str, str]], tid: str, title: str,
                   matrix: tuple[list[int], list[str]] | None = None) -> list:
@@ -1007,18 +1012,17 @@ class Builder:
                             ns.append(f"step {c.index} of round {rno} ({c.label})")
                 series = {_bs_label(bs): by_bs[bs][:2] for bs in sorted(by_bs)}
                 notes = {_bs_label(bs): by_bs[bs][2] for bs in sorted(by_bs)}
-                temps, why = self.temperatures("iops", part.part)
+                temps, temps_note = self.temperatures("iops", part.part)
                 conv.blocks.append(Plot(f"{sid}-convergence-bs", "IOPS convergence: every block size at R/W 0/100",
                                         "IOPS of each block size, RND 100% write, per round; the shaded band is the "
                                         "measurement window" + ("; dashed grey, right axis: the device's highest "
                                                                 "temperature in each round." if temps else "."),
                                         partial(plots.rounds_lines, panels=[("RND 0/100 by block size", series, "IOPS", True)],
                                                 window=window, reached=bool(part.reached), notes=notes,
-                                                temperature=(list(temps), list(temps.values())) if temps else None),
+                                                temperature=temps),
                                         size=(10, 4.4)))
-                note = self.temperature_note(bool(temps), why)
-                if note:
-                    conv.blocks.append(note)
+                if temps_note:
+                    conv.blocks.append(temps_note)
                 tvars = [(v.variable, v.unit, _series_dict(part.series.get(v.variable)))
                          for v in (part.steady_state.variables if part.steady_state else ())]
                 conv.blocks.append(Plot(f"{sid}-convergence-tracking", "IOPS convergence: tracking variables",
@@ -1097,17 +1101,16 @@ class Builder:
                             notes[f"SEQ {name} write"].append(f"step {c.index} of round {rno}")
                 series = {f"SEQ {name} read": (list(rs), list(rs.values())),
                           f"SEQ {name} write": (list(ws), list(ws.values()))}
-                temps, why = self.temperatures("tp", part.part)
+                temps, temps_note = self.temperatures("tp", part.part)
                 sec.blocks.append(Plot(f"{pid}-convergence", f"Throughput {name}: convergence, read and write",
                                        "MB/s (base 10) per round of the SEQ read and SEQ write steps; steady state is "
                                        "tracked on write. The shaded band is the measurement window.",
                                        partial(plots.rounds_lines, panels=[(f"SEQ {name}", series, "MB/s", False)],
                                                window=window, reached=bool(part.reached), notes=notes,
-                                               temperature=(list(temps), list(temps.values())) if temps else None),
+                                               temperature=temps),
                                        size=(10, 3.8)))
-                note = self.temperature_note(bool(temps), why)
-                if note:
-                    sec.blocks.append(note)
+                if temps_note:
+                    sec.blocks.append(temps_note)
             sec.blocks += ssb[1:]
             tab = part.table
             if isinstance(tab, TpTable):
@@ -1172,18 +1175,17 @@ class Builder:
                     mean[labels[k]] = (xs, [cells[r][k].measurement.lat_mean_ns / 1e3 for r in xs])
                     mx[labels[k]] = (xs, [cells[r][k].measurement.lat_max_ns / 1e3 for r in xs])
                     notes[labels[k]] = [f"step {cells[r][k].index} of round {r}" for r in xs]
-                temps, why = self.temperatures("lat", part.part)
+                temps, temps_note = self.temperatures("lat", part.part)
                 conv.blocks.append(Plot(f"{pid}-convergence", "Latency convergence: mean and max response time",
                                         "Mean (top) and maximum (bottom) response time of every RND cell per round, "
                                         "TC 1 / QD 1; the shaded band is the measurement window.",
                                         partial(plots.rounds_lines, panels=[("mean response time", mean, "µs", True),
                                                                             ("max response time", mx, "µs", True)],
                                                 window=window, reached=bool(part.reached), notes=notes,
-                                                temperature=(list(temps), list(temps.values())) if temps else None),
+                                                temperature=temps),
                                         size=(10, 6.6)))
-                note = self.temperature_note(bool(temps), why)
-                if note:
-                    conv.blocks.append(note)
+                if temps_note:
+                    conv.blocks.append(temps_note)
             out.append(conv)
             win = Section(f"{pid}-steady-state", "Latency: steady-state window", 3, "lat")
             win.blocks += ssb[1:]
@@ -1352,9 +1354,8 @@ class Builder:
                                    partial(plots.wsat_scatter, x=tx, y=iops, xlabel=xlabel, ylabel="IOPS",
                                            final=nfinal, notes=notes, unit="IOPS", temperature=temperature,
                                            xname=f"time ({unit})"), size=(10, 3.6)))
-            note = self.temperature_note(bool(temperature), self.temperature_reason())
-            if note:
-                sec.blocks.append(note)
+            if not temperature:
+                sec.blocks.append(self.temperature_note())
             tg = [s.tgbw_gb for s in series]
             sec.blocks.append(Plot(f"{pid}-iops-tgbw", "WSAT: IOPS vs total GB written (TGBW)",
                                    "The same samples against the data written so far (GB, base 10).",
@@ -1464,9 +1465,7 @@ class Builder:
                     pts.append((float(r.end_time), c, test_title(str(test))))
         sec = Section("temperature", "Device temperature", 2, None, new_page=bool(pts))
         if not pts:
-            reason = self.temperature_reason()
-            sec.blocks.append(Alert("info", "temperature " + (reason if reason.startswith("not available")
-                                                             else f"not available: {reason}")))
+            sec.blocks.append(Alert("info", "temperature " + self.temperature_unavailable()))
             return sec
         pts.sort()
         t0 = pts[0][0]
