@@ -53,7 +53,7 @@ demo-ssd: install refssd
 
 test: install lint refssd
 	$(CARGO) test --release --locked -q --manifest-path refssd/Cargo.toml
-	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow"
+	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" --durations=30
 
 test-full: install refssd
 	$(PYTHON) -m pytest -q -p no:cacheprovider
