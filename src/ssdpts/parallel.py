@@ -50,6 +50,7 @@ class Child:
     run_dir: str | None = None
     error: str | None = None
     readers: list[threading.Thread] = field(default_factory=list)
+    command: list[str] | None = None  # the program instead of this ssdpts (tests: a scripted child)
 
     @property
     def exit_code(self) -> int | None:
@@ -81,7 +82,8 @@ def _read_stderr(child: Child, stream) -> None:
 
 def _start(child: Child, events: queue.Queue) -> None:
     r, w = os.pipe()
-    child.proc = subprocess.Popen(child_command([*child.argv, "--events-fd", str(w)]), stdin=subprocess.PIPE,
+    cmd = [*(child.command or child_command([])), *child.argv, "--events-fd", str(w)]
+    child.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(w,), text=True)
     os.close(w)
     child.readers = [threading.Thread(target=_read_events, args=(child, r, events), daemon=True),
