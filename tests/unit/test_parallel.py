@@ -258,6 +258,7 @@ def test_resume_takes_run_directories_or_the_directory_holding_them(tmp_path):
         (tmp_path / name / "manifest.json").write_text(json.dumps({"status": status}))
     assert cli_parallel.unfinished_runs([str(tmp_path)]) == [tmp_path / "r1", tmp_path / "r3"]
     assert cli_parallel.unfinished_runs([str(tmp_path / "r2")]) == [tmp_path / "r2"]  # says 'complete' itself
+    assert cli_parallel.unfinished_runs([str(tmp_path / "nope")]) == [tmp_path / "nope"]  # says 'not a directory'
     (tmp_path / "r1" / "manifest.json").write_text(json.dumps({"status": "complete"}))
     (tmp_path / "r3" / "manifest.json").write_text(json.dumps({"status": "complete"}))
     with pytest.raises(UserError, match="holds no unfinished run directory"):

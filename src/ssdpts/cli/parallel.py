@@ -19,7 +19,7 @@ _PER_DEVICE = {"target", "targets_from", "destroy_data_on", "cpus_per_device", "
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """--targets-from and --cpus-per-device (``--target`` and ``--destroy-data-on`` repeat)."""
-    g = p.add_argument_group("many devices at once (docs/lab.md)")
+    g = p.add_argument_group("many devices at once (docs/parallel.md)")
     g.add_argument("--targets-from", metavar="FILE",
                    help="targets to run in parallel, one per line (# comments), added to any --target")
     g.add_argument("--cpus-per-device", type=int, metavar="N",
@@ -160,12 +160,11 @@ def unfinished_runs(paths: list[str]) -> list[Path]:
     --out of a parallel run): of those, every run that is not complete."""
     out: list[Path] = []
     for p in map(Path, paths):
-        if (p / "manifest.json").exists():
-            out.append(p)
+        runs = [d for d in sorted(p.iterdir()) if (d / "manifest.json").exists()] if p.is_dir() else []
+        if (p / "manifest.json").exists() or not runs:
+            out.append(p)  # a run directory, or not one at all: resume says what is wrong with it
             continue
-        if not p.is_dir():
-            raise UserError(f"{p} is not a run directory (no manifest.json) nor a directory holding run directories")
-        found = [d for d in sorted(p.iterdir()) if (d / "manifest.json").exists() and _status(d) != "complete"]
+        found = [d for d in runs if _status(d) != "complete"]
         if not found:
             raise UserError(f"{p} holds no unfinished run directory: nothing to resume")
         out += found
@@ -208,7 +207,8 @@ def _supervise(children: list, quiet: bool) -> int:
     if refused and not caught:
         c = refused[0]
         why = (c.error or "refused").removeprefix("ssdpts: ")
-        raise UserError(f"{c.label}: {why}" if c.label not in why else why + "; nothing was written to any target")
+        why = why if c.label in why else f"{c.label}: {why}"
+        raise UserError(why if "nothing was written" in why else why + "; nothing was written to any target")
     for c in children:
         line = f"{c.label}: {c.status}" + (f", {c.run_dir}" if c.run_dir else "")
         if c.error and c.status != "complete":

@@ -12,7 +12,7 @@ from .parallel import add_options
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run PTS tests (wsat, iops, tp, lat, hir, xsr, cbw, dirth; all = the basic four) on a target",
                        description="Run SNIA PTS tests on a block device or a file. Destroys all data on a block device. "
-                                   "Several targets run at the same time, each its own run (docs/lab.md).")
+                                   "Several targets run at the same time, each its own run (docs/parallel.md).")
     add_run_options(p, many=True)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_options(p)
