@@ -102,8 +102,9 @@ def tree_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def ssdpts_parallel(devs: list[str], step_s: float, steps: int, wd: Path) -> tuple[float, float, float, float]:
-    """(aggregate IOPS, harness CPU s, fio CPU s, wall s) of one parallel ssdpts run."""
+def ssdpts_parallel(devs: list[str], step_s: float, steps: int, wd: Path) -> tuple[float, float, float, float, float]:
+    """(sum of the devices' mean IOPS, IOPS over the common span, harness CPU s, fio CPU s, wall s) of
+    one parallel ssdpts run."""
     out = wd / "runs"
     argv = [sys.executable, "-m", "ssdpts.cli.main", "run", "wsat", "--step-seconds", str(step_s),
             "--wsat-hours", f"{steps / 60:.6f}", "--wsat-capacity-multiple", "1000", "--threads", str(TC),
@@ -120,13 +121,17 @@ def ssdpts_parallel(devs: list[str], step_s: float, steps: int, wd: Path) -> tup
     total = tree_cpu() - before
     if proc.returncode:
         raise SystemExit(f"ssdpts failed ({proc.returncode}): {err.strip()}")
-    agg = 0.0
+    agg, ios, starts, ends = 0.0, 0.0, [], []
     for run in out.iterdir():
-        iops = [json.loads(ln)["measurement"]["iops"] for ln in (run / "steps.jsonl").read_text().splitlines()
-                if ln.strip()]
-        agg += statistics.fmean(iops)
+        steps = [json.loads(ln) for ln in (run / "steps.jsonl").read_text().splitlines() if ln.strip()]
+        agg += statistics.fmean(s["measurement"]["iops"] for s in steps)
+        ios += sum(s["measurement"]["iops"] * (s["end_time"] - s["start_time"]) for s in steps)
+        starts.append(min(s["start_time"] for s in steps))
+        ends.append(max(s["end_time"] for s in steps))
     subprocess.run(["rm", "-rf", str(out)], check=True)
-    return agg, total - fio_s, fio_s, wall
+    # The devices' steps do not start at the same instant (each run purges and checks on its own):
+    # besides the sum of the means, all IOs over the span from the first step's start to the last's end.
+    return agg, ios / (max(ends) - min(starts)), total - fio_s, fio_s, wall
 
 
 def hand_fio(devs: list[str], seconds: float, wd: Path, engine: str) -> float:
@@ -158,17 +163,17 @@ def main() -> None:
             wd = Path(d)
             rows = []
             for _ in range(a.pairs):
-                s, harness, fio_s, wall = ssdpts_parallel(devs, a.step_seconds, a.steps, wd)
+                s, span, harness, fio_s, wall = ssdpts_parallel(devs, a.step_seconds, a.steps, wd)
                 h = hand_fio(devs, a.step_seconds * a.steps, wd, engine)
-                rows.append((s, h, harness, fio_s, wall))
-                print(f"N={n}: ssdpts {s:,.0f} IOPS, one fio command {h:,.0f} IOPS, ratio {s / h:.3f}; harness CPU "
-                      f"{harness / n:.2f} s per device ({100 * harness / (harness + fio_s):.1f}% of the tree's CPU), "
-                      f"fio {fio_s:.1f} s, wall {wall:.1f} s", flush=True)
-            ratio = statistics.median(r[0] / r[1] for r in rows)
-            share = statistics.median(r[2] / (r[2] + r[3]) for r in rows)
-            print(f"N={n} median: ssdpts/fio aggregate IOPS {ratio:.3f}, harness {100 * share:.1f}% of CPU, "
-                  f"{statistics.median(r[2] for r in rows) / n:.2f} CPU s per device", flush=True)
-
+                rows.append((s, span, h, harness, fio_s))
+                print(f"N={n}: ssdpts {s:,.0f} IOPS (sum of means; {span:,.0f} over the common span), one fio "
+                      f"command {h:,.0f} IOPS, ratio {s / h:.3f} ({span / h:.3f}); harness CPU {harness / n:.2f} s "
+                      f"per device ({100 * harness / (harness + fio_s):.1f}% of the tree's CPU), fio {fio_s:.1f} s, "
+                      f"wall {wall:.1f} s", flush=True)
+            med = statistics.median
+            print(f"N={n} median: ssdpts/fio aggregate IOPS {med(r[0] / r[2] for r in rows):.3f} (common span "
+                  f"{med(r[1] / r[2] for r in rows):.3f}), harness {100 * med(r[3] / (r[3] + r[4]) for r in rows):.1f}% "
+                  f"of CPU, {med(r[3] for r in rows) / n:.2f} CPU s per device", flush=True)
 
 if __name__ == "__main__":
     main()

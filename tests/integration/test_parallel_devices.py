@@ -125,11 +125,7 @@ def test_four_zram_devices_in_parallel_one_fio_killed(make_zram, tmp_path):
     man = json.loads((vrun / "manifest.json").read_text())
     assert man["status"] == "failed" and "fio" in man["error"]
     assert _rounds_done(vrun) >= 1 and not integrity.check(vrun).problems  # finished rounds kept
-    assert f"continue with: ssdpts resume {vrun}" in stdout
-    # 'resume' of the parent directory continues the one unfinished run
-    r = ssdpts("resume", str(out), "--destroy-data-on", victim, "--keep-window", "--quiet", timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert_solo_shape(vrun, victim)
+    assert f"continue with: ssdpts resume {vrun}" in stdout  # (resume of a parent directory: the next test)
 
 
 def test_sigint_stops_every_device_and_resume_continues_all(make_zram, tmp_path):
