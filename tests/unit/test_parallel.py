@@ -263,3 +263,29 @@ def test_resume_takes_run_directories_or_the_directory_holding_them(tmp_path):
     (tmp_path / "r3" / "manifest.json").write_text(json.dumps({"status": "complete"}))
     with pytest.raises(UserError, match="holds no unfinished run directory"):
         cli_parallel.unfinished_runs([str(tmp_path)])
+
+
+def test_event_progress_speaks_the_supervisors_protocol():
+    import io
+
+    from ssdpts.progress import EventProgress
+    from ssdpts.pts.plan import build_parts
+
+    part = build_parts(RunSpec(tests=("iops",), step_seconds=1, max_rounds=5), 2**30, 512)[0]
+    r, w = os.pipe()
+    ev = EventProgress(w)
+    ev.part_started(part, 1, 1)
+    ev.round_started(part, 2, 49, 1.0)
+    ev.round_finished(part, 2, {"stop_reason": None, "tracking": [
+        {"name": "RND 4KiB 0/100 IOPS", "unit": "IOPS", "value": 5.0, "reached": None, "range_pct": None,
+         "excursion_pct": None}]})
+    assert ev.ready(io.StringIO("go\n")) is True
+    assert ev.ready(io.StringIO("")) is False  # the supervisor closed our stdin: stop
+    ev.ended("complete", Path("/runs/x"))
+    ev.stream.close()
+    with os.fdopen(r) as f:
+        got = [json.loads(line) for line in f]
+    assert [g["ev"] for g in got] == ["part", "round", "round_done", "ready", "ready", "end"]
+    assert got[0]["title"] == "[1/1] IOPS" and got[1] == {"ev": "round", "round": 2, "of": 5, "steps": 49,
+                                                         "step_s": 1.0}
+    assert got[2]["steady"] == "window filling" and got[5]["run_dir"] == "/runs/x"
