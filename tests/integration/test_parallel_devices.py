@@ -132,7 +132,9 @@ def test_sigint_stops_every_device_and_resume_continues_all(make_zram, tmp_path)
     devs = [make_zram(64 * 2**20) for _ in range(2)]
     out = tmp_path / "runs"
     # LAT: 9 steps a round, the quickest test with rounds (the run path is the same as IOPS')
-    proc = subprocess.Popen(["ssdpts", "run", "lat", *_targets(devs), *FAST, "--out", str(out)],
+    pin = len(os.sched_getaffinity(0)) >= 2  # each device's fio on a CPU of its own
+    proc = subprocess.Popen(["ssdpts", "run", "lat", *_targets(devs), *FAST, "--out", str(out),
+                             *(["--cpus-per-device", "1"] if pin else [])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def each_has_a_round() -> bool:
@@ -150,6 +152,12 @@ def test_sigint_stops_every_device_and_resume_continues_all(make_zram, tmp_path)
         assert man["status"] == "interrupted" and man["interruption"]["signal"] == "SIGINT"
         kept[dev] = _rounds_done(runs[dev])
         assert kept[dev] >= 1 and not integrity.check(runs[dev]).problems
+    if pin:
+        cpu = sorted(os.sched_getaffinity(0))
+        for i, dev in enumerate(devs):
+            man = json.loads((runs[dev] / "manifest.json").read_text())
+            assert man["run_spec"]["cpus"] == str(cpu[i])
+            assert f"cpus_allowed={cpu[i]}" in (runs[dev] / "fio" / "lat" / "round-001.fio").read_text().splitlines()
     r = ssdpts("resume", str(out), *[a for d in devs for a in ("--destroy-data-on", d)], "--keep-window",
                timeout=300)
     assert r.returncode == 0, r.stderr + r.stdout
@@ -179,4 +187,9 @@ def test_one_unsafe_target_refuses_all_with_nothing_written(make_zram, tmp_path)
     r = ssdpts("run", "iops", "--target", devs[0], "--destroy-data-on", devs[0], "--target", devs[1], *FAST,
                "--out", str(out), timeout=120)
     assert r.returncode == 2 and devs[1] in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not out.exists() and {d: checksum(d) for d in devs} == sums
+    # more CPUs asked for than there are: refused in one line before anything starts
+    many = str(len(os.sched_getaffinity(0)))
+    r = ssdpts("run", "iops", *_targets(devs), "--cpus-per-device", many, *FAST, "--out", str(out), timeout=120)
+    assert r.returncode == 2 and f"--cpus-per-device {many} needs" in r.stderr, r.stderr
     assert not out.exists() and {d: checksum(d) for d in devs} == sums
