@@ -167,6 +167,77 @@ class LiveProgress(PlainProgress):
         self.live.stop()
 
 
+class EventProgress:
+    """A run under ``ssdpts run --target A --target B`` (parallel.py): progress as one JSON object
+    per line on a pipe the supervising process reads (``--events-fd``), for its one view of every
+    device. Like a terminal, the pipe may vanish (the supervisor was killed): the run goes on."""
+
+    SAMPLE_EVERY_S = 0.5  # the view redraws a few times a second; per-second samples are plenty
+
+    def __init__(self, fd: int):
+        import os
+
+        self.stream = _Vanishing(os.fdopen(fd, "w", buffering=1, encoding="utf-8"))
+        self._last_sample = 0.0
+
+    def _emit(self, ev: str, **fields) -> None:
+        import json
+
+        self.stream.write(json.dumps({"ev": ev, **fields}, default=str) + "\n")
+        self.stream.flush()
+
+    def part_started(self, part, n, total):
+        self._emit("part", title=f"[{n}/{total}] {part.title}")
+
+    def phase(self, part, text):
+        self._emit("phase", text=text)
+
+    def round_started(self, part, round_no, n_steps, step_s):
+        self._emit("round", round=round_no, of=part.max_rounds if part.stop_rule != "wsat" else None,
+                   steps=n_steps, step_s=step_s)
+
+    def sample(self, info):
+        now = time.monotonic()
+        if now - self._last_sample >= self.SAMPLE_EVERY_S:
+            self._last_sample = now
+            self._emit("sample", rate=_fmt_rate(info))
+
+    def round_finished(self, part, round_no, summary):
+        if part.stop_rule == "wsat":
+            lines = [f"WSAT {summary['samples']}/{summary['max_samples']} samples"]
+        else:
+            lines = [_verdict_text(t) for t in summary["tracking"]]
+        self._emit("round_done", round=round_no, tracking=lines, stop_reason=summary.get("stop_reason"),
+                   steady=_steady_word(summary))
+
+    def message(self, text):
+        self._emit("message", text=text)
+
+    def ready(self, stdin=None) -> bool:
+        """Every check of this device passed: say so, and wait until the supervisor says go (every
+        other device passed too) or not (one was refused: then nothing is written here either)."""
+        self._emit("ready")
+        line = (stdin or sys.stdin).readline()
+        return line.strip() == "go"
+
+    def ended(self, status: str, run_dir, error: str | None = None) -> None:
+        self._emit("end", status=status, run_dir=str(run_dir) if run_dir else None, error=error)
+
+    def close(self):
+        pass
+
+
+def _steady_word(summary: dict) -> str:
+    """The steady-state status of a round's tracking variables, in a word or two."""
+    tracking = summary.get("tracking") or []
+    if not tracking:
+        return ""
+    if any(t["reached"] is None for t in tracking):
+        return "window filling"
+    n = sum(1 for t in tracking if t["reached"])
+    return "steady" if n == len(tracking) else f"not steady ({n}/{len(tracking)})"
+
+
 def make_progress(quiet: bool = False):
     from .runner import NullProgress
 

@@ -18,7 +18,7 @@ import errno
 import time
 from typing import Callable, Protocol
 
-from . import analysis
+from . import analysis, cpus
 from .engine.base import Area, Batch, Executor
 from .errors import DeviceUnsafe, Interrupted, RunFailed, Signalled
 from .pts.parts import Part
@@ -78,6 +78,8 @@ class RunContext:
     # Called before the purge and before every batch; raises DeviceUnsafe when the target is no
     # longer safe to write (device/claim.py: Claim.check).
     guard: Callable[[], None] | None = None
+    cpus_allowed: str = ""  # fio's cpus_allowed (RunSpec.cpus)
+    cpu_warned: set[str] = field(default_factory=set)  # parts already warned about CPU-bound steps
 
 
 def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
@@ -285,7 +287,7 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
         j, o = ctx.store.fio_paths(part.id, nm)
         return Batch(steps=ss, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
                      job_path=j, output_path=o, on_progress=ctx.progress.sample,
-                     on_boundary=on_boundary if sampling else None)
+                     on_boundary=on_boundary if sampling else None, cpus_allowed=ctx.cpus_allowed)
 
     batch = batch_of(steps, name)
     if next_steps and next_name:
@@ -316,7 +318,25 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
     ctx.store.append_steps(recs)
     for w in res.warnings:
         ctx.progress.message(f"fio: {w}")
+    _warn_cpu_bound(ctx, part, name, recs)
     return recs
+
+
+def _warn_cpu_bound(ctx: RunContext, part: Part, name: str, recs: list[dict]) -> None:
+    """Say (once per part) when a step's fio threads used about all the CPU open to them: the
+    result may then be the host's limit, not the device's (each step record keeps fio's usr/sys)."""
+    if part.id in ctx.cpu_warned:
+        return
+    for rec in recs:
+        threads = rec["workload"]["threads"]
+        used = cpus.cpus_used(rec["measurement"], threads)
+        if cpus.cpu_bound(used, threads, ctx.cpus_allowed):
+            ctx.cpu_warned.add(part.id)
+            ctx.progress.message(
+                f"CPU-bound: {part.title} {name} {rec['label']}: fio used {used:.2f} CPUs of the "
+                f"{cpus.open_cpus(threads, ctx.cpus_allowed)} its {threads} threads could use; its results may be the "
+                "host's limit, not the device's (fewer parallel runs, or --cpus-per-device)")
+            return
 
 
 def _nearest(snaps: list[dict], t: float | None) -> dict | None:

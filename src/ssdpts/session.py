@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 import sys
+from typing import Callable
 
 from . import __version__, preflight
 from .device import audit, fingerprint, host, identify, purge_check, safety, telemetry, writecache
@@ -60,6 +61,7 @@ def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
         seed=spec.seed, ioengine=spec.ioengine, purger=purge,
         deviations=deviations, progress=progress,
         telemetry=telemetry_source, guard=claim.check if claim is not None else None, session=session, keep=keep,
+        cpus_allowed=spec.cpus,
     )
 
 
@@ -90,8 +92,12 @@ def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
 
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
               interactive: bool = False, progress=None, argv: list[str] | None = None,
-              describe: str | None = None) -> tuple[RunStore, dict]:
+              describe: str | None = None, ready: Callable[[], None] | None = None) -> tuple[RunStore, dict]:
     """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure.
+
+    ``ready``: called once every check has passed, before the run directory is made and the first
+    byte written; a parallel run (parallel.py) waits there until every other device passed too, and
+    raises to stop when one did not.
 
     Every check that can refuse comes before the first byte is written, to the device or anywhere
     else: the results disk, the ssdpts lock on the device (another run?), the safety verdict and the
@@ -137,6 +143,8 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
             "parts": {},
             "resumptions": [],
         }
+        if ready is not None:
+            ready()
         label = "-".join(spec.tests) + "-" + target.identity_label
         store = RunStore.create(out_dir, label, manifest)
         claim.set_run_dir(store.path)
@@ -159,7 +167,8 @@ def _claim_record(claim: Claim) -> dict:
 
 
 def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False,
-               confirm: str | None = None, keep_window: bool = False) -> tuple[RunStore, dict]:
+               confirm: str | None = None, keep_window: bool = False,
+               ready: Callable[[], None] | None = None) -> tuple[RunStore, dict]:
     """Continue a run at the round in flight, on the device it started on. ``confirm``: ``resume
     --destroy-data-on``, needed (or typed at the prompt when ``interactive``) when nothing proves the
     device is the one the run started on (no serial: loop re-attached, zram, a manifest without a
@@ -168,20 +177,21 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
     By default every part in progress re-preconditions: its interrupted round is run again and its
     steady-state window counts only rounds run from now on (hours of idle break the PTS's 'no delay
     between rounds'; analysis.window_rounds_from). ``keep_window``: rounds from before count too,
-    and the window discloses the resume it spans."""
+    and the window discloses the resume it spans. ``ready``: as for start_run, before anything is
+    written."""
     from .runner import NullProgress
 
     store = RunStore.open(run_dir)
     store.lock()
     try:
         return store, _resume(store, Path(run_dir), executor, progress or NullProgress(), interactive, confirm,
-                              keep_window)
+                              keep_window, ready)
     finally:
         store.unlock()
 
 
 def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool,
-            confirm: str | None, keep_window: bool = False) -> dict:
+            confirm: str | None, keep_window: bool = False, ready: Callable[[], None] | None = None) -> dict:
     man = store.manifest()
     status = man.get("status")
     if status == "complete":
@@ -234,6 +244,8 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         else:
             safety.check_writable(target, needed_bytes=target.size_bytes, confirm=None)  # still ssdpts's file?
         claim.claim_device()
+        if ready is not None:
+            ready()
         claim.set_run_dir(store.path)
         forgotten = store.forget_unbacked_rounds()
         resumptions = man.get("resumptions", [])

@@ -5,17 +5,24 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from ..cpus import check_list
 from ..errors import UserError
 from ..pts.runspec import (CHOICES, HIR_BURSTS, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
 
 
-def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True) -> None:
+def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True, many: bool = False) -> None:
+    """``many``: --target and --destroy-data-on repeat (``ssdpts run`` on several devices at once)."""
     if target_required:
         p.add_argument("tests", nargs="+", metavar="TEST", help=f"tests to run: {CHOICES}")
-        p.add_argument("--target", required=True, metavar="PATH",
-                       help="block device (e.g. /dev/nvme0n1) or file to test; files are created by ssdpts")
+        if many:
+            p.add_argument("--target", action="append", metavar="PATH",
+                           help="block device (e.g. /dev/nvme0n1) or file to test; files are created by ssdpts; "
+                                "repeat it to test several devices at the same time, each its own run")
+        else:
+            p.add_argument("--target", required=True, metavar="PATH",
+                           help="block device (e.g. /dev/nvme0n1) or file to test; files are created by ssdpts")
     g = p.add_argument_group("PTS parameters")
     g.add_argument("--profile", choices=("enterprise", "client"), default="enterprise",
                    help="PTS 2.0.2 parameter set (default: enterprise: WCD, AR 100%%, TC4/QD32; client: WCE, AR 75%%, TC2/QD16)")
@@ -60,8 +67,11 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True)
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
                    help="purge before each test (default: auto = the strongest method the device supports)")
-    e.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
-                   help="confirm that every byte on the target may be destroyed: its serial number or path")
+    e.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH", action="append" if many else "store",
+                   help="confirm that every byte on the target may be destroyed: its serial number or path"
+                        + ("; once per target when there are several" if many else ""))
+    e.add_argument("--cpus", metavar="LIST", default="",
+                   help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
     e.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
     e.add_argument("--describe", metavar="FILE",
                    help="TOML or JSON file with what no tool can read (NAND type, channels, DRAM, sponsor, notes); stored with the run")
@@ -104,7 +114,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         op_ceiling_ms=args.op_ceiling_ms, op_mid=args.op_mid,
         dirth_block_size=_size("--dirth-block-size", args.dirth_block_size), dirth_read_pct=args.dirth_read_pct,
         wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,
-        ar_amount_bytes=_size("--ar-amount", args.ar_amount),
+        ar_amount_bytes=_size("--ar-amount", args.ar_amount), cpus=check_list(args.cpus) if args.cpus else "",
     )
 
 

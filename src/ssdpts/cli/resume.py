@@ -1,9 +1,12 @@
-"""ssdpts resume RUN_DIR: continue an interrupted or failed run at the round in flight."""
+"""ssdpts resume RUN_DIR...: continue interrupted or failed runs at the round in flight (several at
+the same time, each its own process, as 'ssdpts run' on several devices)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from .parallel import add_events_fd
 
 
 def add_parser(sub) -> None:
@@ -13,15 +16,19 @@ def add_parser(sub) -> None:
                                    "refuses another one. When nothing proves the identity (a device without a serial: "
                                    "a loop device attached again, a zram device, ...) it asks again for the confirmation "
                                    "that its data may be destroyed.")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory made by 'ssdpts run'")
+    p.add_argument("run_dir", metavar="RUN_DIR", nargs="+",
+                   help="run directory made by 'ssdpts run', or a directory holding run directories (the --out of "
+                        "a run on several devices): every unfinished run in it is continued, all at the same time")
     p.add_argument("--keep-window", action="store_true",
                    help="let the steady-state window include rounds from before the interruption (disclosed as "
                         "'spans a resume of N h'); default: repeat the interrupted round and count the window "
                         "only from there (PTS: no delay between rounds)")
-    p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
+    p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH", action="append",
                    help="confirm again that every byte on the run's target may be destroyed: its serial number or "
-                        "path (needed when its identity cannot be proven and there is no terminal to ask at)")
+                        "path (needed when its identity cannot be proven and there is no terminal to ask at); once per "
+                        "target when resuming several runs")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    add_events_fd(p)
     p.set_defaults(func=cmd)
 
 
@@ -29,16 +36,14 @@ def cmd(args) -> int:
     from ..engine.fio import FioExecutor
     from ..progress import make_progress
     from ..session import resume_run
-    from ..errors import Interrupted, RunFailed
-    from .output import finish, print_summary
+    from ..progress import EventProgress
+    from .parallel import events_ready, one_confirmation, resume_parallel, run_one, unfinished_runs
 
-    try:
-        store, summary = resume_run(Path(args.run_dir), executor=FioExecutor(), progress=make_progress(args.quiet),
-                                    interactive=sys.stdin.isatty(), confirm=args.destroy_data_on,
-                                    keep_window=args.keep_window)
-    except (Interrupted, RunFailed) as exc:
-        finish(getattr(exc, "run_dir", None), complete=False)
-        raise
-    print_summary(store, summary)
-    finish(store.path, complete=True)
-    return 0
+    run_dirs = unfinished_runs(args.run_dir)
+    if len(run_dirs) > 1:
+        return resume_parallel(args, run_dirs)
+    events = EventProgress(args.events_fd) if args.events_fd is not None else None
+    return run_one(lambda: resume_run(
+        run_dirs[0], executor=FioExecutor(), progress=events or make_progress(args.quiet),
+        interactive=sys.stdin.isatty(), confirm=one_confirmation(args.destroy_data_on), keep_window=args.keep_window,
+        ready=events_ready(events)), events)

@@ -1,4 +1,4 @@
-"""ssdpts run TEST... --target PATH: run PTS tests on a device or file."""
+"""ssdpts run TEST... --target PATH [--target PATH ...]: run PTS tests on devices or files."""
 
 from __future__ import annotations
 
@@ -6,33 +6,37 @@ import sys
 from pathlib import Path
 
 from .common import add_run_options, prepare
+from .parallel import add_options
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run PTS tests (wsat, iops, tp, lat, hir, xsr, cbw, dirth; all = the basic four) on a target",
-                       description="Run SNIA PTS tests on a block device or a file. Destroys all data on a block device.")
-    add_run_options(p)
+                       description="Run SNIA PTS tests on a block device or a file. Destroys all data on a block device. "
+                                   "Several targets run at the same time, each its own run (docs/parallel.md).")
+    add_run_options(p, many=True)
     p.add_argument("--quiet", action="store_true", help="no progress display")
-    p.set_defaults(func=cmd)
+    add_options(p)
+    p.set_defaults(func=cmd, run_parser=p)
 
 
 def cmd(args) -> int:
     from ..engine.fio import FioExecutor
-    from ..progress import make_progress
+    from ..progress import EventProgress, make_progress
     from ..session import start_run
-    from ..errors import Interrupted, RunFailed
-    from .output import finish, print_summary
+    from .parallel import events_ready, one_confirmation, run_one, run_parallel, solo_command, targets_of
 
+    targets = targets_of(args)
+    if len(targets) > 1:
+        return run_parallel(args, targets)
+    args.target = targets[0]
+    if args.cpus_per_device:
+        from ..cpus import split
+
+        args.cpus = split(args.cpus_per_device, 1)[0]
     prep = prepare(args)
-    executor = FioExecutor()
-    try:
-        store, summary = start_run(prep.spec, prep.target, executor=executor, out_dir=Path(args.out),
-                                   confirm=args.destroy_data_on, interactive=sys.stdin.isatty(),
-                                   progress=make_progress(args.quiet), argv=["ssdpts", *sys.argv[1:]],
-                                   describe=args.describe)
-    except (Interrupted, RunFailed) as exc:
-        finish(getattr(exc, "run_dir", None), complete=False)
-        raise
-    print_summary(store, summary)
-    finish(store.path, complete=True)
-    return 0
+    events = EventProgress(args.events_fd) if args.events_fd is not None else None
+    return run_one(lambda: start_run(
+        prep.spec, prep.target, executor=FioExecutor(), out_dir=Path(args.out),
+        confirm=one_confirmation(args.destroy_data_on), interactive=sys.stdin.isatty(),
+        progress=events or make_progress(args.quiet), argv=solo_command(sys.argv), describe=args.describe,
+        ready=events_ready(events)), events)

@@ -37,6 +37,7 @@ class Batch:
     # The batch the runner will run next unless this one ends the part: an executor may start it
     # ahead so that it follows this one without a gap (see Executor.cancel_ahead).
     next: "Batch | None" = None
+    cpus_allowed: str = ""  # fio's cpus_allowed: the CPUs this run's fio may use ("" = any)
 
 
 @dataclass(slots=True)

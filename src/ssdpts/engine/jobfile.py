@@ -100,6 +100,10 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None) -> 
         "percentile_list=" + ":".join(f"{p:g}" for p in PERCENTILES),
         "exitall_on_error=1",
     ]
+    if batch.cpus_allowed:
+        # Parallel runs (--cpus-per-device): each device's fio on its own CPUs, so that one run's
+        # threads do not take CPU time another run's device is waiting for.
+        g.append(f"cpus_allowed={batch.cpus_allowed}")
     if batch.ioengine == "io_uring":
         # Host overhead, not device behaviour: pre-registered buffers and file (measured in
         # benchmarks/zram_iops.py against a hand-tuned fio command).

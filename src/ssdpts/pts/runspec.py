@@ -27,7 +27,7 @@ HIR_BURSTS = 360
 TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
                 "op_ceiling_ms": ("cbw", "dirth"), "op_mid": ("cbw", "dirth"), "dirth_block_size": ("dirth",),
                 "dirth_read_pct": ("dirth",)}
-WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0}
+WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": ""}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,9 @@ class RunSpec:
     # ar_amount_bytes (0: the whole active range) -- see pts/segments.py for fio's limits.
     ar_segments: int = 0
     ar_amount_bytes: int = 0
+    # fio's cpus_allowed ("" = not pinned): the CPUs this run's fio may use (--cpus, --cpus-per-device).
+    # Host configuration, not a PTS parameter: it changes no result's meaning, so it is no deviation.
+    cpus: str = ""
 
     def __post_init__(self) -> None:
         validate(self)

@@ -1,0 +1,281 @@
+"""``run`` and ``resume`` on many devices at once: every check here, then one solo run per device
+(ssdpts/parallel.py supervises them)."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+from pathlib import Path
+import sys
+
+from ..errors import Interrupted, RunFailed, UserError
+
+# Options of the parallel command that the per-device solo command does not take as they are.
+_PER_DEVICE = {"target", "targets_from", "destroy_data_on", "cpus_per_device", "cpus", "quiet", "events_fd",
+               "run_dir", "tests"}
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """--targets-from and --cpus-per-device (``--target`` and ``--destroy-data-on`` repeat)."""
+    g = p.add_argument_group("many devices at once (docs/parallel.md)")
+    g.add_argument("--targets-from", metavar="FILE",
+                   help="targets to run in parallel, one per line (# comments), added to any --target")
+    g.add_argument("--cpus-per-device", type=int, metavar="N",
+                   help="pin each device's fio to N CPUs of its own (fio cpus_allowed); refused when there are "
+                        "too few")
+    add_events_fd(p)
+
+
+def add_events_fd(p: argparse.ArgumentParser) -> None:
+    # The pipe a supervising 'ssdpts run --target A --target B' reads this run's progress from.
+    p.add_argument("--events-fd", type=int, help=argparse.SUPPRESS)
+
+
+def targets_of(args: argparse.Namespace) -> list[str]:
+    """--target (repeatable) and the lines of --targets-from, in order; each device once."""
+    targets = list(args.target or [])
+    if args.targets_from:
+        try:
+            text = Path(args.targets_from).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--targets-from {args.targets_from}: cannot read it ({exc.strerror})") from None
+        targets += [ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip()]
+    if not targets:
+        raise UserError("no target: give --target PATH (repeat it, or --targets-from FILE, for several devices)")
+    seen: dict[str, str] = {}
+    for t in targets:
+        real = os.path.realpath(t)
+        if real in seen:
+            raise UserError(f"{t} is named twice (also as {seen[real]}): give each device once")
+        seen[real] = t
+    return targets
+
+
+def one_confirmation(values: list[str] | None) -> str | None:
+    """--destroy-data-on of a run on one device (repeatable only for many)."""
+    if values and len(values) > 1:
+        raise UserError(f"--destroy-data-on is given {len(values)} times for one target: give it once")
+    return values[0] if values else None
+
+
+def confirmations(values: list[str] | None, targets: list) -> list[str | None]:
+    """Each target's --destroy-data-on: the one value that names it (safety.confirmation_matches);
+    a value naming none of them is refused (a typo must not go unnoticed)."""
+    from ..device import safety
+
+    out: list[str | None] = [None] * len(targets)
+    for v in values or []:
+        hits = [i for i, t in enumerate(targets) if t is not None and safety.confirmation_matches(t, v)]
+        if not hits:
+            raise UserError(f"--destroy-data-on {v} names none of the targets: give each target's serial number or "
+                            "path (nothing was written)")
+        for i in hits:
+            out[i] = v
+    return out
+
+
+def solo_argv(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The command line without the options each device's run gets its own value of (and without
+    the positionals, which the caller puts back): what stays is shared by every device."""
+    longs = {o: a for a in parser._actions for o in a.option_strings}  # noqa: SLF001 - argparse has no public map
+    out: list[str] = []
+    skip = False
+    for i, tok in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if not tok.startswith("-") or tok == "-":
+            prev = argv[i - 1] if i else ""
+            if not prev.startswith("-") or "=" in prev or _nargs0(longs, prev):
+                continue  # a positional (TEST or RUN_DIR): the caller adds them back
+            out.append(tok)
+            continue
+        name = tok.split("=", 1)[0]
+        hits = [o for o in longs if o == name] or [o for o in longs if o.startswith(name) and name.startswith("--")]
+        action = longs[hits[0]] if len(hits) == 1 else None
+        if action is not None and action.dest in _PER_DEVICE:
+            skip = "=" not in tok and action.nargs != 0
+            continue
+        out.append(tok)
+    return out
+
+
+def _nargs0(longs: dict, tok: str) -> bool:
+    name = tok.split("=", 1)[0]
+    hits = [o for o in longs if o == name] or [o for o in longs if o.startswith(name) and name.startswith("--")]
+    return len(hits) == 1 and longs[hits[0]].nargs == 0
+
+
+def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
+    """Every device checked here (as its own run will check it again), confirmed at the terminal
+    when there is one, then one supervised solo run per device."""
+    from .. import cpus
+    from ..device import safety
+    from ..pts.plan import required_bytes
+    from .common import prepare
+
+    preps = []
+    for t in targets:
+        a = copy.copy(args)
+        a.target = t
+        preps.append(_named(t, prepare, a))
+    confirm = confirmations(args.destroy_data_on, [p.target for p in preps])
+    pins = cpus.split(args.cpus_per_device, len(targets)) if args.cpus_per_device else [args.cpus or ""] * len(targets)
+    tokens = []
+    for t, prep, conf in zip(targets, preps, confirm):
+        needed = required_bytes(prep.parts) if prep.target.kind == "block" else prep.target.size_bytes
+        _named(t, safety.check_writable, prep.target, needed_bytes=needed, confirm=conf,
+               interactive=sys.stdin.isatty())
+        tokens.append(conf or safety.confirm_token(prep.target) if prep.target.kind == "block" else None)
+    shared = solo_argv(args.run_parser, sys.argv[1:])
+    children = []
+    for t, tok, pin in zip(targets, tokens, pins):
+        argv = ["run", *args.tests, *shared, "--target", t]
+        argv += ["--destroy-data-on", tok] if tok else []
+        argv += ["--cpus", pin] if pin else []
+        children.append(_child(os.path.basename(t) or t, argv))
+    return _supervise(children, args.quiet)
+
+
+def _named(target: str, fn, *a, **kw):
+    """A check of one of many targets; its refusal names the target."""
+    try:
+        return fn(*a, **kw)
+    except UserError as exc:
+        if target not in str(exc) and os.path.realpath(target) not in str(exc):
+            exc.args = (f"{target}: {exc}",)
+        raise
+
+
+def _child(label: str, argv: list[str]):
+    from ..parallel import Child
+
+    return Child(label=label, argv=argv)
+
+
+def unfinished_runs(paths: list[str]) -> list[Path]:
+    """RUN_DIR arguments of resume: run directories, or directories holding run directories (the
+    --out of a parallel run): of those, every run that is not complete."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        runs = [d for d in sorted(p.iterdir()) if (d / "manifest.json").exists()] if p.is_dir() else []
+        if (p / "manifest.json").exists() or not runs:
+            out.append(p)  # a run directory, or not one at all: resume says what is wrong with it
+            continue
+        found = [d for d in runs if _status(d) != "complete"]
+        if not found:
+            raise UserError(f"{p} holds no unfinished run directory: nothing to resume")
+        out += found
+    return list(dict.fromkeys(out))
+
+
+def _status(run_dir: Path) -> str | None:
+    try:
+        return json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("status")
+    except (OSError, ValueError):
+        return None  # damaged: 'resume' of it says how
+
+
+def resume_parallel(args: argparse.Namespace, run_dirs: list[Path]) -> int:
+    """One supervised 'ssdpts resume RUN_DIR' per unfinished run; --destroy-data-on values go to
+    the run whose target they name."""
+    from ..device.target import open_target
+
+    def target_of(d: Path):
+        try:
+            return open_target(json.loads((d / "manifest.json").read_text(encoding="utf-8"))["target"]["path"])
+        except (OSError, ValueError, KeyError, TypeError, UserError):
+            return None  # the child says what is wrong with it
+
+    confirm = confirmations(args.destroy_data_on, [target_of(d) for d in run_dirs])
+    children = []
+    for d, conf in zip(run_dirs, confirm):
+        argv = ["resume", str(d), *(["--keep-window"] if args.keep_window else [])]
+        argv += ["--destroy-data-on", conf] if conf else []
+        t = target_of(d)
+        children.append(_child(os.path.basename(t.path) if t else d.name, argv))
+    return _supervise(children, args.quiet)
+
+
+def _supervise(children: list, quiet: bool) -> int:
+    from ..parallel import exit_code, make_view, signal_name, supervise
+
+    caught = supervise(children, make_view(children, quiet))
+    refused = [c for c in children if c.status == "refused"]
+    if refused and not caught:
+        c = refused[0]
+        why = (c.error or "refused").removeprefix("ssdpts: ")
+        why = why if c.label in why else f"{c.label}: {why}"
+        raise UserError(why if "nothing was written" in why else why + "; nothing was written to any target")
+    for c in children:
+        line = f"{c.label}: {c.status}" + (f", {c.run_dir}" if c.run_dir else "")
+        if c.error and c.status != "complete":
+            line += f" ({c.error.removeprefix('ssdpts: ')})"
+        print(line, flush=True)
+    left = [c.run_dir for c in children if c.run_dir and c.status != "complete"]
+    if left:
+        print("continue with: ssdpts resume " + " ".join(left), flush=True)
+    code = exit_code(children, caught)
+    if caught:
+        raise _interrupted(signal_name(caught), code)
+    if code == 1:
+        raise RunFailed(f"{sum(c.status != 'complete' for c in children)} of {len(children)} runs did not complete; "
+                        "every other run is complete")
+    return code
+
+
+def _interrupted(name: str, code: int) -> Interrupted:
+    exc = Interrupted(f"interrupted by {name}: every device's finished rounds are saved in its run directory")
+    exc.exit_code = code  # type: ignore[misc]
+    return exc
+
+
+def events_ready(events):
+    """The gate of a run under a supervisor: None for a solo run."""
+    if events is None:
+        return None
+
+    def ready() -> None:
+        if not events.ready():
+            raise UserError("not started: another target of this parallel run was refused (nothing was written)")
+    return ready
+
+
+def solo_command(argv: list[str]) -> list[str]:
+    """The command line recorded in the manifest: the solo command this run is (no --events-fd)."""
+    out, skip = ["ssdpts"], False
+    for tok in argv[1:]:
+        if skip:
+            skip = False
+        elif tok == "--events-fd":
+            skip = True
+        elif not tok.startswith("--events-fd="):
+            out.append(tok)
+    return out
+
+
+def run_one(start, events) -> int:
+    """One run (``start()`` -> (store, summary)) as the CLI ends it: summary, report, library entry;
+    under a supervisor (``events``) its outcome also goes down the pipe."""
+    from .output import finish, print_summary
+
+    try:
+        store, summary = start()
+    except (Interrupted, RunFailed) as exc:
+        if events:
+            events.ended("failed" if isinstance(exc, RunFailed) else "interrupted", getattr(exc, "run_dir", None),
+                         str(exc))
+        finish(getattr(exc, "run_dir", None), complete=False)
+        raise
+    except UserError as exc:
+        if events:
+            events.ended("refused", None, str(exc))
+        raise
+    if events is None:
+        print_summary(store, summary)
+    finish(store.path, complete=True)
+    if events:
+        events.ended("complete", store.path)
+    return 0
