@@ -14,6 +14,7 @@ markup; the CSS strings of the page headers and the JSON data are escaped for th
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -28,7 +29,10 @@ from .model import Plot, Report
 TEMPLATES = Path(__file__).parent / "templates"
 
 
+@functools.lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
+    """The template environment, made once per process: 'both' formats and the comparison report
+    then compile each template once."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["csv_href"] = lambda table: "data:text/csv;charset=utf-8," + quote(table.csv())

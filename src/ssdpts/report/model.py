@@ -31,7 +31,7 @@ from ..pts.tp import TpTable
 from ..pts.units import fmt_block_size
 from ..pts.workload import Workload
 from ..pts.wsat import WsatTable
-from ..results.reader import RunResults, read_run
+from ..results.reader import RunResults, read_run_checked
 from ..results.records import NoWindow, PartResult, Series, StepRecord
 from ..results.registry import fmt_value as _fmt_value
 from . import extended, plots
@@ -241,15 +241,12 @@ class Report:
 # ---- loading -------------------------------------------------------------------------------------
 
 def load(run_dir: Path, targets: Path | str | None = None) -> Report:
-    """Read a run directory (results.read_run, steps included) and build the report's content.
+    """Read a run directory (results.read_run_checked: steps included, read once) and build the report's content.
     ``targets``: a file of datasheet targets (report/datasheet.py) for the datasheet's target column.
     Files that differ from what the run recorded ('ssdpts verify') are reported as damage."""
-    from ..results.integrity import check
     from .datasheet import read_targets
 
-    run_dir = Path(run_dir)
-    run = read_run(run_dir, steps=True)
-    damage = [p.line() for p in check(run_dir).problems]
+    run, damage = read_run_checked(run_dir)
     return Builder(run, read_targets(targets) if targets else None, damage=damage).build()
 
 

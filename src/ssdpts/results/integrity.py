@@ -74,9 +74,10 @@ def _what_round(pid: str, name: str, n: int | None) -> str:
     return f"{which} of {pid}{steps}"
 
 
-def check(run_dir: str | Path) -> Result:
+def check(run_dir: str | Path, records: list[dict] | None = None) -> Result:
     """Check a run directory against its records (reads only). Raises UserError when it is not a
-    readable run directory at all."""
+    readable run directory at all. ``records``: steps.jsonl as RunStore.steps() read it, when the
+    caller has it already (a report reads the 10 MB of a long run once, not twice)."""
     run_dir = Path(run_dir)
     store = RunStore.open(run_dir)
     man = store.manifest()
@@ -90,7 +91,7 @@ def check(run_dir: str | Path) -> Result:
         steps: list[dict] = []
     else:
         try:
-            steps = store.steps()
+            steps = store.steps() if records is None else records
         except UserError as exc:
             res.problems.append(Problem(STEPS, "is corrupt", str(exc)))
             steps = []

@@ -120,17 +120,20 @@ def _check_dir(path: Path) -> None:
                         "give directories made by 'ssdpts run'")
 
 
-def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None = None) -> RunResults:
+def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None = None,
+             records: list[dict] | None = None) -> RunResults:
     """Read a run directory, or refuse in one line saying what is wrong and what to do.
 
     ``steps``: read steps.jsonl too (reports need the per-round values). ``need_summary``: the
     command that needs summary.json as written (e.g. "compare"); without it a missing summary is
-    rebuilt from steps.jsonl and said so in ``notes``."""
+    rebuilt from steps.jsonl and said so in ``notes``. ``records``: steps.jsonl as
+    RunStore.steps() read it, when the caller has it already (a report reads it once)."""
     path = Path(path)
     _check_dir(path)
     store = RunStore(path)
     manifest = Manifest.from_dict(store.manifest())
-    records = store.steps() if steps or not (path / SUMMARY).exists() else None
+    if records is None and (steps or not (path / SUMMARY).exists()):
+        records = store.steps()
     notes: tuple[str, ...] = ()
     if (path / SUMMARY).exists():
         summary = Summary.from_dict(store.summary())
@@ -142,6 +145,18 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
         notes = (MISSING_SUMMARY_NOTE,)
     typed_steps = None if not steps else _steps(path, records or [])
     return RunResults(path, manifest, summary, typed_steps, notes)
+
+
+def read_run_checked(path: str | Path) -> tuple[RunResults, list[str]]:
+    """A run with its steps (:func:`read_run`) and the problems 'ssdpts verify' finds in it (one line
+    each), steps.jsonl read once for both: a report needs both, and a long run's file is 10 MB of JSON."""
+    from .integrity import check
+
+    path = Path(path)
+    _check_dir(path)
+    records = RunStore(path).steps()
+    run = read_run(path, steps=True, records=records)
+    return run, [p.line() for p in check(path, records).problems]
 
 
 def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
