@@ -289,6 +289,12 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
                      job_path=j, output_path=o, on_progress=ctx.progress.sample,
                      on_boundary=on_boundary if sampling else None, cpus_allowed=ctx.cpus_allowed)
 
+    if sampling and (after is None or after.get("phase") == "purge" or after.get("session") != ctx.session):
+        # A batch no earlier one of this process chains to (a part's first, after its purge; the
+        # first after a resume): its first step's "before" is sampled here;
+        # the executor's first boundary call can come too late when fio is slow to set up (seen
+        # under TCG: the only snapshot near the step was the one taken after it ended).
+        ctx.snapshots.append(src.snapshot())
     batch = batch_of(steps, name)
     if next_steps and next_name:
         batch.next = batch_of(next_steps, next_name)
@@ -339,22 +345,34 @@ def _warn_cpu_bound(ctx: RunContext, part: Part, name: str, recs: list[dict]) ->
             return
 
 
-def _nearest(snaps: list[dict], t: float | None) -> dict | None:
-    if t is None or not snaps:
+def _nearest(snaps: list[dict], t: float | None, *, after: float | None = None,
+             before: float | None = None) -> dict | None:
+    """The snapshot nearest time t among those taken after ``after`` and before ``before``."""
+    if t is None:
         return None
-    best = min(snaps, key=lambda sn: abs(float(sn.get("t_unix_s", 0.0)) - t))
-    return {**best, "offset_ms": round((float(best.get("t_unix_s", 0.0)) - t) * 1000, 1)}
+    ok = [sn for sn in snaps if (after is None or _t(sn) > after) and (before is None or _t(sn) < before)]
+    if not ok:
+        return None
+    best = min(ok, key=lambda sn: abs(_t(sn) - t))
+    return {**best, "offset_ms": round((_t(best) - t) * 1000, 1)}
+
+
+def _t(snap: dict) -> float:
+    return float(snap.get("t_unix_s", 0.0))
 
 
 def _telemetry(src: TelemetrySource | None, snaps: list[dict], rec: dict) -> dict:
     """A step's telemetry: the snapshots nearest its observed start and end (each with its own
-    time and its distance from the boundary, offset_ms), or why there are none."""
+    time and its distance from the boundary, offset_ms), or why there are none. A "before" is
+    never taken after the step ended, an "after" never before it started: a step whose start
+    was not sampled has no "before" (None) rather than a later snapshot's counters."""
     if src is None:
         return {"available": False, "reason": "not available: no telemetry source configured"}
     if not src.available:
         return {"available": False, "reason": src.reason or "not available"}
-    return {"available": True, "before": _nearest(snaps, rec.get("start_time")),
-            "after": _nearest(snaps, rec.get("end_time"))}
+    start, end = rec.get("start_time"), rec.get("end_time")
+    return {"available": True, "before": _nearest(snaps, start, before=end),
+            "after": _nearest(snaps, end, after=start)}
 
 
 def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: str | None,

@@ -127,7 +127,7 @@ def test_no_round_beyond_the_limit_is_started_ahead(tmp_path):
 # ---- telemetry matched by time ------------------------------------------------------------------
 
 class SlowTelemetry:
-    """A collector whose 4th snapshot takes 0.4 s and whose 5th is taken only at the 6th boundary."""
+    """A collector whose 5th snapshot takes 0.4 s and whose 6th is taken only at the 7th boundary."""
 
     available = True
     reason = None
@@ -137,7 +137,7 @@ class SlowTelemetry:
 
     def snapshot(self) -> dict:
         self.calls += 1
-        delay = {4: 0.4, 5: 1.0}.get(self.calls, 0.0)
+        delay = {5: 0.4, 6: 1.0}.get(self.calls, 0.0)
         return {"t_unix_s": self.ex.now + delay, "call": self.calls}
 
 
@@ -151,10 +151,11 @@ def test_a_slow_collector_never_shifts_another_step(tmp_path):
                      deviations=[], telemetry=SlowTelemetry(ex))
     execute(ctx)
     steps = [s for s in store.steps() if s["phase"] == "round" and s["round"] == 1]
-    # boundaries of round 1: call 1 is the WIPC start, 2 its end, 3 step 1's start, 4 step 2's ...
+    # call 1 is the part's own (before its first batch), 2 the WIPC start, 3 its end, 4 round 1's
+    # step 1 start, 5 step 2's ...
     tel = [s["telemetry"] for s in steps]
     assert tel[0]["before"]["offset_ms"] == 0 and tel[0]["after"]["offset_ms"] == 400  # nearest: the slow one
-    assert tel[1]["before"]["call"] == 4 and tel[1]["before"]["offset_ms"] == 400
+    assert tel[1]["before"]["call"] == 5 and tel[1]["before"]["offset_ms"] == 400
     # step 3's start snapshot was taken 1 s late (at step 4's start): step 3 gets the nearest ones, and
     # from step 4 on every snapshot is the one taken at that step's own boundary, exactly
     for i, t in enumerate(tel[3:], start=4):
@@ -251,3 +252,49 @@ def test_window_rules_on_records(tmp_path):
     assert analysis.window_rounds_from(rounds_in(0, 0, 1, 1), keep=frozenset({1})) is None
     assert analysis.window_rounds_from(rounds_in(0, 1, 1, 2, 2), keep=frozenset({1})) == 4
     assert analysis.kept_sessions({"resumptions": [{"keep_window": False}, {"keep_window": True}]}) == {2}
+
+
+def test_a_step_never_takes_a_snapshot_from_the_wrong_side_of_it():
+    """Seen in the device lab (NVMe under TCG): fio took 2.9 s to set up a part's WIPC, the only
+    snapshot near that step was the one taken after it ended, and "before" and "after" were the same
+    snapshot (the smart log said +0 bytes across 384 MiB written). A before is never later than the
+    step's end, an after never earlier than its start; with no such snapshot the side is None."""
+    from ssdpts.runner import _telemetry
+
+    class Src:
+        available, reason = True, None
+
+    rec = {"start_time": 214.57, "end_time": 215.98}
+    late = {"t_unix_s": 216.16, "data_written_bytes": 403_456_000}
+    tel = _telemetry(Src(), [late], rec)
+    assert tel["before"] is None and tel["after"]["data_written_bytes"] == 403_456_000
+    early = {"t_unix_s": 211.70, "data_written_bytes": 1_024_000}
+    tel = _telemetry(Src(), [early, late], rec)
+    assert tel["before"]["t_unix_s"] == 211.70 and tel["after"]["t_unix_s"] == 216.16
+    assert tel["before"]["offset_ms"] == pytest.approx(-2870.0) and tel["after"]["offset_ms"] == pytest.approx(180.0)
+
+
+def test_every_part_samples_before_its_first_batch(tmp_path):
+    """Every step of every part, on the FakeExecutor with a sampling source: its before was taken no
+    later than its end and its after no earlier than its start, and never the same snapshot."""
+    spec = LAT.with_(max_rounds=5)
+    ex = FakeExecutor(gap_s=0.0)
+
+    class Clocked:
+        available, reason = True, None
+
+        def snapshot(self) -> dict:
+            return {"t_unix_s": ex.now}
+
+    store = RunStore.create(tmp_path, "t", {"run_spec": spec.to_dict()})
+    ctx = RunContext(store=store, parts=build_parts(spec, SIZE), executor=ex, filename=str(tmp_path / "f"),
+                     area=Area(0, SIZE), capacity_bytes=SIZE, seed=1, ioengine="psync",
+                     purger=lambda log: {"method": "none"}, deviations=[], telemetry=Clocked())
+    execute(ctx)
+    steps = store.steps()
+    assert any(s["phase"] == "wipc" for s in steps)
+    for s in steps:
+        b, a = s["telemetry"]["before"], s["telemetry"]["after"]
+        assert b is not None and a is not None, s["phase"]
+        assert b["t_unix_s"] <= s["end_time"] and a["t_unix_s"] >= s["start_time"]
+        assert b["t_unix_s"] < a["t_unix_s"]
