@@ -148,3 +148,24 @@ def test_a_hook_never_blocks_on_reporting(gate):
     for f in gate.root.iterdir():
         f.unlink()
     gate.root.rmdir()
+
+
+def test_a_chained_release_survives_its_predecessor_closing_before_the_thread_read_its_end(gate):
+    """Seen in `make demo` on a loaded host: fio exited right after its last step's end line, the
+    executor closed that step's entry before the gate's thread had read the line, the line then
+    matched no entry, and the next round (started ahead, chained to that step) waited at its
+    barrier for ever. sync() makes close wait until the thread has read what fio wrote."""
+    import threading
+
+    a, = gate.add([1])
+    b, = gate.add([1])
+    gate.link(a, b)
+    with gate._lock:  # the thread reads the end line and then waits here, as on a loaded host
+        os.write(gate._ev_fd, f"e {a.number}\n".encode())
+        closer = threading.Thread(target=lambda: (gate.sync(), gate.close_entries([a])))
+        closer.start()
+        time.sleep(0.3)
+        assert closer.is_alive(), "closed before the thread had read the step's end"
+    closer.join(timeout=5)
+    assert not closer.is_alive()
+    assert a.ended and b.released_unix_s is not None and b.chained

@@ -291,6 +291,7 @@ class FioExecutor:
         finally:
             sampler.stop_event.set()
         if self._gate is not None:
+            self._gate.sync()  # the end lines of the steps fio ran last, before their entries close
             self._gate.close_entries(run.entries)
         wall = time.monotonic() - t0
         try:

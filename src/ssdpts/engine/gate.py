@@ -120,6 +120,7 @@ class Gate:
         self._lock = threading.Lock()
         self._entries: dict[int, Entry] = {}
         self._count = 0
+        self._syncs: dict[int, threading.Event] = {}  # sync(): tokens the thread has yet to read
         self._thread = threading.Thread(target=self._serve, name="ssdpts-gate", daemon=True)
         self._thread.start()
 
@@ -178,6 +179,23 @@ class Gate:
                 e.prev.next = None
             e.prev = None
             self._cancel_timer(e)
+
+    def sync(self, timeout_s: float = 10.0) -> None:
+        """Return once the thread has read every line written to the event FIFO before this call.
+        A fio that exited wrote its last step's end lines before it exited, but the thread may not
+        have read them yet (a loaded host): closing that step's entry first would lose the release
+        of the batch chained to it, whose jobs would then wait at their barrier for ever."""
+        token = len(self._syncs) + 1
+        while token in self._syncs:
+            token += 1
+        done = self._syncs[token] = threading.Event()
+        try:
+            os.write(self._ev_fd, f"y {token}\n".encode())
+        except OSError:
+            self._syncs.pop(token, None)
+            return
+        done.wait(timeout_s)
+        self._syncs.pop(token, None)
 
     def close_entries(self, entries: list[Entry]) -> None:
         """Done with these steps: close their FIFOs. A shell still waiting on one (its fio was
@@ -286,6 +304,11 @@ class Gate:
                 try:
                     n = int(num)
                 except ValueError:
+                    continue
+                if kind == b"y":
+                    done = self._syncs.get(n)
+                    if done is not None:
+                        done.set()
                     continue
                 with self._lock:
                     e = self._entries.get(n)
