@@ -51,6 +51,7 @@ otherwise the arrival of its ``s`` lines (benchmarks/boundaries.py measures the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import itertools
 import os
 from pathlib import Path
 import shutil
@@ -121,6 +122,7 @@ class Gate:
         self._entries: dict[int, Entry] = {}
         self._count = 0
         self._syncs: dict[int, threading.Event] = {}  # sync(): tokens the thread has yet to read
+        self._sync_tokens = itertools.count(1)
         self._thread = threading.Thread(target=self._serve, name="ssdpts-gate", daemon=True)
         self._thread.start()
 
@@ -185,9 +187,7 @@ class Gate:
         A fio that exited wrote its last step's end lines before it exited, but the thread may not
         have read them yet (a loaded host): closing that step's entry first would lose the release
         of the batch chained to it, whose jobs would then wait at their barrier for ever."""
-        token = len(self._syncs) + 1
-        while token in self._syncs:
-            token += 1
+        token = next(self._sync_tokens)
         done = self._syncs[token] = threading.Event()
         try:
             os.write(self._ev_fd, f"y {token}\n".encode())
