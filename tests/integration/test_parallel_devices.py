@@ -58,9 +58,13 @@ def _wait(cond, proc: subprocess.Popen, what: str, timeout: float = 120) -> None
 
 
 def _rounds_done(run: Path) -> int:
-    """Rounds recorded so far (read while the run appends: a last line may be half written)."""
+    """Rounds recorded so far (read while the run appends: a last line may be half written, and
+    the manifest is written before steps.jsonl exists)."""
+    steps = run / "steps.jsonl"
+    if not steps.exists():
+        return 0
     rounds = set()
-    for line in (run / "steps.jsonl").read_text().splitlines():
+    for line in steps.read_text().splitlines():
         try:
             s = json.loads(line)
         except ValueError:
