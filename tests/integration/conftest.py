@@ -68,6 +68,43 @@ def _undo_leftovers(dev: str, tmp_root: Path) -> None:
             subprocess.run(["umount", mountpoint], check=False)
 
 
+def _alive(pid: int) -> bool:
+    """Running, i.e. neither gone nor a zombie waiting for the test to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _stop_our_ssdpts(grace_s: float = 60.0) -> None:
+    """Stop every ssdpts a test started in the background and left running (the test failed before
+    it waited for it): SIGINT as a user would, SIGKILL after grace_s. Without this the run keeps the
+    test's devices open and their teardown fails (EBUSY), leaving devices behind."""
+    import signal
+
+    me = str(os.getpid())
+    ours = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = (d / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError):
+            continue
+        if ppid == me and any(os.path.basename(a) == b"ssdpts" for a in argv[:2]):
+            ours.append(int(d.name))
+    for pid in ours:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + grace_s
+    for pid in ours:
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.fixture
 def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Factory: make_loop(size="256M", read_only=False, partscan=False, image=None) -> "/dev/loopN".
@@ -93,6 +130,7 @@ def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
         return dev
 
     yield make
+    _stop_our_ssdpts()
     for dev in reversed(created):
         _undo_leftovers(dev, tmp_path)
         # Only while it is still ours: a test that re-attaches a node (loop_reattach) could, in the
@@ -154,6 +192,7 @@ def make_zram() -> Iterator[Callable[..., str]]:
         return f"/dev/zram{n}"
 
     yield make
+    _stop_our_ssdpts()
     for n in made:
         # Right after fio exits the device can still be busy for a moment (EBUSY): retry.
         for _ in range(50):
