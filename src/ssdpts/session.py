@@ -6,6 +6,7 @@ tests call directly (with a FakeExecutor where no real I/O is wanted).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 import json
 import os
 from pathlib import Path
@@ -110,35 +111,17 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     space = preflight.results_space(out_dir, parts)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
-    claim = Claim(target)
-    claim.lock()
-    try:
-        safety.check_writable(target, needed_bytes=needed if target.kind == "block" else target.size_bytes,
-                              confirm=confirm, interactive=interactive)
-        claim.claim_device()
-        target = _prepare_file(target)
-        claim.target = target
+    with claimed(target, needed if target.kind == "block" else target.size_bytes, confirm, interactive) as (claim, target):
         info, raw = identify.gather(target)
         method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
         checks = audit.audit()
         deviations = run_deviations(spec, target, method)
         manifest = {
-            "ssdpts_version": __version__,
-            "fio_version": tool_version,
-            "executor": executor.name,
-            "command_line": argv if argv is not None else sys.argv,
+            **device_manifest(target, claim, executor.name, tool_version, confirm, argv, description, info, checks,
+                              space),
             "run_spec": spec.to_dict(),
             "pts_compliant": not deviations,
             "deviations": deviations,
-            "target": target.to_dict(),
-            "fingerprint": fingerprint.take(target, claim.fd),
-            "confirmation": confirm,
-            "claim": _claim_record(claim),
-            "results_space": space.to_dict(),
-            "device": info,
-            "host": host.collect(fio_version=tool_version),
-            "audit": audit.manifest_entry(checks),
-            "description": description,
             "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
             "parts": {},
             "resumptions": [],
@@ -148,18 +131,60 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         label = "-".join(spec.tests) + "-" + target.identity_label
         store = RunStore.create(out_dir, label, manifest)
         claim.set_run_dir(store.path)
-        for name, text in raw.items():
-            store.write_device_file(name, text)
-        store.write_device_file("host.json", json.dumps(manifest["host"], indent=1, default=str))
-        store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
+        store_device_files(store, raw, manifest)
         if space.warning:
             progress.message(space.warning)
         for c in checks:
             if c.ok is False:
                 progress.message(f"host audit: {c.name} is {c.current}, recommended {c.recommended}: {c.fix_command}")
         return store, _execute(store, spec, target, executor, progress, info, claim)
+
+
+@contextmanager
+def claimed(target: Target, needed_bytes: int, confirm: str | None, interactive: bool):
+    """The checks every writing command passes before its first byte, in this order: the ssdpts lock
+    on the device (another run?), the safety verdict and the destruction confirmation, the kernel's
+    exclusive claim; a file target is then created. Yields (claim, target); the claim is held until
+    the block ends."""
+    claim = Claim(target)
+    claim.lock()
+    try:
+        safety.check_writable(target, needed_bytes=needed_bytes, confirm=confirm, interactive=interactive)
+        claim.claim_device()
+        target = _prepare_file(target)
+        claim.target = target
+        yield claim, target
     finally:
         claim.release()
+
+
+def device_manifest(target: Target, claim: Claim, executor_name: str, tool_version: str, confirm: str | None,
+                    argv: list[str] | None, description, info, checks, space) -> dict:
+    """The manifest entries every run directory has: versions, command line, the target, its
+    fingerprint and identity, the confirmation and claim, the host and its audit."""
+    return {
+        "ssdpts_version": __version__,
+        "fio_version": tool_version,
+        "executor": executor_name,
+        "command_line": argv if argv is not None else sys.argv,
+        "target": target.to_dict(),
+        "fingerprint": fingerprint.take(target, claim.fd),
+        "confirmation": confirm,
+        "claim": _claim_record(claim),
+        "results_space": space.to_dict(),
+        "device": info,
+        "host": host.collect(fio_version=tool_version),
+        "audit": audit.manifest_entry(checks),
+        "description": description,
+    }
+
+
+def store_device_files(store: RunStore, raw: dict, manifest: dict) -> None:
+    """The collectors' raw output, the host record and the audit, under device/."""
+    for name, text in raw.items():
+        store.write_device_file(name, text)
+    store.write_device_file("host.json", json.dumps(manifest["host"], indent=1, default=str))
+    store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
 
 
 def _claim_record(claim: Claim) -> dict:

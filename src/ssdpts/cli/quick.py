@@ -1,0 +1,74 @@
+"""ssdpts quick TARGET: the seed-004 synthetic table (median of N runs with RSE) in minutes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+PRECONDITIONS = ("none", "seq-fill", "wipc")  # quick.PRECONDITIONS (not imported: --help stays instant)
+CDM_PROFILES = ("default", "nvme")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("quick", help="the short synthetic table drive evaluators publish: SEQ 1MiB and RND 4KiB at "
+                                     "QD64 and QD1, mixed 80/20 and 70/30, median of N runs with RSE (seed 004)",
+                       description="Measure the seed-004 synthetic table on a block device or file: SEQ 1MiB read/write "
+                                   "T1 QD64 (MB/s), RND 4KiB read/write T4 QD64 (kIOPS), the same four at T1 QD1, "
+                                   "mixed RND 4KiB 80/20 and 70/30 at T1 QD1; optionally CrystalDiskMark 8's profiles. "
+                                   "Every figure is the median of N runs with its relative standard error; above 5%% "
+                                   "two runs are added up to 7, then the figure is marked unreliable. Destroys all "
+                                   "data on a block device. Not a PTS test (docs/quick.md).")
+    p.add_argument("target", metavar="TARGET", help="block device (e.g. /dev/nvme0n1) or file; files are created by ssdpts")
+    p.add_argument("--runs", type=int, default=3, metavar="N", help="warm runs per figure, odd, >= 3 (default: 3)")
+    p.add_argument("--seconds", type=float, default=10.0, metavar="S", help="length of each run (default: 10)")
+    p.add_argument("--cold-run", action="store_true", help="one unmeasured run of each figure before its warm runs")
+    p.add_argument("--precondition", choices=PRECONDITIONS, default="none",
+                   help="before the table: nothing, one sequential fill, or the PTS WIPC (2x capacity); disclosed "
+                        "(default: none)")
+    p.add_argument("--cdm", action="append", choices=CDM_PROFILES, default=[], metavar="PROFILE",
+                   help="also CrystalDiskMark 8's 'default' (+ Mix R70/W30) or 'nvme' (NVMe SSD) profile; repeatable")
+    p.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
+    p.add_argument("--seed", type=int, default=1, help="base seed of fio's random offsets and data (default: 1)")
+    p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
+                   help="confirm that every byte on the target may be destroyed: its serial number or path")
+    p.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
+    p.add_argument("--describe", metavar="FILE", help="TOML or JSON file with what no tool can read; stored with the run")
+    p.add_argument("--format", default="html,pdf", metavar="html,pdf", help="report formats (default: html,pdf)")
+    p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
+    p.add_argument("--quiet", action="store_true", help="print only the run directory and the report")
+    p.set_defaults(func=cmd)
+
+
+def cmd(args) -> int:
+    from ..device.target import open_target
+    from ..engine.fio import FioExecutor, default_ioengine
+    from ..errors import UserError
+    from ..pts.units import parse_size
+    from ..quick import QuickSpec, start_quick
+    from ..report import parse_formats
+
+    if not args.out.strip():
+        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
+    formats = parse_formats(args.format)
+    spec = QuickSpec(runs=args.runs, seconds=args.seconds, cold_run=args.cold_run, precondition=args.precondition,
+                     cdm=tuple(dict.fromkeys(args.cdm)), ioengine=args.ioengine or default_ioengine(), seed=args.seed)
+    size = None
+    if args.size is not None:
+        try:
+            size = parse_size(args.size)
+        except ValueError as exc:
+            raise UserError(f"--size: {exc}") from None
+    target = open_target(args.target, size_bytes=size)
+    if size is not None and target.kind == "block":
+        raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
+    say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
+    store, _doc = start_quick(spec, target, executor=FioExecutor(), out_dir=Path(args.out),
+                              confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
+                              describe=args.describe)
+    print(f"run directory: {store.path}")
+    from ..report.quick_html import render
+
+    for path in render(store.path, formats=formats):
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,331 @@
+"""ssdpts quick: the short synthetic table drive evaluators publish (seed 004 §5.2, §4), in minutes.
+
+Figures (seed 004 §5.2.1-5.2.3, the Iometer tables): SEQ 1MiB read/write at T1 QD64 (MB/s), RND 4KiB
+read/write at T4 QD64 (kIOPS), the same four at T1 QD1, mixed RND 4KiB 80/20 and 70/30 at T1 QD1
+(kIOPS); optionally CrystalDiskMark 8's "Default" and "NVMe SSD" profiles (seed 004 §5.1.4), MB/s.
+
+Statistics (seed 004 §4.1, §4.2): every figure is the median of N warm runs (N odd, >= 3): a measured
+value, never an average; RSE = s / (x̄ · √N) (compare.repeat_stats). A figure whose RSE is above 5%
+gets two more runs (N stays odd) until its RSE is at most 5% or N = 7; above 5% at 7 runs it is
+marked unreliable ("discarded or studied", §4.2). An optional unmeasured cold run of each figure
+(§5.1.3) and a preconditioning (none, one sequential fill, or the PTS WIPC: twice the capacity in
+SEQ 128KiB writes) come first and are disclosed.
+
+The run directory: manifest.json (kind "quick"), device/, fio/<figure>-rNN.json (fio json+ of every
+run, cold-NN for the cold run, precondition.json), and quick.json with every run's value, as
+docs/results-format.md describes. Every figure is recomputable from the json+ files alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import json
+from pathlib import Path
+from typing import Callable
+
+from .compare import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, repeat_stats
+from .engine.base import Area, Batch, Executor
+from .errors import UserError
+from .measurement import Measurement
+from .pts.workload import Step, Workload
+from .results.formats import FORMAT
+from .store import RunStore, read_json, utc_now, write_json_atomic
+
+KIB, MIB = 1024, 1024 * 1024
+QUICK_JSON = "quick.json"
+KIND = "quick"
+PRECONDITIONS = ("none", "seq-fill", "wipc")
+CDM_PROFILES = ("default", "nvme")
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One cell of the quick table: a workload and the unit it is reported in."""
+
+    key: str  # e.g. "seq1m-read-t1q64"
+    label: str
+    group: str
+    workload: Workload
+    unit: str  # "MB/s" (bytes / 10^6 per second, as the seed's tables and CrystalDiskMark) | "kIOPS"
+
+    def value(self, m: Measurement) -> float:
+        """The figure's number from one run's measurement (reads and writes together)."""
+        return m.bw_bytes_per_s / 1e6 if self.unit == "MB/s" else m.iops / 1e3
+
+
+def _fig(group: str, pattern: str, bs: int, read_pct: int, threads: int, qd: int, unit: str, key: str = "") -> Figure:
+    w = Workload(pattern, read_pct, bs, threads, qd)
+    size = "1MiB" if bs == MIB else f"{bs // KIB}KiB"
+    what = {100: "read", 0: "write"}.get(read_pct, f"{read_pct}/{100 - read_pct} mix")
+    kind = "SEQ" if pattern == "seq" else "RND"
+    key = key or f"{kind.lower()}{size.lower().replace('ib', '')}-{what.split('/')[0]}-t{threads}q{qd}"
+    return Figure(key, f"{kind} {size} {what} T{threads} QD{qd}", group, w, unit)
+
+
+# seed 004 §5.2.1-5.2.3: the Iometer figures, in the seed's order
+SEED_FIGURES: tuple[Figure, ...] = (
+    _fig("T1/T4 QD64", "seq", MIB, 100, 1, 64, "MB/s"),
+    _fig("T1/T4 QD64", "seq", MIB, 0, 1, 64, "MB/s"),
+    _fig("T1/T4 QD64", "rand", 4 * KIB, 100, 4, 64, "kIOPS"),
+    _fig("T1/T4 QD64", "rand", 4 * KIB, 0, 4, 64, "kIOPS"),
+    _fig("T1 QD1", "seq", MIB, 100, 1, 1, "MB/s"),
+    _fig("T1 QD1", "seq", MIB, 0, 1, 1, "MB/s"),
+    _fig("T1 QD1", "rand", 4 * KIB, 100, 1, 1, "kIOPS"),
+    _fig("T1 QD1", "rand", 4 * KIB, 0, 1, 1, "kIOPS"),
+    _fig("Mixed T1 QD1", "rand", 4 * KIB, 80, 1, 1, "kIOPS", "rnd4k-mix80-t1q1"),
+    _fig("Mixed T1 QD1", "rand", 4 * KIB, 70, 1, 1, "kIOPS", "rnd4k-mix70-t1q1"),
+)
+
+
+def _cdm(profile: str, rows: tuple[tuple[str, int, int, int], ...], mix: bool) -> tuple[Figure, ...]:
+    """CrystalDiskMark 8 rows (pattern, block size, QD, threads), read and write, in MB/s; "Default
+    [+ Mix]" adds R70%/W30% to each (seed 004 §5.1.4)."""
+    out = []
+    for pattern, bs, qd, threads in rows:
+        for read_pct in (100, 0) + ((70,) if mix else ()):
+            f = _fig(f"CrystalDiskMark {profile}", pattern, bs, read_pct, threads, qd, "MB/s")
+            out.append(Figure(f"cdm-{profile.split()[0].lower()}-{f.key}", f.label, f.group, f.workload, f.unit))
+    return tuple(out)
+
+
+# CrystalDiskMark 8 test settings: "Default" and, with Settings > "NVMe SSD", its own four rows.
+CDM_FIGURES: dict[str, tuple[Figure, ...]] = {
+    "default": _cdm("Default", (("seq", MIB, 8, 1), ("seq", MIB, 1, 1), ("rand", 4 * KIB, 32, 1),
+                                ("rand", 4 * KIB, 1, 1)), mix=True),
+    "nvme": _cdm("NVMe SSD", (("seq", MIB, 8, 1), ("seq", 128 * KIB, 32, 1), ("rand", 4 * KIB, 32, 16),
+                              ("rand", 4 * KIB, 1, 1)), mix=False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class QuickSpec:
+    runs: int = MIN_REPEATS  # N warm runs per figure before the RSE rule adds any
+    seconds: float = 10.0  # of each run
+    cold_run: bool = False
+    precondition: str = "none"
+    cdm: tuple[str, ...] = ()
+    ioengine: str = "libaio"
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        if self.runs < MIN_REPEATS or self.runs % 2 == 0:
+            raise UserError(f"--runs {self.runs}: give an odd number of runs, at least {MIN_REPEATS} "
+                            "(seed 004 §4.1: a median is one measured run's value)")
+        if not 0 < self.seconds <= 3600:
+            raise UserError(f"--seconds {self.seconds:g}: give the length of one run, more than 0 and at most 3600")
+        if self.precondition not in PRECONDITIONS:
+            raise UserError(f"--precondition {self.precondition!r}: choose one of {', '.join(PRECONDITIONS)}")
+        for c in self.cdm:
+            if c not in CDM_PROFILES:
+                raise UserError(f"--cdm {c!r}: choose default or nvme (CrystalDiskMark 8's profiles)")
+
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        return SEED_FIGURES + tuple(f for c in self.cdm for f in CDM_FIGURES[c])
+
+    def to_dict(self) -> dict:
+        return {"runs": self.runs, "seconds": self.seconds, "cold_run": self.cold_run,
+                "precondition": self.precondition, "cdm": list(self.cdm), "ioengine": self.ioengine,
+                "seed": self.seed, "rse_limit": RSE_LIMIT, "max_runs": MAX_REPEATS}
+
+
+def runs_needed(values: list[float], planned: int) -> int:
+    """How many runs the figure needs given its values so far (seed 004 §4.2): the planned N; when
+    those are done and the RSE is above 5%, two more (N stays odd) while N < 7."""
+    n = len(values)
+    if n < planned:
+        return planned
+    st = repeat_stats(values)
+    if st.flagged and n < MAX_REPEATS:
+        return n + 2 if n + 2 <= MAX_REPEATS else n + 1
+    return n
+
+
+def figure_result(fig: Figure, values: list[float], files: list[str], cold: list[str]) -> dict:
+    st = repeat_stats(values) if len(values) >= 2 else None
+    return {
+        "key": fig.key, "label": fig.label, "group": fig.group, "unit": fig.unit,
+        "workload": fig.workload.to_dict(), "values": values, "files": files, "cold_files": cold,
+        "n": len(values), "median": st.median if st else (values[0] if values else None),
+        "median_run": st.median_index + 1 if st else None,
+        "rse": st.rse if st else None,
+        # seed 004 §4.2: above 5% after 7 runs the set is to be discarded or studied
+        "reliable": bool(st and not st.flagged and len(values) >= MIN_REPEATS),
+    }
+
+
+def precondition_step(spec: QuickSpec, capacity_bytes: int) -> Step | None:
+    """Sequential fill: the whole target once in SEQ 128KiB writes; WIPC: twice (PTS 2.0.2 §3)."""
+    if spec.precondition == "none":
+        return None
+    times = 2 if spec.precondition == "wipc" else 1
+    return Step("quick", "precondition", "wipc", 0, 1, Workload("seq", 0, 128 * KIB, 1, 32), None,
+                io_bytes=times * capacity_bytes)
+
+
+def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str, capacity_bytes: int,
+            log: Callable[[str], None] = lambda _s: None, guard: Callable[[], None] | None = None) -> dict:
+    """Run the precondition, then each figure's cold run and warm runs, writing quick.json after
+    every run (an interruption keeps everything measured). Returns quick.json's document."""
+    area = Area(0, capacity_bytes)
+    fio_dir = store.path / "fio"
+    doc = {"format": FORMAT, "kind": KIND, "spec": spec.to_dict(), "started": utc_now(), "precondition": None, "figures": []}
+
+    def run(step: Step, name: str) -> Measurement:
+        if guard is not None:
+            guard()
+        batch = Batch([step], filename, area, spec.seed, spec.ioengine, job_path=fio_dir / f"{name}.fio",
+                      output_path=fio_dir / f"{name}.json")
+        return executor.run(batch).measurements[0]
+
+    pre = precondition_step(spec, capacity_bytes)
+    if pre is not None:
+        log(f"precondition: {spec.precondition}, {pre.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
+        m = run(pre, "precondition")
+        doc["precondition"] = {"method": spec.precondition, "io_bytes": pre.io_bytes, "file": "fio/precondition.json",
+                               "duration_s": m.duration_s}
+        write_json_atomic(store.path / QUICK_JSON, doc)
+    for i, fig in enumerate(spec.figures, start=1):
+        step = Step("quick", fig.key, "round", 1, i, fig.workload, spec.seconds)
+        cold = []
+        if spec.cold_run:
+            run(step, f"{fig.key}-cold")
+            cold.append(f"fio/{fig.key}-cold.json")
+        values: list[float] = []
+        files: list[str] = []
+        doc["figures"].append(figure_result(fig, values, files, cold))
+        while len(values) < runs_needed(values, spec.runs):
+            name = f"{fig.key}-r{len(values) + 1:02d}"
+            values.append(fig.value(run(step, name)))
+            files.append(f"fio/{name}.json")
+            doc["figures"][-1] = figure_result(fig, values, files, cold)
+            write_json_atomic(store.path / QUICK_JSON, doc)
+        r = doc["figures"][-1]
+        log(f"{fig.label}: {r['median']:.1f} {fig.unit} (median of {r['n']}, RSE {100 * (r['rse'] or 0):.2f}%)"
+            + ("" if r["reliable"] else " UNRELIABLE"))
+    doc["finished"] = utc_now()
+    write_json_atomic(store.path / QUICK_JSON, doc)
+    return doc
+
+
+def load(run_dir: Path | str) -> tuple[dict, dict]:
+    """(manifest, quick.json) of a quick run directory; UserError when it is not one."""
+    run_dir = Path(run_dir)
+    man = read_json(run_dir / "manifest.json", "the run's manifest")
+    if man.get("kind") != KIND:
+        raise UserError(f"{run_dir} is not a quick run (no kind 'quick' in its manifest): give a directory "
+                        "made by 'ssdpts quick'")
+    return man, read_json(run_dir / QUICK_JSON, "the quick run's results")
+
+
+def is_quick(run_dir: Path | str) -> bool:
+    try:
+        return json.loads((Path(run_dir) / "manifest.json").read_text()).get("kind") == KIND
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
+                interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
+                log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
+    """The checks of ``ssdpts run`` (session.claimed: lock, safety verdict and confirmation, kernel
+    claim), the same manifest and device records, then the quick table. An interruption or a failed
+    fio marks the run and keeps every run measured so far."""
+    from . import preflight
+    from .device import audit, identify
+    from .errors import Interrupted
+    from .session import claimed, device_manifest, store_device_files
+
+    space = preflight.results_space(out_dir, [])
+    description = identify.load_description(describe) if describe else None
+    tool_version = executor.version()
+    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
+        info, raw = identify.gather(target)
+        checks = audit.audit()
+        manifest = {"kind": KIND, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
+                                                    description, info, checks, space),
+                    "quick_spec": spec.to_dict(), "deviations": disclosures(spec)}
+        store = RunStore.create(out_dir, "quick-" + target.identity_label, manifest)
+        claim.set_run_dir(store.path)
+        store_device_files(store, raw, manifest)
+        try:
+            doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
+        except (KeyboardInterrupt, Interrupted) as exc:
+            store.update_manifest(status="interrupted", finished=utc_now(), error=str(exc) or "interrupted")
+            raise
+        except UserError as exc:
+            store.update_manifest(status="failed", finished=utc_now(), error=str(exc))
+            raise
+        store.update_manifest(status="complete", finished=utc_now())
+        return store, doc
+
+
+def disclosures(spec: QuickSpec) -> list[str]:
+    """What the report states about how the table was made (seed 004 §3.3: record the variables)."""
+    out = [f"each figure: median of {spec.runs} warm runs of {spec.seconds:g} s, up to {MAX_REPEATS} when the "
+           f"RSE is above {RSE_LIMIT:.0%}", "not a PTS test: no purge, no steady state"]
+    out.append({"none": "no preconditioning",
+                "seq-fill": "preconditioned by one sequential fill (SEQ 128KiB writes over the whole target)",
+                "wipc": "preconditioned by the PTS WIPC (twice the capacity in SEQ 128KiB writes)"}[spec.precondition])
+    out.append("one unmeasured cold run before each figure" if spec.cold_run else "no cold run")
+    return out
+
+
+def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
+    """Quick results of drives A (, C, ...) against the baseline B, per figure: the medians and seed
+    004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Figures measured
+    under different settings (workload, run length, preconditioning) are refused, like compare's
+    settings check; an unreliable figure's delta is shown and flagged."""
+    from .compare import delta
+    from .results.registry import SPEED
+
+    dirs = [Path(d) for d in run_dirs]
+    base = Path(baseline) if baseline is not None else dirs[0]
+    order = [base] + [d for d in dirs if d.resolve() != base.resolve()]
+    if len(order) < 2:
+        raise UserError("compare needs two quick runs at least: give another run directory")
+    loaded = [(d, *load(d)) for d in order]
+    keys = ("seconds", "precondition", "cold_run")
+    b_spec = loaded[0][2]["spec"]
+    for d, _man, doc in loaded[1:]:
+        for k in keys:
+            if doc["spec"].get(k) != b_spec.get(k):
+                raise UserError(f"{d} was measured with {k} = {doc['spec'].get(k)!r}, the baseline {base} with "
+                                f"{b_spec.get(k)!r}: compare quick runs made with the same settings")
+    b_figs = {f["key"]: f for f in loaded[0][2]["figures"]}
+    runs = [{"run_dir": str(d), "label": _label(man), "figures": {f["key"]: f for f in doc["figures"]}}
+            for d, man, doc in loaded]
+    rows = []
+    for key, bf in b_figs.items():
+        row = {"key": key, "label": bf["label"], "group": bf["group"], "unit": bf["unit"], "values": [], "deltas": [],
+               "reliable": []}
+        for r in runs:
+            f = r["figures"].get(key)
+            if f is not None and f["workload"] != bf["workload"]:
+                raise UserError(f"{key} has another workload in {r['run_dir']}: it was made by another ssdpts")
+            v = f["median"] if f else None
+            row["values"].append(v)
+            row["reliable"].append(bool(f and f["reliable"]))
+            row["deltas"].append(delta(v, bf["median"], SPEED))
+        rows.append(row)
+    return {"kind": "quick-comparison", "baseline": str(base), "runs": [{k: r[k] for k in ("run_dir", "label")}
+                                                                         for r in runs], "rows": rows}
+
+
+def _label(man: dict) -> str:
+    t = man.get("target") or {}
+    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
+
+
+def comparison_text(cmp: dict) -> str:
+    from .results.registry import fmt_delta
+
+    labels = [r["label"] for r in cmp["runs"]]
+    lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
+    for row in cmp["rows"]:
+        vals = "  ".join(("n/a" if v is None else f"{v:,.1f}") + ("" if ok else "*")
+                         for v, ok in zip(row["values"], row["reliable"]))
+        ds = "  ".join(fmt_delta(d) for d in row["deltas"][1:])
+        lines.append(f"{row['label']:<34} {row['unit']:>5}  {vals}   Δ {ds}")
+    lines.append("Δ = A/B − 1 (seed 004 §4.3, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")
+    return "\n".join(lines)
