@@ -251,13 +251,39 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
         try:
             doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
         except (KeyboardInterrupt, Interrupted) as exc:
-            store.update_manifest(status="interrupted", finished=utc_now(), error=str(exc) or "interrupted")
+            _finish(store, spec, "interrupted", str(exc) or "interrupted")
             raise
         except UserError as exc:
-            store.update_manifest(status="failed", finished=utc_now(), error=str(exc))
+            _finish(store, spec, "failed", str(exc))
             raise
-        store.update_manifest(status="complete", finished=utc_now())
+        _finish(store, spec, "complete")
         return store, doc
+
+
+def _finish(store: RunStore, spec: QuickSpec, status: str, error: str | None = None) -> None:
+    """The status in the manifest, and a summary.json without PTS parts: the results library and
+    'ssdpts verify' read every run directory through it (the figures are in quick.json)."""
+    from .results.records import Summary
+
+    store.write_summary(Summary(status, False, tuple(disclosures(spec)), {}, {}).to_dict())
+    store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
+
+
+def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
+    """A quick run's rows for the results library's measurements table: per figure its median (metric
+    mb_per_s or kiops) and its RSE (metric rse, a fraction); test 'quick', part = the figure's key,
+    point = its TC/QD."""
+    _man, doc = load(run_dir)
+    rows = []
+    for f in doc["figures"]:
+        w = f["workload"]
+        base = {"run_uid": run_uid, "test": KIND, "part": f["key"], "block_size_bytes": w["block_size_bytes"],
+                "mix": f"{w['read_pct']}/{100 - w['read_pct']}", "point": f"T{w['threads']}/QD{w['iodepth']}",
+                "steady_state_reached": None}
+        metric = "mb_per_s" if f["unit"] == "MB/s" else "kiops"
+        rows.append({**base, "metric": metric, "value": f["median"], "unit": f["unit"]})
+        rows.append({**base, "metric": "rse", "value": f["rse"], "unit": "fraction"})
+    return [{**r, "ord": i} for i, r in enumerate(rows)]
 
 
 def disclosures(spec: QuickSpec) -> list[str]:

@@ -37,6 +37,12 @@ def cmd(args) -> int:
     from ..compare import analyze_repeats, compare_runs, comparison_text, repeats_text
     from ..errors import UserError
 
+    from ..quick import is_quick
+
+    dirs = [*args.run_dirs, *([args.baseline] if args.baseline else [])]
+    quick = [is_quick(d) for d in dirs]
+    if any(quick):
+        return _cmd_quick(args, all(quick))
     if args.repeats:
         if args.baseline:
             raise UserError("--repeats has no baseline (every run is a repeat of the same measurement): drop --baseline")
@@ -53,6 +59,30 @@ def cmd(args) -> int:
     print(text)
     warn_damage(list(dict.fromkeys([*args.run_dirs, *([args.baseline] if args.baseline else [])])))
     for path in render(result, formats=formats, out=args.out or None):
+        print(f"wrote {path}")
+    sys.stdout.flush()
+    return 0
+
+
+def _cmd_quick(args, only_quick: bool) -> int:
+    """Quick runs (ssdpts quick): each figure's median against the baseline's, seed 004's delta."""
+    from ..errors import UserError
+    from ..quick import compare_quick, comparison_text
+    
+    if not only_quick:
+        raise UserError("quick runs (ssdpts quick) compare with quick runs only: give run directories made by the "
+                        "same command")
+    if args.repeats:
+        raise UserError("--repeats is for repeated PTS runs: a quick run is already the median of its runs; drop "
+                        "--repeats")
+    from ..report.compare_html import parse_formats
+
+    formats = parse_formats(args.format)  # checked before anything is read
+    cmp = compare_quick(args.run_dirs, args.baseline)
+    from ..report.quick_html import render_comparison
+
+    print(comparison_text(cmp))
+    for path in render_comparison(cmp, formats=formats, out=args.out or None):
         print(f"wrote {path}")
     sys.stdout.flush()
     return 0
