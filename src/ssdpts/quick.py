@@ -130,8 +130,8 @@ class QuickSpec:
 
 
 def runs_needed(values: list[float], planned: int) -> int:
-    """How many runs the figure needs given its values so far (seed 004 §4.2): the planned N; when
-    those are done and the RSE is above 5%, two more (N stays odd) while N < 7."""
+    """How many runs the figure needs once a set of ``values`` is complete (seed 004 §4.2): the
+    planned N; when those are done and the RSE is above 5%, two more (N stays odd) while N < 7."""
     n = len(values)
     if n < planned:
         return planned
@@ -194,12 +194,15 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
         values: list[float] = []
         files: list[str] = []
         doc["figures"].append(figure_result(fig, values, files, cold))
-        while len(values) < runs_needed(values, spec.runs):
+        goal = spec.runs  # judged only when a whole odd set is in: runs are added two at a time
+        while len(values) < goal:
             name = f"{fig.key}-r{len(values) + 1:02d}"
             values.append(fig.value(run(step, name)))
             files.append(f"fio/{name}.json")
             doc["figures"][-1] = figure_result(fig, values, files, cold)
             write_json_atomic(store.path / QUICK_JSON, doc)
+            if len(values) == goal:
+                goal = runs_needed(values, spec.runs)
         r = doc["figures"][-1]
         log(f"{fig.label}: {r['median']:.1f} {fig.unit} (median of {r['n']}, RSE {100 * (r['rse'] or 0):.2f}%)"
             + ("" if r["reliable"] else " UNRELIABLE"))

@@ -1,0 +1,175 @@
+"""ssdpts quick on the FakeExecutor: the seed-004 rule (median of N odd runs, two more runs while the
+RSE is above 5%, unreliable after 7) with scripted values whose median and RSE are computed by hand
+here, the run directory, the results library, compare with seed 004's delta, and bad input."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+import json
+import math
+from pathlib import Path
+import shutil
+import statistics
+
+import pytest
+
+from ssdpts import quick as Q
+from ssdpts.cli import main as M
+from ssdpts.device.target import open_target
+from ssdpts.engine.fake import FakeExecutor
+from ssdpts.errors import UserError
+
+# per figure: the IOPS of its runs in order (the last value repeats); others run at a flat 50,000
+SCRIPT = {
+    "seq1m-read-t1q64": [3000.0],  # identical runs: RSE 0, N = 3
+    "rnd4k-read-t4q64": [100e3, 120e3, 100e3, 100e3, 100e3],  # RSE 6.2% at 3, 3.8% at 5: reliable at N = 5
+    "rnd4k-write-t4q64": [100e3, 200e3],  # alternating: RSE 14% at 7: unreliable
+}
+
+
+def scripted(cold: bool = False):
+    """``cold``: each figure's first run is its cold run, at 1 IOPS: a value no statistic may contain."""
+    count: dict[str, int] = defaultdict(int)
+
+    def model(step):
+        key = step.part
+        i = count[key] - cold
+        count[key] += 1
+        if i < 0:
+            return 1.0
+        if key == "rnd4k-write-t4q64":
+            return SCRIPT[key][i % 2]
+        seq = SCRIPT.get(key, [50e3])
+        return seq[min(i, len(seq) - 1)]
+    return model
+
+
+def hand_rse(values):
+    return statistics.stdev(values) / (statistics.mean(values) * math.sqrt(len(values)))
+
+
+def quick_run(tmp_path: Path, name: str = "a", **kw):
+    spec = Q.QuickSpec(runs=kw.pop("runs", 3), seconds=1.0, **kw)
+    target = open_target(str(tmp_path / f"{name}.img"), size_bytes=64 * 2**20)
+    return Q.start_quick(spec, target, executor=FakeExecutor(model=scripted(spec.cold_run)), out_dir=tmp_path / "runs",
+                         confirm=None, argv=["ssdpts", "quick"])
+
+
+def test_rse_rule_adds_runs_up_to_seven_and_marks_unreliable(tmp_path):
+    store, doc = quick_run(tmp_path, cold_run=True)
+    figs = {f["key"]: f for f in doc["figures"]}
+    assert [f["key"] for f in doc["figures"]] == [f.key for f in Q.SEED_FIGURES]
+
+    stable = figs["seq1m-read-t1q64"]
+    assert stable["n"] == 3 and stable["rse"] == pytest.approx(0, abs=1e-12) and stable["reliable"]
+    assert stable["median"] == pytest.approx(3000 * 2**20 / 1e6)  # MB/s = 10^6 bytes/s of 1MiB IOs
+
+    settles = figs["rnd4k-read-t4q64"]
+    assert settles["n"] == 5 and settles["reliable"]
+    assert settles["values"] == pytest.approx([100, 120, 100, 100, 100])  # kIOPS
+    assert hand_rse([100, 120, 100]) > 0.05  # why the two runs were added
+    assert settles["rse"] == pytest.approx(hand_rse([100, 120, 100, 100, 100])) and settles["rse"] < 0.05
+    assert settles["median"] == 100
+
+    noisy = figs["rnd4k-write-t4q64"]
+    assert noisy["n"] == 7 and not noisy["reliable"]
+    values = [100, 200, 100, 200, 100, 200, 100]
+    assert noisy["values"] == pytest.approx(values)
+    assert noisy["rse"] == pytest.approx(hand_rse(values)) and noisy["rse"] > 0.05
+    assert noisy["median"] == statistics.median(values) == 100
+    assert noisy["files"] == [f"fio/rnd4k-write-t4q64-r{i:02d}.json" for i in range(1, 8)]
+    assert noisy["cold_files"] == ["fio/rnd4k-write-t4q64-cold.json"]
+
+    man = json.loads((store.path / "manifest.json").read_text())
+    assert man["kind"] == "quick" and man["status"] == "complete"
+    assert "one unmeasured cold run before each figure" in man["deviations"]
+    assert json.loads((store.path / "quick.json").read_text())["figures"] == doc["figures"]
+    for f in doc["figures"]:
+        for rel in f["files"] + f["cold_files"]:
+            assert (store.path / rel).is_file()
+
+
+def test_runs_needed_keeps_n_odd():
+    assert Q.runs_needed([1.0], 3) == 3
+    assert Q.runs_needed([1.0, 1.0, 1.0], 3) == 3
+    assert Q.runs_needed([1.0, 2.0, 1.0], 3) == 5
+    assert Q.runs_needed([1.0, 2.0, 1.0, 2.0, 1.0], 3) == 7
+    assert Q.runs_needed([1.0, 2.0] * 3 + [1.0], 3) == 7  # 7 reached: no more
+    assert Q.runs_needed([1.0, 2.0] * 4 + [1.0], 9) == 9  # N >= 7 planned: nothing added
+
+
+def test_precondition_and_cdm_profiles(tmp_path):
+    store, doc = quick_run(tmp_path, precondition="wipc", cdm=("default", "nvme"))
+    assert doc["precondition"]["io_bytes"] == 2 * 64 * 2**20  # PTS WIPC: twice the capacity
+    keys = [f["key"] for f in doc["figures"]]
+    assert len(keys) == 10 + 12 + 8 and len(set(keys)) == len(keys)
+    nvme = {f["key"]: f["workload"] for f in doc["figures"] if f["key"].startswith("cdm-nvme")}
+    assert nvme["cdm-nvme-rnd4k-read-t16q32"] == {"pattern": "rand", "read_pct": 100, "block_size_bytes": 4096,
+                                                  "threads": 16, "iodepth": 32}
+    assert "cdm-default-seq1m-70-t1q8" in keys  # Default [+ Mix]: R70/W30
+    man = json.loads((store.path / "manifest.json").read_text())
+    assert any("PTS WIPC" in d for d in man["deviations"])
+
+
+def test_library_and_compare_with_seed_004_delta(tmp_path, capsys):
+    a, _ = quick_run(tmp_path, "a")
+    b, _ = quick_run(tmp_path, "b")
+    # drive B: every figure 25% slower than A's, so A's delta over B is 1/0.75 - 1 = +33.3%
+    qb = json.loads((b.path / "quick.json").read_text())
+    for f in qb["figures"]:
+        f["median"] *= 0.75
+    (b.path / "quick.json").write_text(json.dumps(qb))
+    cmp = Q.compare_quick([a.path, b.path], baseline=b.path)
+    for row in cmp["rows"]:
+        assert row["deltas"][0] == 0 and row["deltas"][1] == pytest.approx(1 / 0.75 - 1)
+    assert M.main(["compare", str(a.path), "--baseline", str(b.path), "--format", "json", "--out",
+                   str(tmp_path / "cmp.json")]) == 0
+    out = json.loads((tmp_path / "cmp.json").read_text())
+    assert out["rows"][0]["deltas"][1] == pytest.approx(1 / 0.75 - 1)
+    assert "+33.3%" in capsys.readouterr().out
+
+    db = str(tmp_path / "r.db")
+    assert M.main(["db", "add", str(a.path), "--db", db]) == 0
+    from ssdpts.resultsdb import ResultsDB
+
+    with ResultsDB(db) as con:
+        rows = con.measurements()
+    med = {r["part"]: r["value"] for r in rows if r["metric"] in ("mb_per_s", "kiops")}
+    assert med["rnd4k-read-t4q64"] == 100 and len(med) == 10
+    assert {r["unit"] for r in rows} == {"MB/s", "kIOPS", "fraction"}
+
+
+def test_compare_refuses_other_settings_and_pts_runs(tmp_path, capsys):
+    a, _ = quick_run(tmp_path, "a")
+    c, _ = quick_run(tmp_path, "c", runs=5)
+    shutil.copytree(a.path, tmp_path / "other")
+    doc = json.loads((tmp_path / "other" / "quick.json").read_text())
+    doc["spec"]["seconds"] = 60
+    (tmp_path / "other" / "quick.json").write_text(json.dumps(doc))
+    with pytest.raises(UserError, match="seconds"):
+        Q.compare_quick([a.path, tmp_path / "other"])
+    Q.compare_quick([a.path, c.path])  # N is not a setting: each median stands for its runs
+    fake_pts = tmp_path / "pts"
+    fake_pts.mkdir()
+    (fake_pts / "manifest.json").write_text(json.dumps({"format": 1, "status": "complete"}))
+    assert M.main(["compare", str(a.path), str(fake_pts), "--out", str(tmp_path / "x")]) == 2
+    assert "compare with quick runs only" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--runs", "4"], "odd number"),
+    (["--runs", "1"], "odd number"),
+    (["--seconds", "0"], "--seconds"),
+    (["--precondition", "full"], "invalid choice"),
+    (["--cdm", "peak"], "invalid choice"),
+    (["--format", "png"], "unknown report format"),
+    (["--out", " "], "--out is empty"),
+])
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, argv, word):
+    target = tmp_path / "t.img"
+    out = tmp_path / "runs"
+    rc = M.main(["quick", str(target), "--size", "64M", "--out", str(out), *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and word in err and len(err.strip().splitlines()) == 1
+    assert not target.exists() and not out.exists()
