@@ -104,6 +104,7 @@ class QuickSpec:
     cold_run: bool = False
     precondition: str = "none"
     cdm: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()  # figure keys to measure (default: all)
     ioengine: str = "libaio"
     seed: int = 1
 
@@ -118,14 +119,21 @@ class QuickSpec:
         for c in self.cdm:
             if c not in CDM_PROFILES:
                 raise UserError(f"--cdm {c!r}: choose default or nvme (CrystalDiskMark 8's profiles)")
+        known = [f.key for f in self._all()]
+        for k in self.only:
+            if k not in known:
+                raise UserError(f"--only {k!r} is not a figure of this table: choose from {', '.join(known)}")
+
+    def _all(self) -> tuple[Figure, ...]:
+        return SEED_FIGURES + tuple(f for c in self.cdm for f in CDM_FIGURES[c])
 
     @property
     def figures(self) -> tuple[Figure, ...]:
-        return SEED_FIGURES + tuple(f for c in self.cdm for f in CDM_FIGURES[c])
+        return tuple(f for f in self._all() if not self.only or f.key in self.only)
 
     def to_dict(self) -> dict:
         return {"runs": self.runs, "seconds": self.seconds, "cold_run": self.cold_run,
-                "precondition": self.precondition, "cdm": list(self.cdm), "ioengine": self.ioengine,
+                "precondition": self.precondition, "cdm": list(self.cdm), "only": list(self.only), "ioengine": self.ioengine,
                 "seed": self.seed, "rse_limit": RSE_LIMIT, "max_runs": MAX_REPEATS}
 
 
@@ -297,6 +305,8 @@ def disclosures(spec: QuickSpec) -> list[str]:
                 "seq-fill": "preconditioned by one sequential fill (SEQ 128KiB writes over the whole target)",
                 "wipc": "preconditioned by the PTS WIPC (twice the capacity in SEQ 128KiB writes)"}[spec.precondition])
     out.append("one unmeasured cold run before each figure" if spec.cold_run else "no cold run")
+    if spec.only:
+        out.append(f"only these figures: {', '.join(spec.only)}")
     return out
 
 

@@ -28,6 +28,9 @@ def add_parser(sub) -> None:
                         "(default: none)")
     p.add_argument("--cdm", action="append", choices=CDM_PROFILES, default=[], metavar="PROFILE",
                    help="also CrystalDiskMark 8's 'default' (+ Mix R70/W30) or 'nvme' (NVMe SSD) profile; repeatable")
+    p.add_argument("--only", metavar="KEY,...", default="",
+                   help="measure only these figures, by key (e.g. rnd4k-read-t1q1,rnd4k-write-t1q1; an unknown key "
+                        "is refused with the list); disclosed")
     p.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     p.add_argument("--seed", type=int, default=1, help="base seed of fio's random offsets and data (default: 1)")
     p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
@@ -52,7 +55,8 @@ def cmd(args) -> int:
         raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     formats = parse_formats(args.format)
     spec = QuickSpec(runs=args.runs, seconds=args.seconds, cold_run=args.cold_run, precondition=args.precondition,
-                     cdm=tuple(dict.fromkeys(args.cdm)), ioengine=args.ioengine or default_ioengine(), seed=args.seed)
+                     cdm=tuple(dict.fromkeys(args.cdm)),
+                     only=tuple(dict.fromkeys(k for k in args.only.replace(" ", "").split(",") if k)), ioengine=args.ioengine or default_ioengine(), seed=args.seed)
     size = None
     if args.size is not None:
         try:
