@@ -118,15 +118,10 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
     )
 
 
-def prepare(args: argparse.Namespace) -> Prepared:
-    """Validate everything that can be validated without touching a device."""
+def open_target_option(args: argparse.Namespace):
+    """--target (or TARGET) and --size: the target and the size of a file to create (None)."""
     from ..device.target import open_target
-    from ..pts.plan import build_parts
 
-    if getattr(args, "out", None) is not None and not args.out.strip():
-        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
-    tests = expand_tests(args.tests)
-    spec = build_spec(args, tests)
     size = None
     if args.size is not None:
         try:
@@ -136,5 +131,17 @@ def prepare(args: argparse.Namespace) -> Prepared:
     target = open_target(args.target, size_bytes=size)
     if size is not None and target.kind == "block":
         raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
+    return target, size
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Validate everything that can be validated without touching a device."""
+    from ..pts.plan import build_parts
+
+    if getattr(args, "out", None) is not None and not args.out.strip():
+        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
+    tests = expand_tests(args.tests)
+    spec = build_spec(args, tests)
+    target, size = open_target_option(args)
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     return Prepared(spec=spec, target=target, parts=parts, size_bytes=size)

@@ -44,12 +44,11 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from ..device.target import open_target
     from ..engine.fio import FioExecutor, default_ioengine
     from ..errors import UserError
-    from ..pts.units import parse_size
     from ..quick import QuickSpec, start_quick
     from ..report import parse_formats
+    from .common import open_target_option
 
     if not args.out.strip():
         raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
@@ -57,15 +56,7 @@ def cmd(args) -> int:
     spec = QuickSpec(runs=args.runs, seconds=args.seconds, cold_run=args.cold_run, precondition=args.precondition,
                      cdm=tuple(dict.fromkeys(args.cdm)),
                      only=tuple(dict.fromkeys(k for k in args.only.replace(" ", "").split(",") if k)), ioengine=args.ioengine or default_ioengine(), seed=args.seed)
-    size = None
-    if args.size is not None:
-        try:
-            size = parse_size(args.size)
-        except ValueError as exc:
-            raise UserError(f"--size: {exc}") from None
-    target = open_target(args.target, size_bytes=size)
-    if size is not None and target.kind == "block":
-        raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
+    target, _size = open_target_option(args)
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
     store, _doc = start_quick(spec, target, executor=FioExecutor(), out_dir=Path(args.out),
                               confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
