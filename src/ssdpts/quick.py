@@ -263,9 +263,11 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
             doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
         except (KeyboardInterrupt, Interrupted) as exc:
             _finish(store, spec, "interrupted", str(exc) or "interrupted")
+            _partial_report(store)
             raise
         except UserError as exc:
             _finish(store, spec, "failed", str(exc))
+            _partial_report(store)
             raise
         _finish(store, spec, "complete")
         return store, doc
@@ -278,6 +280,16 @@ def _finish(store: RunStore, spec: QuickSpec, status: str, error: str | None = N
 
     store.write_summary(Summary(status, False, tuple(disclosures(spec)), {}, {}).to_dict())
     store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
+
+
+def _partial_report(store: RunStore) -> None:
+    """report.html of what was measured before the stop (the PDF needs Chromium: 'ssdpts report' later)."""
+    try:
+        from .report.quick_html import render
+
+        render(store.path, formats=("html",))
+    except (UserError, OSError, ImportError):
+        pass  # the run directory holds every number; the stop's own error is what the user must see
 
 
 def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:

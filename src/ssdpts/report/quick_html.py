@@ -60,7 +60,7 @@ def build(run_dir: Path) -> QuickDoc:
     host = man.get("host") or {}
 
     def cells(f: dict) -> list[tuple[str, str]]:
-        status = "ok" if f["reliable"] else "UNRELIABLE"
+        status = "ok" if f["reliable"] else "incomplete" if f["n"] < spec["runs"] else "UNRELIABLE"
         return [(f["label"], "l"), (f["unit"], ""), (_num(f["median"]), "med" if f["reliable"] else "bad"),
                 (_rse(f["rse"]), "" if f["reliable"] else "bad"), (str(f["n"]), "warn" if f["n"] > spec["runs"] else ""),
                 (" · ".join(_num(v) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
