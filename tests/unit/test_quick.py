@@ -173,3 +173,14 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, argv, word)
     err = capsys.readouterr().err
     assert rc == 2 and word in err and len(err.strip().splitlines()) == 1
     assert not target.exists() and not out.exists()
+
+
+def test_verify_checks_every_raw_file(tmp_path, capsys):
+    store, doc = quick_run(tmp_path, precondition="seq-fill")
+    assert M.main(["verify", str(store.path)]) == 0
+    n_files = 2 * (1 + sum(f["n"] for f in doc["figures"]))  # job file and json+ of every run
+    assert f"{n_files} raw files" in capsys.readouterr().out
+    raw = store.path / doc["figures"][2]["files"][1]
+    raw.write_text(raw.read_text() + " ")
+    assert M.main(["verify", str(store.path)]) == 1
+    assert raw.name in capsys.readouterr().out
