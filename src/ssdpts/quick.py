@@ -315,7 +315,8 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
 def disclosures(spec: QuickSpec) -> list[str]:
     """What the report states about how the table was made (seed 004 §3.3: record the variables)."""
     out = [f"each figure: median of {spec.runs} warm runs of {spec.seconds:g} s, up to {MAX_REPEATS} when the "
-           f"RSE is above {RSE_LIMIT:.0%}", "not a PTS test: no purge, no steady state"]
+           f"RSE is above {RSE_LIMIT:.0%}", "not a PTS test: no purge, no steady state, the write cache as the "
+           "device had it"]
     out.append({"none": "no preconditioning",
                 "seq-fill": "preconditioned by one sequential fill (SEQ 128KiB writes over the whole target)",
                 "wipc": "preconditioned by the PTS WIPC (twice the capacity in SEQ 128KiB writes)"}[spec.precondition])
