@@ -89,9 +89,9 @@ def test_quick_on_zram_every_figure_from_raw_json(make_zram, tmp_path):
                           check=True).stdout
     assert "Quick synthetic table" in text and "RND 4KiB 70/30 mix T1 QD1" in text and "only these figures" in text
 
-    # the library and compare (the copy stands for a second drive: every delta is 0)
-    db = tmp_path / "r.db"
-    assert ssdpts("db", "add", str(run_dir), "--db", str(db)).returncode == 0
+    # the library (added at the end, as 'ssdpts run' does) and compare (the copy stands for a second
+    # drive: every delta is 0)
+    assert "added to the results library" in p.stdout
     twin = tmp_path / "twin"
     shutil.copytree(run_dir, twin)
     p = ssdpts("compare", str(run_dir), str(twin), "--format", "json", "--out", str(tmp_path / "c.json"))

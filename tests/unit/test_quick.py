@@ -163,7 +163,6 @@ def test_compare_refuses_other_settings_and_pts_runs(tmp_path, capsys):
     (["--seconds", "0"], "--seconds"),
     (["--precondition", "full"], "invalid choice"),
     (["--cdm", "peak"], "invalid choice"),
-    (["--format", "png"], "unknown report format"),
     (["--out", " "], "--out is empty"),
 ])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, argv, word):

@@ -37,7 +37,6 @@ def add_parser(sub) -> None:
                    help="confirm that every byte on the target may be destroyed: its serial number or path")
     p.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
     p.add_argument("--describe", metavar="FILE", help="TOML or JSON file with what no tool can read; stored with the run")
-    p.add_argument("--format", default="html,pdf", metavar="html,pdf", help="report formats (default: html,pdf)")
     p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
     p.add_argument("--quiet", action="store_true", help="print only the run directory and the report")
     p.set_defaults(func=cmd)
@@ -47,23 +46,21 @@ def cmd(args) -> int:
     from ..engine.fio import FioExecutor, default_ioengine
     from ..errors import UserError
     from ..quick import QuickSpec, start_quick
-    from ..report import parse_formats
     from .common import open_target_option
 
     if not args.out.strip():
         raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
-    formats = parse_formats(args.format)
+    only = tuple(dict.fromkeys(k for k in args.only.replace(" ", "").split(",") if k))
     spec = QuickSpec(runs=args.runs, seconds=args.seconds, cold_run=args.cold_run, precondition=args.precondition,
-                     cdm=tuple(dict.fromkeys(args.cdm)),
-                     only=tuple(dict.fromkeys(k for k in args.only.replace(" ", "").split(",") if k)), ioengine=args.ioengine or default_ioengine(), seed=args.seed)
+                     cdm=tuple(dict.fromkeys(args.cdm)), only=only, ioengine=args.ioengine or default_ioengine(),
+                     seed=args.seed)
     target, _size = open_target_option(args)
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
     store, _doc = start_quick(spec, target, executor=FioExecutor(), out_dir=Path(args.out),
                               confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
                               describe=args.describe)
     print(f"run directory: {store.path}")
-    from ..report.quick_html import render
+    from .output import finish
 
-    for path in render(store.path, formats=formats):
-        print(f"wrote {path}")
+    finish(store.path, complete=True)  # as 'ssdpts run': report.html/.pdf and the results library entry
     return 0

@@ -26,15 +26,7 @@ def add_parser(sub) -> None:
 def cmd(args) -> int:
     from ..report import parse_formats, render  # matplotlib and jinja2 load only here (Chromium for the PDF)
 
-    from ..quick import is_quick
-
     formats = parse_formats(args.format)
-    if is_quick(args.run_dir):  # ssdpts quick: its one-page report (no datasheet targets)
-        from ..report.quick_html import render as render_quick
-
-        for path in render_quick(Path(args.run_dir), formats=formats, out=args.out or None):
-            print(path)
-        return 0
     for path in render(Path(args.run_dir), formats=formats, out=args.out or None, targets=args.targets):
         print(path)
     warn_damage([Path(args.run_dir)])
