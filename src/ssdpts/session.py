@@ -119,6 +119,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         manifest = {
             **device_manifest(target, claim, executor.name, tool_version, confirm, argv, description, info, checks,
                               space),
+            "fio_server": getattr(executor, "server", None),  # engine/fioclient.py; resume runs there again
             "run_spec": spec.to_dict(),
             "pts_compliant": not deviations,
             "deviations": deviations,

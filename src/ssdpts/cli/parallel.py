@@ -14,7 +14,7 @@ from ..errors import Interrupted, RunFailed, UserError
 
 # Options of the parallel command that the per-device solo command does not take as they are.
 _PER_DEVICE = {"target", "targets_from", "destroy_data_on", "cpus_per_device", "cpus", "quiet", "events_fd",
-               "run_dir", "tests"}
+               "run_dir", "tests", "host", "fio_server"}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -25,6 +25,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cpus-per-device", type=int, metavar="N",
                    help="pin each device's fio to N CPUs of its own (fio cpus_allowed); refused when there are "
                         "too few")
+    from .hosts import add_options as host_options
+
+    host_options(g)
     add_events_fd(p)
 
 
@@ -115,11 +118,16 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
     from ..device import safety
     from ..pts.plan import required_bytes
     from .common import prepare
+    from .hosts import check_reachable, hosts_of, resolve
 
+    hosts = hosts_of(args)
+    where = [_named(t, resolve, t, hosts) for t in targets]
     preps = []
-    for t in targets:
+    for t, (path, server) in zip(targets, where):
+        if server:
+            _named(t, check_reachable, server)
         a = copy.copy(args)
-        a.target = t
+        a.target = path
         preps.append(_named(t, prepare, a))
     confirm = confirmations(args.destroy_data_on, [p.target for p in preps])
     pins = cpus.split(args.cpus_per_device, len(targets)) if args.cpus_per_device else [args.cpus or ""] * len(targets)
@@ -131,11 +139,12 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
         tokens.append(conf or safety.confirm_token(prep.target) if prep.target.kind == "block" else None)
     shared = solo_argv(args.run_parser, sys.argv[1:])
     children = []
-    for t, tok, pin in zip(targets, tokens, pins):
-        argv = ["run", *args.tests, *shared, "--target", t]
+    for t, (path, server), tok, pin in zip(targets, where, tokens, pins):
+        argv = ["run", *args.tests, *shared, "--target", path]
+        argv += ["--fio-server", server] if server else []
         argv += ["--destroy-data-on", tok] if tok else []
         argv += ["--cpus", pin] if pin else []
-        children.append(_child(os.path.basename(t) or t, argv))
+        children.append(_child(t if server else os.path.basename(t) or t, argv))
     return _supervise(children, args.quiet)
 
 

@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from ..engine.fio import FioExecutor
+    from .hosts import executor
     from ..progress import make_progress
     from ..session import resume_run
     from ..progress import EventProgress
@@ -43,7 +43,18 @@ def cmd(args) -> int:
     if len(run_dirs) > 1:
         return resume_parallel(args, run_dirs)
     events = EventProgress(args.events_fd) if args.events_fd is not None else None
+    fio = executor(_fio_server(run_dirs[0]))
     return run_one(lambda: resume_run(
-        run_dirs[0], executor=FioExecutor(), progress=events or make_progress(args.quiet),
+        run_dirs[0], executor=fio, progress=events or make_progress(args.quiet),
         interactive=sys.stdin.isatty(), confirm=one_confirmation(args.destroy_data_on), keep_window=args.keep_window,
         ready=events_ready(events)), events)
+
+
+def _fio_server(run_dir: Path) -> str | None:
+    """The fio server the run was started with (manifest ``fio_server``): a resume runs there too."""
+    import json
+
+    try:
+        return json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8")).get("fio_server")
+    except (OSError, ValueError, AttributeError):
+        return None  # resume_run says what is wrong with the directory

@@ -20,7 +20,6 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from ..engine.fio import FioExecutor
     from ..progress import EventProgress, make_progress
     from ..session import start_run
     from .parallel import events_ready, one_confirmation, run_one, run_parallel, solo_command, targets_of
@@ -28,15 +27,19 @@ def cmd(args) -> int:
     targets = targets_of(args)
     if len(targets) > 1:
         return run_parallel(args, targets)
-    args.target = targets[0]
+    from .hosts import executor, hosts_of, resolve
+
+    args.target, server = resolve(targets[0], hosts_of(args))
+    server = server or args.fio_server
     if args.cpus_per_device:
         from ..cpus import split
 
         args.cpus = split(args.cpus_per_device, 1)[0]
     prep = prepare(args)
+    fio = executor(server)
     events = EventProgress(args.events_fd) if args.events_fd is not None else None
     return run_one(lambda: start_run(
-        prep.spec, prep.target, executor=FioExecutor(), out_dir=Path(args.out),
+        prep.spec, prep.target, executor=fio, out_dir=Path(args.out),
         confirm=one_confirmation(args.destroy_data_on), interactive=sys.stdin.isatty(),
         progress=events or make_progress(args.quiet), argv=solo_command(sys.argv), describe=args.describe,
         ready=events_ready(events)), events)

@@ -74,7 +74,8 @@ def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
     return "zoned_abs:" + ":".join(zones)
 
 
-def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None) -> tuple[str, list[float]]:
+def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
+                    stonewall: bool = False) -> tuple[str, list[float]]:
     """The fio job file of a batch and each step's planned start offset (seconds, :func:`schedule`).
 
     ``gate``: per step, the (exec_prerun, exec_postrun) commands of the step gate (engine/gate.py):
@@ -82,7 +83,9 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None) -> 
     its planned idle passed), and jobs are created ``steps_ahead`` steps in advance by ``wait_for``.
     Without a gate the steps are scheduled by ``startdelay`` at those offsets (fio's own clock; the
     schedule ssdpts used before the gate, kept for ``ssdpts plan --fio``, benchmarks/boundaries.py
-    and running a job file with fio alone)."""
+    and running a job file with fio alone). ``stonewall``: without a gate, each step starts when fio
+    sees the previous one ended (no overlap; fio's own poll, engine/fioclient.py) instead of at its
+    offset."""
     g = [
         "[global]",
         f"filename={batch.filename}",
@@ -143,7 +146,7 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None) -> 
         if s.duration_s is not None:
             sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
             if gate is None and t > 0:
-                sec.append(f"startdelay={_ms(t)}")
+                sec.append("stonewall" if stonewall else f"startdelay={_ms(t)}")
         else:
             sec.append(f"io_size={s.io_bytes}")
         if gate is not None:

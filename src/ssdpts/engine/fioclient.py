@@ -1,0 +1,148 @@
+"""FioClientExecutor: a batch run by a fio server (``fio --server`` on the device's host) through
+``fio --client``: the job file goes out, json+ comes back, both kept in the run directory on this
+(the controlling) host exactly as FioExecutor keeps them.
+
+No step gate. The gate (engine/gate.py) releases each step through FIFOs its ``exec_prerun`` hook
+blocks on; fio runs those hooks on the *server's* host, where the gate's directory does not exist.
+So a remote batch is scheduled by fio itself: every step after the first is a ``stonewall`` (it
+starts when fio sees the previous one ended: never two steps at once, which a LAT step must not
+share the device with), one fio client per batch (round), no round started ahead. Planned idles
+(HIR) need the gate's timer: a step with one is refused here. What that costs is disclosed, not hidden: the boundaries between steps are
+fio's (~100-200 ms late, possibly overlapping or idle, docs/methodology.md "Step boundaries") and
+there are no gate timestamps to measure them by; each step's timeline is ``source: "fio end of
+run"`` (steps back to back, ending when the client received the result), and the run's manifest
+says ``executor: fio-client`` and names the server.
+
+A server that goes away (host down, fio server killed, network gone) makes the client print
+``client: host=H disconnected`` and exit 1 with an empty result: that is :class:`HostLost`, an
+interruption, so the run ends ``interrupted`` with every finished round kept and ``ssdpts resume``
+continues it when the server is back.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import re
+import subprocess
+import time
+
+from ..errors import Interrupted, RunFailed
+from .base import Batch, BatchResult
+from .fio import FioExecutor, _prepare_child, _stop, _timeline_from_end
+from .fioparse import FioOutputError, job_measurement, parse_fio_output
+from .jobfile import render_job_file
+
+# fio's client, when its server is gone: "client: host=127.0.0.1 disconnected" (fio 3.33).
+_GONE = re.compile(r"client: host=(\S+) disconnected|fio: connect: |failed to connect|Connection refused", re.I)
+
+_JOB_HEADER = """\
+; ssdpts: run by a fio server through 'fio --client'; each step a stonewall, scheduled by fio (the
+; step gate needs the controlling host's FIFOs, see engine/fioclient.py)
+"""
+
+
+class HostLost(Interrupted):
+    """The fio server stopped answering during a batch: the run stops ``interrupted`` (exit 1)."""
+
+    exit_code = 1
+
+
+def server_address(text: str) -> str:
+    """A fio client address as fio takes it: ``host``, ``host,port``, ``ip:addr,port``,
+    ``ip6:addr,port`` (fio's default port 8765 when none is given)."""
+    text = text.strip()
+    if not text or any(c.isspace() for c in text):
+        raise ValueError(f"{text!r} is not a fio server address (host[,port], e.g. 10.0.0.5,8765)")
+    return text
+
+
+class FioClientExecutor(FioExecutor):
+    """Runs each batch on a fio server; see the module's docstring for what differs from a local run."""
+
+    name = "fio-client"
+
+    def __init__(self, server: str, binary: str | None = None):
+        super().__init__(binary)
+        self.server = server_address(server)
+
+    def cancel_ahead(self) -> dict | None:
+        return None  # nothing is ever started ahead
+
+    def run(self, batch: Batch) -> BatchResult:
+        if batch.job_path is None or batch.output_path is None:
+            raise ValueError("FioClientExecutor needs a job path and an output path")
+        job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
+        log_path = out_path.with_suffix(".log")
+        if any(s.idle_after_s for s in batch.steps):
+            raise RunFailed("planned idle periods (HIR) need the step gate, which a fio server on another host "
+                            "cannot use: run HIR with fio on the device's own host")
+        text, _ = render_job_file(batch, stonewall=True)
+        job_path.write_text(_JOB_HEADER + text)
+        cmd = [self.binary, f"--client={self.server}", "--output-format=json+", f"--output={out_path}",
+               str(job_path)]
+        _call(batch, 0)
+        wall_start, t0 = time.time(), time.monotonic()
+        with open(log_path, "w") as log:
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True, preexec_fn=_prepare_child)
+            except OSError as exc:
+                raise RunFailed(f"cannot start fio ({exc}): check the fio installation") from None
+            try:
+                proc.wait()
+            except BaseException:
+                _stop(proc)  # the client only: the server stops the job when its client is gone
+                raise
+        wall = time.monotonic() - t0
+        _call(batch, len(batch.steps))
+        console = log_path.read_text(errors="replace") if log_path.exists() else ""
+        if not console.strip():
+            log_path.unlink(missing_ok=True)
+        out = out_path.read_text(errors="replace") if out_path.exists() else ""
+        gone = _GONE.search(out + "\n" + console)
+        if gone and proc.returncode != 0:
+            raise HostLost(f"the fio server {self.server} went away during {out_path.name} "
+                           f"({gone.group(0).strip()})")
+        return self._client_result(batch, out, console, proc.returncode, wall, wall_start)
+
+    def _client_result(self, batch: Batch, text: str, console: str, rc: int, wall: float,
+                       wall_start: float) -> BatchResult:
+        try:
+            out = parse_fio_output(text)
+        except FioOutputError as exc:
+            raise RunFailed(f"fio --client={self.server} failed (exit {rc}): {exc}: see {batch.output_path}") from None
+        bad = [j for j in out.jobs if int(j.get("error", 0) or 0)]
+        if bad:
+            code = int(bad[0]["error"])
+            raise RunFailed(f"fio on {self.server} reported an I/O error in job {bad[0].get('jobname')}: "
+                            f"{os.strerror(code) if code < 200 else f'error {code}'}: check the device and "
+                            f"{batch.output_path}")
+        if rc != 0 or len(out.jobs) != len(batch.steps):
+            said = next((ln.strip() for ln in (out.preamble + "\n" + console).splitlines() if ln.strip()), "")
+            raise RunFailed(f"fio --client={self.server} exited with status {rc} and {len(out.jobs)} results for "
+                            f"{len(batch.steps)} steps{': ' + said if said else ''}: see {batch.output_path}")
+        try:
+            from .fio import step_timeline
+
+            timelines = [step_timeline(j, s, None) for j, s in zip(out.jobs, batch.steps)]
+            _timeline_from_end(timelines, wall_start + wall)
+            for tl in timelines:
+                tl["source"] = "fio end of run (fio server)"
+            ms = [job_measurement(j, major=out.major_version, start_time=tl["start_unix_s"],
+                                  end_time=tl["end_unix_s"], duration_s=s.duration_s)
+                  for j, s, tl in zip(out.jobs, batch.steps, timelines)]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
+                            f"see {batch.output_path}") from None
+        return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version,
+                           warnings=[ln for ln in out.preamble.splitlines() if ln.strip()], timelines=timelines)
+
+
+def _call(batch: Batch, i: int) -> None:
+    """Telemetry at the batch's start and end (no per-step boundaries: fio schedules the steps)."""
+    if batch.on_boundary is not None:
+        try:
+            batch.on_boundary(i)
+        except Exception:  # noqa: BLE001 - telemetry must never stop a measurement
+            pass
