@@ -129,6 +129,9 @@ def execute(ctx: RunContext) -> dict:
             if isinstance(exc, DeviceUnsafe):
                 text = (f"stopped: {exc}: every finished round is saved in {store.path}; once the device is "
                         f"safe again continue with 'ssdpts resume {store.path}'")
+            elif why.get("reason"):  # the fio server went away (engine/fioclient.py HostLost)
+                text = (f"interrupted: {exc}: every finished round is saved in {store.path}; once it is back "
+                        f"continue with 'ssdpts resume {store.path}'")
             else:
                 by = f" by {why['signal']}" if why.get("signal") else ""
                 text = (f"interrupted{by}: every finished round is saved in {store.path}; "
@@ -166,6 +169,8 @@ def _interruption(exc: BaseException) -> dict:
         return {"at": utc_now(), "signal": exc.name}
     if isinstance(exc, DeviceUnsafe):
         return {"at": utc_now(), "device_unsafe": str(exc)}
+    if isinstance(exc, Interrupted) and str(exc):
+        return {"at": utc_now(), "signal": None, "reason": str(exc)}
     return {"at": utc_now(), "signal": "SIGINT" if isinstance(exc, KeyboardInterrupt) else None}
 
 

@@ -32,9 +32,11 @@ def steps_of(run: Path) -> list[dict]:
 
 
 def raw_jobs(run: Path, rel: str) -> list[dict]:
-    """fio's json+ as fio wrote it, decoded without ssdpts' parser."""
+    """fio's json+ as fio wrote it, decoded without ssdpts' parser (fio --client's: client_stats, the
+    jobs in step order, then its "All clients" sum)."""
     text = (run / rel).read_text()
-    return json.JSONDecoder().raw_decode(text[text.index("\n{") + 1 if not text.startswith("{") else 0:])[0]["jobs"]
+    doc = json.JSONDecoder().raw_decode(text[text.index("\n{") + 1 if not text.startswith("{") else 0:])[0]
+    return doc["jobs"] if "jobs" in doc else doc["client_stats"]
 
 
 def recompute_and_compare(run: Path) -> None:

@@ -75,4 +75,6 @@ def executor(server: str | None):
     from ..engine.fioclient import FioClientExecutor
 
     check_reachable(server)
-    return FioClientExecutor(server)
+    fio = FioClientExecutor(server)
+    fio.check()
+    return fio

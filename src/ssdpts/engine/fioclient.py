@@ -27,7 +27,7 @@ import re
 import subprocess
 import time
 
-from ..errors import Interrupted, RunFailed
+from ..errors import Interrupted, RunFailed, UserError
 from .base import Batch, BatchResult
 from .fio import FioExecutor, _prepare_child, _stop, _timeline_from_end
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
@@ -66,6 +66,20 @@ class FioClientExecutor(FioExecutor):
         super().__init__(binary)
         self.server = server_address(server)
 
+    def check(self, timeout_s: float = 15.0) -> None:
+        """Refuse (nothing written) when the server does not answer: ``fio --client=S`` without a job
+        file connects and exits (status 1, silent when connected; "failed to connect" when not)."""
+        try:
+            out = subprocess.run([self.binary, f"--client={self.server}"], capture_output=True, text=True,
+                                 timeout=timeout_s, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"fio server {self.server} did not answer within {timeout_s:g} s: check that "
+                            f"'fio --server' runs there (nothing was written)") from None
+        said = (out.stdout + out.stderr).strip()
+        if _GONE.search(said):
+            raise UserError(f"fio server {self.server} does not answer ({said.splitlines()[-1].strip()}): start "
+                            f"'fio --server' there and run again (nothing was written)")
+
     def cancel_ahead(self) -> dict | None:
         return None  # nothing is ever started ahead
 
@@ -100,10 +114,10 @@ class FioClientExecutor(FioExecutor):
         if not console.strip():
             log_path.unlink(missing_ok=True)
         out = out_path.read_text(errors="replace") if out_path.exists() else ""
-        gone = _GONE.search(out + "\n" + console)
-        if gone and proc.returncode != 0:
-            raise HostLost(f"the fio server {self.server} went away during {out_path.name} "
-                           f"({gone.group(0).strip()})")
+        if proc.returncode != 0:
+            gone = host_lost(out + "\n" + console)
+            if gone:
+                raise HostLost(f"the fio server {self.server} went away during {out_path.name} ({gone})")
         return self._client_result(batch, out, console, proc.returncode, wall, wall_start)
 
     def _client_result(self, batch: Batch, text: str, console: str, rc: int, wall: float,
@@ -112,31 +126,42 @@ class FioClientExecutor(FioExecutor):
             out = parse_fio_output(text)
         except FioOutputError as exc:
             raise RunFailed(f"fio --client={self.server} failed (exit {rc}): {exc}: see {batch.output_path}") from None
-        bad = [j for j in out.jobs if int(j.get("error", 0) or 0)]
+        # fio --client adds an "All clients" sum after the jobs, even of one server: not a step.
+        jobs = [j for j in out.jobs if j.get("jobname") != "All clients"]
+        bad = [j for j in jobs if int(j.get("error", 0) or 0)]
         if bad:
             code = int(bad[0]["error"])
             raise RunFailed(f"fio on {self.server} reported an I/O error in job {bad[0].get('jobname')}: "
                             f"{os.strerror(code) if code < 200 else f'error {code}'}: check the device and "
                             f"{batch.output_path}")
-        if rc != 0 or len(out.jobs) != len(batch.steps):
+        if rc != 0 or len(jobs) != len(batch.steps):
             said = next((ln.strip() for ln in (out.preamble + "\n" + console).splitlines() if ln.strip()), "")
-            raise RunFailed(f"fio --client={self.server} exited with status {rc} and {len(out.jobs)} results for "
+            raise RunFailed(f"fio --client={self.server} exited with status {rc} and {len(jobs)} results for "
                             f"{len(batch.steps)} steps{': ' + said if said else ''}: see {batch.output_path}")
         try:
             from .fio import step_timeline
 
-            timelines = [step_timeline(j, s, None) for j, s in zip(out.jobs, batch.steps)]
+            timelines = [step_timeline(j, s, None) for j, s in zip(jobs, batch.steps)]
             _timeline_from_end(timelines, wall_start + wall)
             for tl in timelines:
                 tl["source"] = "fio end of run (fio server)"
             ms = [job_measurement(j, major=out.major_version, start_time=tl["start_unix_s"],
                                   end_time=tl["end_unix_s"], duration_s=s.duration_s)
-                  for j, s, tl in zip(out.jobs, batch.steps, timelines)]
+                  for j, s, tl in zip(jobs, batch.steps, timelines)]
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
                             f"see {batch.output_path}") from None
         return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version,
                            warnings=[ln for ln in out.preamble.splitlines() if ln.strip()], timelines=timelines)
+
+
+def host_lost(text: str) -> str | None:
+    """fio's own words when the client lost its server: mid-batch ``client: host=H disconnected``,
+    between batches ``fio: failed to connect to H:P`` (fio 3.33, recorded in
+    tests/fixtures/fio/fio-3.33-client-*)."""
+    lines = [ln.strip() for ln in text.splitlines() if _GONE.search(ln)]
+    return (next((ln for ln in lines if "failed to connect" in ln or "disconnected" in ln), None)
+            or (lines[-1] if lines else None))
 
 
 def _call(batch: Batch, i: int) -> None:

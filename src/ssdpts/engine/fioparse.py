@@ -69,8 +69,7 @@ def parse_fio_output(text: str) -> FioOutput:
     return FioOutput(
         version=str(doc.get("fio version", "unknown")),
         timestamp_ms=int(ts) if isinstance(ts, (int, float)) else None,
-        # fio --client adds an "All clients" sum after the jobs (even of one server): not a job.
-        jobs=[j for j in jobs if isinstance(j, dict) and not ("client_stats" in doc and j.get("jobname") == "All clients")],
+        jobs=[j for j in jobs if isinstance(j, dict)],
         preamble=text[:start],
         trailer=text[end:].strip(),
         raw=doc,

@@ -1,0 +1,142 @@
+"""Many hosts (issue 17): two fio servers (``fio --server`` on 127.0.0.1, two ports), each with its own
+zram device, driven by one 'ssdpts run --host ... --target HOST:DEV' through fio --client. One
+server is killed mid-run: that host's run ends 'interrupted' with its finished rounds kept, the other
+completes; 'resume' finishes the first once its server is back. LAT (6 steps a round), 0.05-s steps,
+TC 1 / QD 4, five rounds: well under a minute."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from ssdpts.results import integrity
+
+from .conftest import ssdpts
+from .test_parallel_devices import _rounds_done, _run_dirs, _wait
+from .test_run_devices import recompute_and_compare, steps_of
+
+pytestmark = pytest.mark.root
+
+FAST = ["--step-seconds", "0.05", "--threads", "1", "--iodepth", "4", "--max-rounds", "5"]
+LAT_STEPS = 6  # 2 block sizes x 3 R/W mixes (0.5 KiB is below zram's 4096-byte logical block)
+
+
+@pytest.fixture(autouse=True)
+def _html_only(monkeypatch):
+    monkeypatch.setenv("SSDPTS_CHROMIUM", "ssdpts-test-no-chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A fio server on 127.0.0.1:port, in a process group of its own (killed whole: its forked
+    per-client process and job threads with it)."""
+
+    def __init__(self, tmp: Path, port: int):
+        self.port, self.log, self.proc = port, tmp / f"fio-server-{port}.log", None
+
+    @property
+    def address(self) -> str:
+        return f"ip:127.0.0.1,{self.port}"
+
+    def start(self) -> None:
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(["fio", f"--server={self.address}"], stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        t0 = time.monotonic()
+        while True:  # fio's client without a job file: connects and exits, silent once the server listens
+            probe = subprocess.run(["fio", f"--client={self.address}"], capture_output=True, text=True, timeout=10)
+            if "connect" not in probe.stdout + probe.stderr:
+                return
+            assert self.proc.poll() is None and time.monotonic() - t0 < 10, self.log.read_text()
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        # its per-client child may outlive the leader for a moment: wait for the whole group
+        t0 = time.monotonic()
+        while self.proc is not None and time.monotonic() - t0 < 10:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def fio_servers(tmp_path):
+    servers = [Server(tmp_path, _free_port()) for _ in range(2)]
+    for s in servers:
+        s.start()
+    yield servers
+    for s in servers:
+        s.kill()
+
+
+def _lat_shape(run: Path, server: Server) -> None:
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "complete", man.get("error") or man.get("interruption")
+    assert man["executor"] == "fio-client" and man["fio_server"] == server.address
+    rounds: dict[int, list[int]] = {}
+    for s in steps_of(run):
+        if s["phase"] == "round":
+            rounds.setdefault(s["round"], []).append(s["index"])
+            assert s["timeline"]["source"] == "fio end of run (fio server)"
+    assert sorted(rounds) == list(range(1, len(rounds) + 1))
+    assert all(sorted(ix) == list(range(1, LAT_STEPS + 1)) for ix in rounds.values())
+    out = json.loads((run / "fio/lat/round-001.json").read_text())
+    assert "client_stats" in out and {j["port"] for j in out["client_stats"]} == {server.port}
+    recompute_and_compare(run)
+    assert (run / "report.html").exists() and not integrity.check(run).problems
+
+
+def test_two_fio_servers_one_killed_then_resumed(make_zram, fio_servers, tmp_path):
+    devs = [make_zram(64 * 2**20) for _ in range(2)]
+    a, b = fio_servers
+    out = tmp_path / "runs"
+    argv = ["ssdpts", "run", "lat", "--host", f"a={a.address}", "--host", f"b={b.address}",
+            "--target", f"a:{devs[0]}", "--target", f"b:{devs[1]}",
+            "--destroy-data-on", devs[0], "--destroy-data-on", devs[1], *FAST, "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def a_round_done() -> bool:
+        runs = _run_dirs(out) if out.exists() else {}
+        return devs[0] in runs and _rounds_done(runs[devs[0]]) >= 1
+
+    _wait(a_round_done, proc, f"a round on host a ({devs[0]})")
+    a.kill()
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    runs = _run_dirs(out)
+    _lat_shape(runs[devs[1]], b)
+    arun = runs[devs[0]]
+    man = json.loads((arun / "manifest.json").read_text())
+    assert man["status"] == "interrupted", man
+    assert f"fio server {a.address} went away" in man["interruption"]["reason"]
+    kept = _rounds_done(arun)
+    assert kept >= 1 and not integrity.check(arun).problems
+    assert f"a:{devs[0]}: interrupted, {arun}" in stdout and f"b:{devs[1]}: complete" in stdout
+
+    r = ssdpts("resume", str(out), "--destroy-data-on", devs[0], timeout=120)
+    assert r.returncode == 2 and f"fio server {a.address} does not answer" in r.stderr, (r.returncode, r.stderr)
+    assert json.loads((arun / "manifest.json").read_text())["status"] == "interrupted"  # untouched
+    a.start()
+    r = ssdpts("resume", str(out), "--destroy-data-on", devs[0], timeout=120)
+    assert r.returncode == 0, r.stderr
+    _lat_shape(arun, a)
+    man = json.loads((arun / "manifest.json").read_text())
+    assert man["resumptions"][-1]["previous_status"] in ("interrupted", "failed")
+    assert man["resumptions"][0]["steps_kept"] >= kept * LAT_STEPS

@@ -1,0 +1,78 @@
+"""fio client/server (engine/fioclient.py) on real fio 3.33 output recorded here
+(tests/fixtures/SOURCES.md "fio-3.33-client-*"): the job file a remote round sends, its json+ read
+back without fio's "All clients" sum, and the two ways fio says its server went away."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ssdpts.engine.base import Area, Batch
+from ssdpts.engine.fioclient import FioClientExecutor, HostLost, host_lost, server_address
+from ssdpts.engine.jobfile import render_job_file
+from ssdpts.errors import Interrupted, RunFailed
+from ssdpts.pts.plan import build_parts
+from ssdpts.pts.runspec import RunSpec
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
+RECORDED_FIO = FIX / "fio-3.33-client-jsonplus-6steps-zram.fio"
+RECORDED_JSON = FIX / "fio-3.33-client-jsonplus-6steps-zram.json"
+
+
+def _lat_round_batch() -> Batch:
+    """Round 1 of the recorded run: LAT, 0.05-s steps, TC 1, on a 64 MiB zram device (4096-byte blocks)."""
+    spec = RunSpec(tests=("lat",), threads=1, iodepth=4, step_seconds=0.05, max_rounds=5, ioengine="io_uring")
+    part = build_parts(spec, 64 * 2**20, 4096)[0]
+    return Batch(steps=part.round_steps(1), filename="/dev/zram11", area=Area(0, 64 * 2**20), seed=spec.seed,
+                 ioengine="io_uring")
+
+
+def test_remote_round_job_file_is_the_recorded_one_each_step_a_stonewall():
+    text, _ = render_job_file(_lat_round_batch(), stonewall=True)
+    recorded = RECORDED_FIO.read_text()
+    body = "\n".join(ln for ln in recorded.splitlines() if not ln.startswith(";"))
+    assert text.strip() == body.strip()
+    sections = text.split("\n[")[1:]
+    assert len(sections) == 6
+    assert "stonewall" not in sections[0] and all("stonewall" in s for s in sections[1:])
+    assert "exec_prerun" not in text and "startdelay" not in text  # no gate, no offsets: fio's order
+
+
+def test_recorded_client_output_read_without_the_all_clients_sum():
+    batch = _lat_round_batch()
+    raw = RECORDED_JSON.read_text()
+    doc = json.loads(raw)
+    names = [j["jobname"] for j in doc["client_stats"]]
+    assert names[-1] == "All clients" and len(names) == 7
+    res = FioClientExecutor("ip:127.0.0.1,8765", binary="fio")._client_result(batch, raw, "", 0, 3.0, 1000.0)
+    assert len(res.measurements) == 6
+    for m, j in zip(res.measurements, doc["client_stats"][:6]):
+        assert m.jobname == j["jobname"]
+        assert m.read.iops == j["read"]["iops"] and m.write.iops == j["write"]["iops"]
+        assert m.read.ios == j["read"]["total_ios"]
+    # Steps back to back, ending when the client had the result: no gate timestamps.
+    tls = res.timelines
+    assert {t["source"] for t in tls} == {"fio end of run (fio server)"}
+    assert tls[-1]["end_unix_s"] == pytest.approx(1003.0)
+    assert all(a["end_unix_s"] == pytest.approx(b["start_unix_s"]) for a, b in zip(tls, tls[1:]))
+    assert res.tool_version == "fio-3.33"
+
+
+def test_server_gone_mid_job_and_between_rounds_are_told_apart_from_other_failures():
+    mid = (FIX / "fio-3.33-client-server-killed-mid-job.out").read_text()
+    refused = (FIX / "fio-3.33-client-connection-refused.out").read_text()
+    assert host_lost(mid) == "client: host=127.0.0.1 disconnected"
+    assert host_lost(refused) == "fio: failed to connect to 127.0.0.1:36147"
+    assert host_lost(RECORDED_JSON.read_text()) is None
+    assert issubclass(HostLost, Interrupted)  # the run ends interrupted, its rounds kept
+    # The empty document of a lost server is never read as a result.
+    with pytest.raises(RunFailed, match="0 results for 6 steps"):
+        FioClientExecutor("ip:127.0.0.1,8765", binary="fio")._client_result(_lat_round_batch(), mid, "", 1, 3.0, 0.0)
+
+
+@pytest.mark.parametrize("bad", ["", "  ", "host name,8765"])
+def test_server_address_refuses_what_fio_would_misread(bad):
+    with pytest.raises(ValueError, match="not a fio server address"):
+        server_address(bad)
