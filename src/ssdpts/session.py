@@ -116,6 +116,9 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
         checks = audit.audit()
         deviations = run_deviations(spec, target, method)
+        if getattr(executor, "server", None):  # engine/fioclient.py: no step gate on a fio server
+            deviations.append("steps scheduled by a fio server's stonewall (fio --client): gaps of ~0.1-0.4 s "
+                              "between steps, boundaries not measured")
         manifest = {
             **device_manifest(target, claim, executor.name, tool_version, confirm, argv, description, info, checks,
                               space),

@@ -90,6 +90,7 @@ def _lat_shape(run: Path, server: Server) -> None:
     man = json.loads((run / "manifest.json").read_text())
     assert man["status"] == "complete", man.get("error") or man.get("interruption")
     assert man["executor"] == "fio-client" and man["fio_server"] == server.address
+    assert not man["pts_compliant"] and any("fio server's stonewall" in d for d in man["deviations"])
     rounds: dict[int, list[int]] = {}
     for s in steps_of(run):
         if s["phase"] == "round":

@@ -27,10 +27,12 @@ def cmd(args) -> int:
     targets = targets_of(args)
     if len(targets) > 1:
         return run_parallel(args, targets)
-    from .hosts import executor, hosts_of, resolve
+    from .hosts import check_reachable, executor, hosts_of, resolve
 
     args.target, server = resolve(targets[0], hosts_of(args))
     server = server or args.fio_server
+    if server:
+        check_reachable(server)  # before the target is looked at: its checks would run on this host
     if args.cpus_per_device:
         from ..cpus import split
 

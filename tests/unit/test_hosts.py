@@ -1,0 +1,52 @@
+"""--host NAME=SERVER and --target NAME:PATH (cli/hosts.py): parsed, refused in one line when wrong,
+and a fio server on another host refused with nothing written (its device checks would run here)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import subprocess
+
+import pytest
+
+from ssdpts.cli.hosts import check_reachable, hosts_of, resolve
+from ssdpts.errors import UserError
+
+
+def _args(*hosts: str) -> argparse.Namespace:
+    return argparse.Namespace(host=list(hosts))
+
+
+def test_targets_resolve_to_a_path_on_their_host():
+    hosts = hosts_of(_args("a=ip:127.0.0.1,8765", "b=localhost"))
+    assert hosts == {"a": "ip:127.0.0.1,8765", "b": "localhost"}
+    assert resolve("a:/dev/zram3", hosts) == ("/dev/zram3", "ip:127.0.0.1,8765")
+    assert resolve("/dev/zram3", hosts) == ("/dev/zram3", None)
+    assert resolve("b:/dev/sdb", hosts) == ("/dev/sdb", "localhost")
+    assert resolve("/tmp/x:y", {}) == ("/tmp/x:y", None)  # a file name with a colon is a path
+
+
+@pytest.mark.parametrize("hosts, target, message", [
+    (["a"], "a:/dev/x", "give NAME=ADDRESS"),
+    (["a=h", "a=g"], "a:/dev/x", "given twice"),
+    (["a=127.0.0.1"], "c:/dev/x", "no --host c=ADDRESS was given"),
+])
+def test_bad_hosts_are_refused_in_one_line(hosts, target, message):
+    with pytest.raises(UserError, match=message):
+        resolve(target, hosts_of(_args(*hosts)))
+
+
+def test_only_a_server_on_this_host_is_accepted():
+    check_reachable("ip:127.0.0.1,8765")
+    check_reachable("localhost,8765")
+    with pytest.raises(UserError, match="is on another host"):
+        check_reachable("192.0.2.7,8765")  # TEST-NET-1: never this host
+
+
+def test_cli_refuses_a_remote_server_before_anything_is_written(tmp_path: Path):
+    target = tmp_path / "f.img"
+    r = subprocess.run(["ssdpts", "run", "iops", "--host", "far=192.0.2.7,8765", "--target", f"far:{target}",
+                        "--size", "64M", "--out", str(tmp_path / "runs")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "is on another host" in r.stderr
+    assert not target.exists() and not (tmp_path / "runs").exists()
