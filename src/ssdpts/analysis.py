@@ -309,9 +309,10 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
     10 ms; no overlap when either step is TC1/QD1, else at most the previous step's maximum
     response time (the drain of its last IOs). Not held to the limits, only listed: the boundary
     into a step of a later session (a resumption, see resumption_summary) and purge -> WIPC (fio is
-    started when the purge has returned: no fio job may hold the device open while it is purged)."""
-    if prev is None:
-        return None
+    started when the purge has returned: no fio job may hold the device open while it is purged).
+    None when there is no boundary to measure: the first step, or a step run by a fio server."""
+    if prev is None or any("fio server" in str((r.get("timeline") or {}).get("source", "")) for r in (prev, rec)):
+        return None  # a step run by a fio server has no observed start and end (engine/fioclient.py)
     kind = ("resume" if session_of(prev) != session_of(rec) else "purge" if prev["phase"] == "purge"
             else "wipc" if prev["phase"] == "wipc"
             else "step" if (prev["phase"], prev["round"]) == (rec["phase"], rec["round"]) else "round")
