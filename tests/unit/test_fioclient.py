@@ -61,8 +61,8 @@ def test_recorded_client_output_read_without_the_all_clients_sum():
 
 
 def test_server_gone_mid_job_and_between_rounds_are_told_apart_from_other_failures():
-    mid = (FIX / "fio-3.33-client-server-killed-mid-job.out").read_text()
-    refused = (FIX / "fio-3.33-client-connection-refused.out").read_text()
+    mid = (FIX / "fio-3.33-client-server-killed-mid-job.log").read_text()
+    refused = (FIX / "fio-3.33-client-connection-refused.log").read_text()
     assert host_lost(mid) == "client: host=127.0.0.1 disconnected"
     assert host_lost(refused) == "fio: failed to connect to 127.0.0.1:36147"
     assert host_lost(RECORDED_JSON.read_text()) is None

@@ -23,7 +23,7 @@ def measurements(text: str) -> list[Measurement]:
 
 
 def test_fixture_set_is_complete():
-    assert len(ALL_FIXTURES) == 11
+    assert len(ALL_FIXTURES) == 12  # the .log files of lost fio servers hold no result (test_fioclient.py)
     assert JSONPLUS in ALL_FIXTURES
 
 
