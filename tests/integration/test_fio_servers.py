@@ -144,3 +144,35 @@ def test_two_fio_servers_one_killed_then_resumed(make_zram, fio_servers, tmp_pat
     man = json.loads((arun / "manifest.json").read_text())
     assert man["resumptions"][-1]["previous_status"] in ("interrupted", "failed")
     assert man["resumptions"][0]["steps_kept"] >= kept * LAT_STEPS
+
+
+def _ios(dev: str) -> int:
+    """Reads and writes the device completed (LAT's first step reads only)."""
+    f = Path(f"/sys/block/{os.path.basename(dev)}/stat").read_text().split()
+    return int(f[0]) + int(f[4])
+
+
+def test_ctrl_c_stops_the_servers_job_too(make_zram, fio_servers, tmp_path):
+    """A signal to ssdpts interrupts the run as a local one, and the fio server stops the round's job
+    at once (fio's client is told with SIGINT: a killed client would leave the server writing)."""
+    dev = make_zram(64 * 2**20)
+    a = fio_servers[0]
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(["ssdpts", "run", "lat", "--fio-server", a.address, "--target", dev,
+                             "--destroy-data-on", dev, "--step-seconds", "5", "--threads", "1", "--iodepth", "4",
+                             "--max-rounds", "5", "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait(lambda: any(out.glob("*/fio/lat/round-001.fio")), proc, "round 1")
+    t0 = time.monotonic()
+    while _ios(dev) == (w := _ios(dev)) and time.monotonic() - t0 < 10:  # its first 5-s step runs
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    before = _ios(dev)
+    time.sleep(1.0)  # still within the step the server was running
+    assert _ios(dev) == before, "the fio server went on with the step after ssdpts was interrupted"
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    (run,) = [d for d in out.iterdir() if (d / "manifest.json").exists()]
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "interrupted" and man["interruption"]["signal"] == "SIGINT"
