@@ -50,3 +50,12 @@ def test_cli_refuses_a_remote_server_before_anything_is_written(tmp_path: Path):
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "is on another host" in r.stderr
     assert not target.exists() and not (tmp_path / "runs").exists()
+
+
+def test_one_device_named_through_two_local_servers_is_refused(tmp_path: Path):
+    target = tmp_path / "f.img"
+    r = subprocess.run(["ssdpts", "run", "iops", "--host", "a=ip:127.0.0.1,1", "--host", "b=localhost,2",
+                        "--target", f"a:{target}", "--target", f"b:{target}", "--size", "1G",
+                        "--out", str(tmp_path / "runs")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "are the same device on this host" in r.stderr, r.stderr
+    assert not target.exists() and not (tmp_path / "runs").exists()

@@ -122,6 +122,11 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
 
     hosts = hosts_of(args)
     where = [_named(t, resolve, t, hosts) for t in targets]
+    seen: dict[str, str] = {}
+    for t, (path, _server) in zip(targets, where):  # every fio server is on this host (cli/hosts.py)
+        other = seen.setdefault(os.path.realpath(path), t)
+        if other != t:
+            raise UserError(f"{t} and {other} are the same device on this host: give each device once")
     preps = []
     for t, (path, server) in zip(targets, where):
         if server:
