@@ -63,12 +63,16 @@ class Server:
             time.sleep(0.05)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group, even if the leader has ended
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=10)
         # its per-client child may outlive the leader for a moment: wait for the whole group
         t0 = time.monotonic()
-        while self.proc is not None and time.monotonic() - t0 < 10:
+        while time.monotonic() - t0 < 10:
             try:
                 os.killpg(self.proc.pid, 0)
             except ProcessLookupError:
@@ -79,11 +83,13 @@ class Server:
 @pytest.fixture
 def fio_servers(tmp_path):
     servers = [Server(tmp_path, _free_port()) for _ in range(2)]
-    for s in servers:
-        s.start()
-    yield servers
-    for s in servers:
-        s.kill()
+    try:
+        for s in servers:
+            s.start()
+        yield servers
+    finally:  # also when one did not start: never leave a server behind
+        for s in servers:
+            s.kill()
 
 
 def _lat_shape(run: Path, server: Server) -> None:
@@ -117,7 +123,7 @@ def test_two_fio_servers_one_killed_then_resumed(make_zram, fio_servers, tmp_pat
 
     def a_round_done() -> bool:
         runs = _run_dirs(out) if out.exists() else {}
-        return devs[0] in runs and _rounds_done(runs[devs[0]]) >= 1
+        return devs[0] in runs and (runs[devs[0]] / "steps.jsonl").exists() and _rounds_done(runs[devs[0]]) >= 1
 
     _wait(a_round_done, proc, f"a round on host a ({devs[0]})")
     a.kill()
