@@ -59,3 +59,15 @@ def test_one_device_named_through_two_local_servers_is_refused(tmp_path: Path):
                         "--out", str(tmp_path / "runs")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "are the same device on this host" in r.stderr, r.stderr
     assert not target.exists() and not (tmp_path / "runs").exists()
+
+
+def test_fio_server_applies_to_every_one_of_many_targets(tmp_path: Path):
+    """--fio-server with two targets is not dropped (the paths would be run on this host): the remote
+    server is refused as for one target, before any file is created."""
+    a, b = tmp_path / "a.img", tmp_path / "b.img"
+    r = subprocess.run(["ssdpts", "run", "iops", "--fio-server", "192.0.2.7,8765", "--target", str(a),
+                        "--target", str(b), "--size", "64M", "--out", str(tmp_path / "runs")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "is on another host" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not a.exists() and not b.exists() and not (tmp_path / "runs").exists()

@@ -121,7 +121,10 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
     from .hosts import check_reachable, hosts_of, resolve
 
     hosts = hosts_of(args)
-    where = [_named(t, resolve, t, hosts) for t in targets]
+    # --fio-server names the server of every target not given as NAME:PATH (as for one target): it must
+    # not be dropped, or the paths would be run on this host instead of the server's
+    where = [(path, server or getattr(args, "fio_server", None))
+             for path, server in (_named(t, resolve, t, hosts) for t in targets)]
     seen: dict[str, str] = {}
     for t, (path, _server) in zip(targets, where):  # every fio server is on this host (cli/hosts.py)
         other = seen.setdefault(os.path.realpath(path), t)
