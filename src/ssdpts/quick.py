@@ -267,10 +267,16 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
         except (KeyboardInterrupt, Interrupted) as exc:
             _finish(store, spec, "interrupted", str(exc) or "interrupted")
             _partial_report(store)
-            raise
+            # the user must learn where the measured runs are: the run directory is otherwise printed
+            # only at the end; the signal's exit status (128 + N) is kept
+            stop = Interrupted(f"{str(exc) or 'interrupted'}: every run measured so far is in {store.path} "
+                               "(quick.json, report.html); a quick table is not resumed, start a new one")
+            stop.exit_code = getattr(exc, "exit_code", Interrupted.exit_code)
+            raise stop from exc
         except UserError as exc:
             _finish(store, spec, "failed", str(exc))
             _partial_report(store)
+            exc.args = (f"{exc} (the runs measured before are in {store.path})",)
             raise
         _finish(store, spec, "complete")
         return store, doc

@@ -183,3 +183,31 @@ def test_verify_checks_every_raw_file(tmp_path, capsys):
     raw.write_text(raw.read_text() + " ")
     assert M.main(["verify", str(store.path)]) == 1
     assert raw.name in capsys.readouterr().out
+
+
+def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
+    """Ctrl-C in the 5th run: the four measured runs stay in quick.json, the run is marked interrupted,
+    report.html shows them, and the one line the user reads names the run directory."""
+    from ssdpts.errors import Interrupted
+
+    calls = {"n": 0}
+    model = scripted()
+
+    def stopping(step):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        return model(step)
+
+    spec = Q.QuickSpec(runs=3, seconds=1.0)
+    target = open_target(str(tmp_path / "a.img"), size_bytes=64 * 2**20)
+    with pytest.raises(Interrupted) as info:
+        Q.start_quick(spec, target, executor=FakeExecutor(model=stopping), out_dir=tmp_path / "runs", confirm=None,
+                      argv=["ssdpts", "quick"])
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert str(run_dir) in str(info.value)
+    man, doc = Q.load(run_dir)
+    assert man["status"] == "interrupted"
+    assert [f["n"] for f in doc["figures"]] == [3, 1]
+    assert doc["figures"][0]["values"] == [3000 * 2**20 / 1e6] * 3  # 3000 IOPS of 1 MiB, in MB/s
+    assert (run_dir / "report.html").exists()
