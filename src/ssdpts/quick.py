@@ -366,7 +366,7 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
                 raise UserError(f"{key} has another workload in {r['run_dir']}: it was made by another ssdpts")
             v = f["median"] if f else None
             row["values"].append(v)
-            row["reliable"].append(bool(f and f["reliable"]))
+            row["reliable"].append(None if f is None else bool(f["reliable"]))  # None: not measured in that run
             row["deltas"].append(delta(v, bf["median"], SPEED))
         rows.append(row)
     return {"kind": "quick-comparison", "baseline": str(base), "runs": [{k: r[k] for k in ("run_dir", "label")}
@@ -384,7 +384,7 @@ def comparison_text(cmp: dict) -> str:
     labels = [r["label"] for r in cmp["runs"]]
     lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
     for row in cmp["rows"]:
-        vals = "  ".join(("n/a" if v is None else f"{v:,.1f}") + ("" if ok else "*")
+        vals = "  ".join(("n/a" if v is None else f"{v:,.1f}") + ("*" if ok is False else "")
                          for v, ok in zip(row["values"], row["reliable"]))
         ds = "  ".join(fmt_delta(d) for d in row["deltas"][1:])
         lines.append(f"{row['label']:<34} {row['unit']:>5}  {vals}   Δ {ds}")

@@ -211,3 +211,25 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     assert [f["n"] for f in doc["figures"]] == [3, 1]
     assert doc["figures"][0]["values"] == [3000 * 2**20 / 1e6] * 3  # 3000 IOPS of 1 MiB, in MB/s
     assert (run_dir / "report.html").exists()
+
+
+def test_a_figure_not_measured_is_na_not_unreliable(tmp_path):
+    """Compared with a run of fewer figures (--only), the missing ones read n/a, without the star that
+    says "unreliable" (which would claim a measurement that was never made)."""
+    from ssdpts.report.quick_html import build_comparison
+
+    full, _ = quick_run(tmp_path, "a")
+    some, _ = quick_run(tmp_path, "b", only=("seq1m-read-t1q64",))
+    cmp = Q.compare_quick([full.path, some.path], baseline=full.path)
+    row = next(r for r in cmp["rows"] if r["key"] == "seq1m-write-t1q64")
+    assert row["values"][1] is None and row["reliable"][1] is None
+    noisy = next(r for r in cmp["rows"] if r["key"] == "rnd4k-write-t4q64")
+    assert noisy["reliable"] == [False, None]
+    text = Q.comparison_text(cmp)
+    assert "n/a*" not in text and "n/a" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("RND 4KiB write T4 QD64"))
+    assert "*" in line.split("Δ")[0]  # A's own unreliable figure keeps its star
+    doc = build_comparison(cmp)
+    by_label = {r["cells"][0][0]: r["cells"] for r in doc.rows}
+    assert by_label["SEQ 1MiB write T1 QD64"][3] == ("n/a", "")  # A's column: not measured, not starred
+    assert by_label["RND 4KiB write T4 QD64"][2][0].endswith(" *")  # B's unreliable figure is starred

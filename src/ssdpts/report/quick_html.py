@@ -84,6 +84,12 @@ def build(run_dir: Path) -> QuickDoc:
         footer=f"ssdpts quick · {Path(run_dir).name}")
 
 
+def _marked(value: float | None, reliable: bool | None) -> tuple[str, str]:
+    """A compared median, starred when unreliable; a figure the run did not measure (None) is n/a, not
+    unreliable."""
+    return (_num(value) + (" *" if reliable is False else ""), "bad" if reliable is False else "")
+
+
 def build_comparison(cmp: dict) -> QuickDoc:
     labels = [r["label"] for r in cmp["runs"]]
     cols = ["Figure", "Unit", f"B: {labels[0]}"]
@@ -92,9 +98,9 @@ def build_comparison(cmp: dict) -> QuickDoc:
 
     def cells(row: dict) -> list[tuple[str, str]]:
         out = [(row["label"], "l"), (row["unit"], ""),
-               (_num(row["values"][0]) + ("" if row["reliable"][0] else " *"), "" if row["reliable"][0] else "bad")]
+               _marked(row["values"][0], row["reliable"][0])]
         for v, ok, d in zip(row["values"][1:], row["reliable"][1:], row["deltas"][1:]):
-            out.append((_num(v) + ("" if ok else " *"), "" if ok else "bad"))
+            out.append(_marked(v, ok))
             out.append((fmt_delta(d), "" if d is None else "pos" if d > 0.0005 else "neg" if d < -0.0005 else ""))
         return out
 
