@@ -225,6 +225,9 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     status = man.get("status")
     if status == "complete":
         raise UserError(f"{run_dir} is already complete: nothing to resume (regenerate reports with 'ssdpts report')")
+    if man.get("kind") == "quick":  # quick.py: minutes long, its runs are kept; nothing to continue
+        raise UserError(f"{run_dir} is an ssdpts quick run: a quick table is not resumed; its measured runs stay in "
+                        "quick.json: start a new 'ssdpts quick'")
     try:
         spec = RunSpec.from_dict(man["run_spec"])
         recorded = man["target"]

@@ -233,3 +233,18 @@ def test_a_figure_not_measured_is_na_not_unreliable(tmp_path):
     by_label = {r["cells"][0][0]: r["cells"] for r in doc.rows}
     assert by_label["SEQ 1MiB write T1 QD64"][3] == ("n/a", "")  # A's column: not measured, not starred
     assert by_label["RND 4KiB write T4 QD64"][2][0].endswith(" *")  # B's unreliable figure is starred
+
+
+def test_resume_of_a_quick_run_says_what_it_is(tmp_path, capsys):
+    """'ssdpts resume' on an interrupted quick run: refused in one line saying it is a quick run (not
+    "lacks 'run_spec'"), exit 2, nothing run."""
+    from ssdpts.store import RunStore
+
+    store, _ = quick_run(tmp_path)
+    store.unlock()  # this process ran it: its lock would refuse the resume first
+    RunStore.open(store.path).update_manifest(status="interrupted")
+    before = sorted(p.name for p in (store.path / "fio").iterdir())
+    assert M.main(["resume", str(store.path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is an ssdpts quick run" in err and "start a new 'ssdpts quick'" in err
+    assert sorted(p.name for p in (store.path / "fio").iterdir()) == before
