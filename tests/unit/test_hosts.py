@@ -71,3 +71,16 @@ def test_fio_server_applies_to_every_one_of_many_targets(tmp_path: Path):
     assert r.returncode == 2 and "is on another host" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert not a.exists() and not b.exists() and not (tmp_path / "runs").exists()
+
+
+def test_the_docs_examples_name_servers_ssdpts_accepts():
+    """docs/hosts.md's examples must run as shown: every --host/--fio-server address in its sh blocks
+    is one check_reachable accepts (a server on another host is refused, so no example may show one)."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "hosts.md").read_text(encoding="utf-8")
+    blocks = "\n".join(re.findall(r"```sh\n(.*?)```", doc, re.S))
+    servers = re.findall(r"--host \S+?=(\S+)", blocks) + re.findall(r"--fio-server (\S+)", blocks)
+    assert servers, "no example server found in docs/hosts.md: the test would check nothing"
+    for s in servers:
+        check_reachable(s)
