@@ -248,3 +248,31 @@ def test_resume_of_a_quick_run_says_what_it_is(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "is an ssdpts quick run" in err and "start a new 'ssdpts quick'" in err
     assert sorted(p.name for p in (store.path / "fio").iterdir()) == before
+
+
+def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp_path):
+    """rnd4k-read-t4q64's RSE is 6.2% at 3 runs, so two runs are added; Ctrl-C in the first of them:
+    the report says "incomplete" (seed 004 judges a set unreliable only at 7 runs), not UNRELIABLE."""
+    from ssdpts.errors import Interrupted
+    from ssdpts.report.quick_html import build
+
+    calls = {"n": 0}
+    model = scripted()
+
+    def stopping(step):
+        calls["n"] += 1
+        if calls["n"] == 10:  # 3 + 3 runs of the first two figures, then rnd4k-read-t4q64's r01-r03, r04
+            raise KeyboardInterrupt
+        return model(step)
+
+    target = open_target(str(tmp_path / "a.img"), size_bytes=64 * 2**20)
+    with pytest.raises(Interrupted):
+        Q.start_quick(Q.QuickSpec(runs=3, seconds=1.0), target, executor=FakeExecutor(model=stopping),
+                      out_dir=tmp_path / "runs", confirm=None, argv=["ssdpts", "quick"])
+    run_dir = next((tmp_path / "runs").iterdir())
+    _man, doc = Q.load(run_dir)
+    fig = doc["figures"][2]
+    assert fig["key"] == "rnd4k-read-t4q64" and fig["n"] == 3 and fig["rse"] > 0.05
+    status = {r["cells"][0][0]: r["cells"][-1][0] for r in build(run_dir).rows}
+    assert status["RND 4KiB read T4 QD64"] == "incomplete"
+    assert status["SEQ 1MiB read T1 QD64"] == "ok"
