@@ -197,10 +197,14 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
                                "duration_s": m.duration_s}
         write_json_atomic(store.path / QUICK_JSON, doc)
     for i, fig in enumerate(spec.figures, start=1):
-        step = Step("quick", fig.key, "round", 1, i, fig.workload, spec.seconds)
+        # each run is its own sample (seed 004 §4.1): its own fio randseed (jobfile._step_seed mixes in
+        # the round), so no run repeats another's offsets and data; the cold run is round 0
+        def step(n: int) -> Step:
+            return Step("quick", fig.key, "round", n, i, fig.workload, spec.seconds)
+
         cold = []
         if spec.cold_run:
-            run(step, f"{fig.key}-cold")
+            run(step(0), f"{fig.key}-cold")
             cold.append(f"fio/{fig.key}-cold.json")
         values: list[float] = []
         files: list[str] = []
@@ -208,7 +212,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
         goal = spec.runs  # judged only when a whole odd set is in: runs are added two at a time
         while len(values) < goal:
             name = f"{fig.key}-r{len(values) + 1:02d}"
-            values.append(fig.value(run(step, name)))
+            values.append(fig.value(run(step(len(values) + 1), name)))
             files.append(f"fio/{name}.json")
             doc["figures"][-1] = figure_result(fig, values, files, cold)
             write_json_atomic(store.path / QUICK_JSON, doc)

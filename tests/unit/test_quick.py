@@ -276,3 +276,25 @@ def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp
     status = {r["cells"][0][0]: r["cells"][-1][0] for r in build(run_dir).rows}
     assert status["RND 4KiB read T4 QD64"] == "incomplete"
     assert status["SEQ 1MiB read T1 QD64"] == "ok"
+
+
+def test_every_run_of_a_figure_has_its_own_random_sequence(tmp_path):
+    """Repeated runs are samples: each warm run and the cold run get their own fio randseed (the same
+    seed for all would replay one LBA sequence N times, and the cold run would pre-read the warm runs'
+    exact offsets)."""
+    from ssdpts.engine.jobfile import _step_seed
+
+    seeds: dict[str, list[int]] = defaultdict(list)
+    model = scripted(cold=True)
+
+    def recording(step):
+        seeds[step.part].append(_step_seed(1, step))
+        return model(step)
+
+    spec = Q.QuickSpec(runs=3, seconds=1.0, cold_run=True, only=("rnd4k-read-t1q1", "rnd4k-write-t4q64"))
+    target = open_target(str(tmp_path / "a.img"), size_bytes=64 * 2**20)
+    Q.start_quick(spec, target, executor=FakeExecutor(model=recording), out_dir=tmp_path / "runs", confirm=None,
+                  argv=["ssdpts", "quick"])
+    assert len(seeds["rnd4k-read-t1q1"]) == 4 and len(seeds["rnd4k-write-t4q64"]) == 8  # cold + 3, cold + 7
+    for key, s in seeds.items():
+        assert len(set(s)) == len(s), (key, s)
