@@ -157,8 +157,9 @@ def figure_result(fig: Figure, values: list[float], files: list[str], cold: list
         "n": len(values), "median": st.median if st else (values[0] if values else None),
         "median_run": st.median_index + 1 if st else None,
         "rse": st.rse if st else None,
-        # seed 004 §4.2: above 5% after 7 runs the set is to be discarded or studied
-        "reliable": bool(st and not st.flagged and len(values) >= MIN_REPEATS),
+        # seed 004 §4.2: above 5% after 7 runs the set is to be discarded or studied; no RSE at all (a
+        # mean of 0: the device moved no data) is no evidence either
+        "reliable": bool(st and st.rse is not None and not st.flagged and len(values) >= MIN_REPEATS),
     }
 
 

@@ -298,3 +298,11 @@ def test_every_run_of_a_figure_has_its_own_random_sequence(tmp_path):
     assert len(seeds["rnd4k-read-t1q1"]) == 4 and len(seeds["rnd4k-write-t4q64"]) == 8  # cold + 3, cold + 7
     for key, s in seeds.items():
         assert len(set(s)) == len(s), (key, s)
+
+
+def test_a_figure_of_zero_is_not_reliable():
+    """Three runs that moved no data have no RSE (mean 0): the figure is not 'ok'."""
+    fig = Q.SEED_FIGURES[0]
+    r = Q.figure_result(fig, [0.0, 0.0, 0.0], ["a", "b", "c"], [])
+    assert r["rse"] is None and r["reliable"] is False
+    assert Q.figure_result(fig, [10.0, 10.0, 10.0], ["a", "b", "c"], [])["reliable"] is True
