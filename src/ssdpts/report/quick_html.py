@@ -29,6 +29,9 @@ class QuickDoc:
     disclosures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     footer: str = ""
+    # more tables after the main one (replay: response times, trace vs replay): {caption, columns, rows}
+    tables: list[dict] = field(default_factory=list)
+    figure_svg: str = ""  # an inline SVG after the tables (replay: the trace's LBA heat map)
 
 
 def _num(v: float | None) -> str:
@@ -110,7 +113,8 @@ def build_comparison(cmp: dict) -> QuickDoc:
 
 def render_html(doc: QuickDoc) -> str:
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
-    return _env().get_template("quick.html.j2").render(d=doc, css=Markup(css), footer=Markup(css_string(doc.footer)))
+    return _env().get_template("quick.html.j2").render(d=doc, css=Markup(css), footer=Markup(css_string(doc.footer)),
+                                                       svg=Markup(doc.figure_svg))
 
 
 def _write(doc: QuickDoc, paths: dict[str, Path], data: dict | None = None) -> list[Path]:
