@@ -90,12 +90,17 @@ def record(device: str, seconds: float, out: Path | str, log: Callable[[str], No
         extent = int(Path(f"/sys/class/block/{name}/size").read_text()) * 512
     except (OSError, ValueError):
         extent = 0
-    t0 = int(ios.issue_ns[0]) if len(ios) else 0
-    trace = IOTrace(issue_ns=ios.issue_ns - t0, offset_bytes=ios.offset_bytes, size_bytes=ios.size_bytes,
-                    write=ios.write, complete_ns=ios.complete_ns - t0, source="tracefs", filename=device, timed=True,
-                    extent_bytes=extent or _end(ios.offset_bytes, ios.size_bytes))
+    trace = from_traced(ios, device, extent)
     save(trace, out)
     return trace
+
+
+def from_traced(ios, filename: str, extent_bytes: int = 0) -> IOTrace:
+    """An IOTrace from engine/blocktrace.py's TracedIOs: times from the first issue."""
+    t0 = int(ios.issue_ns[0]) if len(ios) else 0
+    return IOTrace(issue_ns=ios.issue_ns - t0, offset_bytes=ios.offset_bytes, size_bytes=ios.size_bytes,
+                   write=ios.write, complete_ns=ios.complete_ns - t0, source="tracefs", filename=filename, timed=True,
+                   extent_bytes=extent_bytes or _end(ios.offset_bytes, ios.size_bytes))
 
 
 def _end(offset: np.ndarray, size: np.ndarray) -> int:
@@ -200,6 +205,7 @@ def read_trace(path: Path | str) -> IOTrace:
     if len(t):
         t = t - t.min()
     complete = None
+    source = f"fio iolog v{version}"
     extent = _end(off, size)
     side = sidecar(path)
     if side.exists():
@@ -207,8 +213,9 @@ def read_trace(path: Path | str) -> IOTrace:
             if len(z["issue_ns"]) == len(t) and np.array_equal(z["offset_bytes"], off) and np.array_equal(z["write"], wr):
                 t, complete = z["issue_ns"].astype(np.int64), z["complete_ns"].astype(np.int64)
                 extent = max(extent, int(z["extent_bytes"]))
+                source += " + completion times (.npz)"
     return IOTrace(issue_ns=t, offset_bytes=off, size_bytes=size, write=wr, complete_ns=complete,
-                   source=f"fio iolog v{version}", filename=",".join(names), timed=version == 3 or waited,
+                   source=source, filename=",".join(names), timed=version == 3 or waited,
                    extent_bytes=extent, other_actions=other)
 
 

@@ -99,6 +99,8 @@ def job_text(iolog: Path, target: str, spec: ReplaySpec, iodepth: int) -> str:
         f"iodepth={iodepth}",
         "direct=1",
         "thread=1",
+        "lat_percentiles=1",  # response time = total latency (submission + completion), as ssdpts run
+        "clat_percentiles=0",
         "clocksource=clock_gettime",
         "",
     ])
@@ -133,7 +135,7 @@ def run_fio(job_path: Path, out_path: Path) -> dict:
 def run_values(job: dict) -> dict:
     """One replay's figures from its fio job (json+): completion time = fio's job_runtime (the job
     from its first IO to its last completion), IOPS and MB/s over it, per IO type its response
-    times (fio's clat: submission to completion) from the json+ histogram."""
+    times (fio's total latency, lat_ns: submission to completion) from the json+ histogram."""
     from .engine.fioparse import job_measurement
     from .measurement import percentile_from_bins
 

@@ -142,14 +142,15 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     assert med["completion_s"] == sorted(x[0] for x in raw)[1]
     j = raw[doc["median_run"] - 1][3]
     for kind in ("read", "write"):
-        bins = j[kind]["clat_ns"]["bins"]
+        assert med["lat_kind"] == "total"
+        bins = j[kind]["lat_ns"]["bins"]
         edges = np.array(sorted(int(v) for v in bins))
         counts = np.array([bins[str(v)] for v in edges])
         cum = np.cumsum(counts)
         for pct in (50, 99, 99.9):
             want = edges[np.searchsorted(cum, pct / 100 * cum[-1])] / 1000  # the first bin reaching pct
             assert med["types"][kind][f"lat_p{pct:g}_us"] == pytest.approx(want)
-        assert med["types"][kind]["lat_mean_us"] == pytest.approx(j[kind]["clat_ns"]["mean"] / 1000)
+        assert med["types"][kind]["lat_mean_us"] == pytest.approx(j[kind]["lat_ns"]["mean"] / 1000)
 
     # the one-page report, the library, and seed 004's delta against a second replay
     html = (run_dir / "report.html").read_text()

@@ -15,7 +15,7 @@ from ..results.registry import fmt_delta
 
 NOTE = ("Median: the value of the middle run (seed 004 §4.1); RSE = s / (x̄ · √N) over the N replays (seed 004 §4.2). "
         "Completion time: fio's job_runtime, first IO to last completion. MB/s = 10⁶ bytes per second. Response "
-        "times: fio's completion latency (submission to completion) from the json+ histogram of the median run "
+        "times: fio's total latency (lat: submission to completion) from the json+ histogram of the median run "
         "(the run whose completion time is the median).")
 
 
