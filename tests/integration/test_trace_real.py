@@ -173,3 +173,24 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     i_a, i_b = doc2["figures"][1]["median"], doc["figures"][1]["median"]
     assert cmp["rows"][1]["deltas"][1] == pytest.approx(i_a / i_b - 1)
     assert time.monotonic() - t0 < 60
+
+
+def test_timed_replay_keeps_the_trace_pace(tmp_path):
+    """fio's replay of the log ssdpts writes: timed at 100% takes the trace's 0.8 s, at 200% half of
+    it, replay_no_stall far less (a file target: no device needed for fio's timing)."""
+    from ssdpts.iotrace import write_iolog
+    from ssdpts.replay import ReplaySpec, job_text, run_fio, run_values
+
+    target = tmp_path / "target.img"
+    target.write_bytes(b"\0" * (1 << 20))
+    log = tmp_path / "paced.iolog"
+    write_iolog(log, "/dev/ssdpts-trace", np.arange(5) * 200_000_000, np.arange(5) * 4096, np.full(5, 4096),
+                np.array([False, True, False, True, False]))
+    took = {}
+    for name, spec in (("100", ReplaySpec()), ("200", ReplaySpec(time_scale_pct=200)), ("fast", ReplaySpec(no_stall=True))):
+        job = tmp_path / f"{name}.fio"
+        job.write_text(job_text(log, str(target), spec, 1).replace("direct=1", "direct=0"))
+        v = run_values(run_fio(job, tmp_path / f"{name}.json"))
+        assert (v["read_ios"], v["write_ios"]) == (3, 2)
+        took[name] = v["completion_s"]
+    assert 0.75 <= took["100"] < 1.6 and 0.37 <= took["200"] < took["100"] and took["fast"] < 0.2, took
