@@ -238,7 +238,9 @@ def queue_depths(trace: IOTrace) -> np.ndarray | None:
     if trace.complete_ns is None:
         return None
     done = np.sort(trace.complete_ns)
-    return np.arange(1, len(trace) + 1) - np.searchsorted(done, trace.issue_ns, side="right")
+    # an IO completed in the same clock tick (1 µs) as a later issue counts as done; one completed in
+    # the tick of its own issue (zram) would count itself out: at least 1, the IO being issued
+    return np.maximum(np.arange(1, len(trace) + 1) - np.searchsorted(done, trace.issue_ns, side="right"), 1)
 
 
 def summary(trace: IOTrace) -> dict:

@@ -375,7 +375,7 @@ def comparison_text(cmp: dict) -> str:
     labels = [r["label"] for r in cmp["runs"]]
     lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
     for row in cmp["rows"]:
-        vals = "  ".join(("n/a" if v is None else f"{v:,.3f}") + ("" if ok else "*")
+        vals = "  ".join(("n/a" if v is None else f"{v:,.3f}" if row["unit"] == "s" else f"{v:,.1f}") + ("" if ok else "*")
                          for v, ok in zip(row["values"], row["reliable"]))
         lines.append(f"{row['label']:<18} {row['unit']:>5}  {vals}   Δ {'  '.join(fmt_delta(d) for d in row['deltas'][1:])}")
     lines.append("Δ (seed 004 §4.3): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is faster; "

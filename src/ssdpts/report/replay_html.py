@@ -19,6 +19,11 @@ NOTE = ("Median: the value of the middle run (seed 004 §4.1); RSE = s / (x̄ ·
         "(the run whose completion time is the median).")
 
 
+def _fig(v: float | None, unit: str) -> str:
+    """Completion times to the millisecond (a replay often takes under a second); the rest as quick's."""
+    return f"{v:,.3f}" if unit == "s" and v is not None else _num(v)
+
+
 def _bs(b: int) -> str:
     return f"{b // 1024}KiB" if b % 1024 == 0 else f"{b}B"
 
@@ -70,9 +75,9 @@ def build(run_dir: Path) -> QuickDoc:
 
     def cells(f: dict) -> list[tuple[str, str]]:
         status = "ok" if f["reliable"] else "incomplete" if f["n"] < spec["runs"] else "UNRELIABLE"
-        return [(f["label"], "l"), (f["unit"], ""), (_num(f["median"]), "med" if f["reliable"] else "bad"),
+        return [(f["label"], "l"), (f["unit"], ""), (_fig(f["median"], f["unit"]), "med" if f["reliable"] else "bad"),
                 (_rse(f["rse"]), "" if f["reliable"] else "bad"), (str(f["n"]), ""),
-                (" · ".join(_num(v) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
+                (" · ".join(_fig(v, f["unit"]) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
 
     cap, lrows = latency_rows(doc)
     mrun = doc["runs"][doc["median_run"] - 1] if doc.get("median_run") else None
@@ -121,9 +126,10 @@ def build_comparison(cmp: dict) -> QuickDoc:
 
     def cells(row: dict) -> list[tuple[str, str]]:
         out = [(row["label"], "l"), (row["unit"], ""),
-               (_num(row["values"][0]) + ("" if row["reliable"][0] else " *"), "" if row["reliable"][0] else "bad")]
+               (_fig(row["values"][0], row["unit"]) + ("" if row["reliable"][0] else " *"),
+                "" if row["reliable"][0] else "bad")]
         for v, ok, d in zip(row["values"][1:], row["reliable"][1:], row["deltas"][1:]):
-            out.append((_num(v) + ("" if ok else " *"), "" if ok else "bad"))
+            out.append((_fig(v, row["unit"]) + ("" if ok else " *"), "" if ok else "bad"))
             out.append((fmt_delta(d), "" if d is None else "pos" if d > 0.0005 else "neg" if d < -0.0005 else ""))
         return out
 
