@@ -15,14 +15,13 @@ sequentiality, and folds the heat map over itself). The number of IOs moved is d
 from __future__ import annotations
 
 from dataclasses import dataclass
-import json
 from pathlib import Path
 import subprocess
 from typing import Callable
 
 from .compare import MIN_REPEATS, repeat_stats
 from .errors import RunFailed, UserError
-from .store import RunStore, file_digest, read_json, utc_now, write_json_atomic
+from .store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
 
 KIND = "replay"
 FORMAT = 1
@@ -250,8 +249,7 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
     from . import preflight
     from .device import audit, identify
     from .device.purge import select_purge
-    from .errors import Interrupted
-    from .session import claimed, device_manifest, store_device_files
+    from .session import claimed, device_manifest, outcome_recorded, store_device_files
 
     trace = prepare_trace(trace_path)
     space = preflight.results_space(out_dir, [])
@@ -272,50 +270,24 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
         def purge() -> dict:
             return select_purge(target, "auto", info=info).run(target, log=log).to_dict()
 
-        try:
+        with outcome_recorded(store, manifest["deviations"], _partial_report):
             doc = execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
-        except (KeyboardInterrupt, Interrupted) as exc:
-            _finish(store, spec, "interrupted", str(exc) or "interrupted")
-            _partial_report(store)
-            raise
-        except UserError as exc:
-            _finish(store, spec, "failed", str(exc))
-            _partial_report(store)
-            raise
-        _finish(store, spec, "complete")
         return store, doc
 
 
-def _finish(store: RunStore, spec: ReplaySpec, status: str, error: str | None = None) -> None:
-    from .results.records import Summary
+def _partial_report(run_dir: Path) -> None:
+    from .report.replay_html import render
 
-    store.write_summary(Summary(status, False, tuple(store.manifest().get("deviations") or ()), {}, {}).to_dict())
-    store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
-
-
-def _partial_report(store: RunStore) -> None:
-    try:
-        from .report.replay_html import render
-
-        render(store.path, formats=("html",))
-    except (UserError, OSError, ImportError, KeyError, TypeError):
-        pass  # the run directory holds every number; the stop's own error is what the user must see
+    render(run_dir, formats=("html",))
 
 
 def load(run_dir: Path | str) -> tuple[dict, dict]:
-    run_dir = Path(run_dir)
-    man = read_json(run_dir / "manifest.json", "the run's manifest")
-    if man.get("kind") != KIND:
-        raise UserError(f"{run_dir} is not a replay run (no kind 'replay' in its manifest): give a directory "
-                        "made by 'ssdpts trace replay'")
-    return man, read_json(run_dir / REPLAY_JSON, "the replay's results")
+    """(manifest, replay.json) of a replay run directory; UserError when it is not one."""
+    return load_kind(run_dir, KIND, REPLAY_JSON, "ssdpts trace replay")
 
 
 def is_replay(run_dir: Path | str) -> bool:
-    try:
-        return json.loads((Path(run_dir) / "manifest.json").read_text()).get("kind") == KIND
-    except (OSError, ValueError, AttributeError):
-        return False
+    return run_kind(run_dir) == KIND
 
 
 def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:

@@ -56,11 +56,22 @@ def _grouped(figures: list[dict], cells) -> list[dict]:
     return rows
 
 
+def run_head(man: dict) -> tuple[str, str, list[tuple[str, str]]]:
+    """(device name, kicker line, Target/Model/Host fields) of a quick or replay run's manifest."""
+    t = man.get("target") or {}
+    host = man.get("host") or {}
+    ident = " ".join(str(x) for x in (t.get("vendor"), t.get("model")) if x) or t.get("name") or "target"
+    kicker = (f"{man.get('status', 'unknown')} · {man.get('created', '')} · ssdpts {man.get('ssdpts_version', '')} · "
+              f"fio {str(man.get('fio_version', '')).removeprefix('fio-')}")
+    return ident, kicker, [
+        ("Target", f"{t.get('path')} ({t.get('kind')}, {_size(int(t.get('size_bytes') or 0))})"),
+        ("Model / serial / firmware", " / ".join(str(t.get(k) or "—") for k in ("model", "serial", "firmware"))),
+        ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}")]
+
+
 def build(run_dir: Path) -> QuickDoc:
     man, doc = load(run_dir)
-    t = man.get("target") or {}
     spec = doc["spec"]
-    host = man.get("host") or {}
 
     def cells(f: dict) -> list[tuple[str, str]]:
         status = "ok" if f["reliable"] else "incomplete" if f["n"] < spec["runs"] else "UNRELIABLE"
@@ -68,15 +79,11 @@ def build(run_dir: Path) -> QuickDoc:
                 (_rse(f["rse"]), "" if f["reliable"] else "bad"), (str(f["n"]), "warn" if f["n"] > spec["runs"] else ""),
                 (" · ".join(_num(v) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
 
-    ident = " ".join(str(x) for x in (t.get("vendor"), t.get("model")) if x) or t.get("name") or "target"
+    ident, kicker, head = run_head(man)
     return QuickDoc(
-        title=f"Quick synthetic table — {ident}",
-        kicker=f"{man.get('status', 'unknown')} · {man.get('created', '')} · ssdpts {man.get('ssdpts_version', '')} · "
-               f"fio {str(man.get('fio_version', '')).removeprefix('fio-')}",
+        title=f"Quick synthetic table — {ident}", kicker=kicker,
         fields_title="Device and settings",
-        fields=[("Target", f"{t.get('path')} ({t.get('kind')}, {_size(int(t.get('size_bytes') or 0))})"),
-                ("Model / serial / firmware", " / ".join(str(t.get(k) or "—") for k in ("model", "serial", "firmware"))),
-                ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}"),
+        fields=[*head,
                 ("Runs", f"{spec['runs']} warm runs of {spec['seconds']:g} s per figure (up to {spec['max_runs']}), "
                          f"ioengine {spec['ioengine']}, seed {spec['seed']}")],
         columns=["Figure", "Unit", "Median", "RSE", "N", "Runs (in order)", "Status"],
@@ -87,7 +94,13 @@ def build(run_dir: Path) -> QuickDoc:
         footer=f"ssdpts quick · {Path(run_dir).name}")
 
 
-def build_comparison(cmp: dict) -> QuickDoc:
+def build_comparison(cmp: dict, *, title: str = "Quick synthetic table — comparison",
+                     disclosures: tuple[str, ...] = (
+                         "Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; seed 004 §4.3): positive means A is faster",
+                         "* the figure is unreliable in that run (RSE above 5% after 7 runs): its delta is not evidence"),
+                     notes: tuple[str, ...] = (RSE_NOTE,), footer: str = "ssdpts compare (quick runs)",
+                     fmt=lambda v, _unit: _num(v)) -> QuickDoc:
+    """The comparison page of quick runs (and, with its own texts and number format, of trace replays)."""
     labels = [r["label"] for r in cmp["runs"]]
     cols = ["Figure", "Unit", f"B: {labels[0]}"]
     for i, lab in enumerate(labels[1:], start=1):
@@ -95,20 +108,19 @@ def build_comparison(cmp: dict) -> QuickDoc:
 
     def cells(row: dict) -> list[tuple[str, str]]:
         out = [(row["label"], "l"), (row["unit"], ""),
-               (_num(row["values"][0]) + ("" if row["reliable"][0] else " *"), "" if row["reliable"][0] else "bad")]
+               (fmt(row["values"][0], row["unit"]) + ("" if row["reliable"][0] else " *"),
+                "" if row["reliable"][0] else "bad")]
         for v, ok, d in zip(row["values"][1:], row["reliable"][1:], row["deltas"][1:]):
-            out.append((_num(v) + ("" if ok else " *"), "" if ok else "bad"))
+            out.append((fmt(v, row["unit"]) + ("" if ok else " *"), "" if ok else "bad"))
             out.append((fmt_delta(d), "" if d is None else "pos" if d > 0.0005 else "neg" if d < -0.0005 else ""))
         return out
 
     return QuickDoc(
-        title="Quick synthetic table — comparison", kicker=f"baseline B: {cmp['baseline']}",
+        title=title, kicker=f"baseline B: {cmp['baseline']}",
         fields_title="Runs", fields=[(("B" if i == 0 else f"A{'' if len(labels) == 2 else i}"), r["run_dir"])
                                      for i, r in enumerate(cmp["runs"])],
-        columns=cols, rows=_grouped(cmp["rows"], cells),
-        disclosures=["Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; seed 004 §4.3): positive means A is faster",
-                     "* the figure is unreliable in that run (RSE above 5% after 7 runs): its delta is not evidence"],
-        notes=[RSE_NOTE], footer="ssdpts compare (quick runs)")
+        columns=cols, rows=_grouped(cmp["rows"], cells), disclosures=list(disclosures), notes=list(notes),
+        footer=footer)
 
 
 def render_html(doc: QuickDoc) -> str:

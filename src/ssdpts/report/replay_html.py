@@ -9,9 +9,8 @@ from pathlib import Path
 from markupsafe import escape
 
 from . import FORMATS, output_paths, parse_formats
-from .quick_html import QuickDoc, _grouped, _num, _rse, _size, _write
+from .quick_html import QuickDoc, _grouped, _num, _rse, _size, _write, build_comparison as quick_comparison, run_head
 from ..replay import PCTS, load
-from ..results.registry import fmt_delta
 
 NOTE = ("Median: the value of the middle run (seed 004 §4.1); RSE = s / (x̄ · √N) over the N replays (seed 004 §4.2). "
         "Completion time: fio's job_runtime, first IO to last completion. MB/s = 10⁶ bytes per second. Response "
@@ -68,9 +67,7 @@ def latency_rows(doc: dict) -> tuple[str, list[list[tuple[str, str]]]]:
 
 def build(run_dir: Path) -> QuickDoc:
     man, doc = load(run_dir)
-    t = man.get("target") or {}
     spec = doc["spec"]
-    host = man.get("host") or {}
     tr = doc["trace"]
 
     def cells(f: dict) -> list[tuple[str, str]]:
@@ -89,17 +86,13 @@ def build(run_dir: Path) -> QuickDoc:
         svg = heat_svg(heat)
     except (OSError, ValueError, KeyError):
         svg = ""
-    ident = " ".join(str(x) for x in (t.get("vendor"), t.get("model")) if x) or t.get("name") or "target"
+    ident, kicker, head = run_head(man)
     timing = ("as fast as possible (replay_no_stall)" if spec["no_stall"] or not tr["timed"]
               else f"timed, {spec['time_scale_pct']}% of the recorded rate")
     return QuickDoc(
-        title=f"Trace replay — {ident}",
-        kicker=f"{man.get('status', 'unknown')} · {man.get('created', '')} · ssdpts {man.get('ssdpts_version', '')} · "
-               f"fio {str(man.get('fio_version', '')).removeprefix('fio-')}",
+        title=f"Trace replay — {ident}", kicker=kicker,
         fields_title="Device, trace and settings",
-        fields=[("Target", f"{t.get('path')} ({t.get('kind')}, {_size(int(t.get('size_bytes') or 0))})"),
-                ("Model / serial / firmware", " / ".join(str(t.get(k) or "—") for k in ("model", "serial", "firmware"))),
-                ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}"),
+        fields=[*head,
                 ("Trace", f"{man.get('trace_file')} ({tr['source']}): {tr['ios']:,} IOs, {tr['reads']:,} reads, "
                           f"{tr['writes']:,} writes" + (f", {tr['duration_s']:.3f} s recorded" if tr["duration_s"] else "")),
                 ("Block sizes", ", ".join(f"{_bs(b['size_bytes'])} {b['reads']:,}R/{b['writes']:,}W"
@@ -119,28 +112,12 @@ def build(run_dir: Path) -> QuickDoc:
 
 
 def build_comparison(cmp: dict) -> QuickDoc:
-    labels = [r["label"] for r in cmp["runs"]]
-    cols = ["Figure", "Unit", f"B: {labels[0]}"]
-    for i, lab in enumerate(labels[1:], start=1):
-        cols += [f"{'A' if len(labels) == 2 else f'A{i}'}: {lab}", "Δ"]
-
-    def cells(row: dict) -> list[tuple[str, str]]:
-        out = [(row["label"], "l"), (row["unit"], ""),
-               (_fig(row["values"][0], row["unit"]) + ("" if row["reliable"][0] else " *"),
-                "" if row["reliable"][0] else "bad")]
-        for v, ok, d in zip(row["values"][1:], row["reliable"][1:], row["deltas"][1:]):
-            out.append((_fig(v, row["unit"]) + ("" if ok else " *"), "" if ok else "bad"))
-            out.append((fmt_delta(d), "" if d is None else "pos" if d > 0.0005 else "neg" if d < -0.0005 else ""))
-        return out
-
-    return QuickDoc(
-        title="Trace replay — comparison", kicker=f"baseline B: {cmp['baseline']}", fields_title="Runs",
-        fields=[(("B" if i == 0 else f"A{'' if len(labels) == 2 else i}"), r["run_dir"]) for i, r in enumerate(cmp["runs"])],
-        columns=cols, rows=_grouped([{**r, "group": "Replay (median of the runs)"} for r in cmp["rows"]], cells),
-        disclosures=["Δ for completion time (a time, lower is better): time_B / time_A − 1 (seed 004 §4.3)",
+    return quick_comparison(
+        {**cmp, "rows": [{**r, "group": "Replay (median of the runs)"} for r in cmp["rows"]]},
+        title="Trace replay — comparison", fmt=_fig, notes=(NOTE,), footer="ssdpts compare (trace replays)",
+        disclosures=("Δ for completion time (a time, lower is better): time_B / time_A − 1 (seed 004 §4.3)",
                      "Δ for IOPS and MB/s (speeds): A / B − 1 (seed 004 §4.3); positive always means A is faster",
-                     "* the figure is unreliable in that run (RSE above 5%): its delta is not evidence"],
-        notes=[NOTE], footer="ssdpts compare (trace replays)")
+                     "* the figure is unreliable in that run (RSE above 5%): its delta is not evidence"))
 
 
 def render(run_dir: Path | str, formats=FORMATS, out: Path | str | None = None) -> list[Path]:
