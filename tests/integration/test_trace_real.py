@@ -6,7 +6,7 @@ count, read/write mix and block-size histogram equal the recorded ones (x3), whi
 did. Merging is off on both devices (queue/nomerges = 2, engine/blocktrace.py), so every IO is one
 request. Recording is read-only: a second test records while only reads run and compares the
 device's SHA-256 before and after. Every replay figure is recomputed from the raw fio json+ here.
-About 20 s."""
+About 35 s on an idle 2-CPU machine (52 s measured at load average 20)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,6 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     for d in (a, b):
         _no_merges(d)
     trace = tmp_path / "known.iolog"
-    t0 = time.monotonic()
     rec, job = _record_while(a, trace, 2.0, lambda: _fio(a, *KNOWN_JOB))
     assert rec.returncode == 0, rec.stderr
     recorded = read_trace(trace)
@@ -172,7 +171,6 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     assert cmp["rows"][0]["deltas"][1] == pytest.approx(t_b / t_a - 1)  # time: B/A − 1, positive = A faster
     i_a, i_b = doc2["figures"][1]["median"], doc["figures"][1]["median"]
     assert cmp["rows"][1]["deltas"][1] == pytest.approx(i_a / i_b - 1)
-    assert time.monotonic() - t0 < 60
 
 
 def test_timed_replay_keeps_the_trace_pace(tmp_path):
