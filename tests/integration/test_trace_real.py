@@ -21,7 +21,7 @@ import time
 import numpy as np
 import pytest
 
-from .conftest import checksum, ssdpts
+from .conftest import checksum, ssdpts, system_disk
 
 KNOWN_JOB = ["--rw=randrw", "--rwmixread=70", "--bssplit=4k/50:16k/30:64k/20", "--norandommap", "--randrepeat=1",
              "--ioengine=libaio", "--iodepth=4", "--direct=1", "--number_ios=3000", "--output-format=json"]
@@ -101,6 +101,10 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     bad.write_text("fio version 3 iolog\n0 /dev/x add\n5 /dev/x read zero 4096\n")
     p = ssdpts("trace", "replay", "--trace", str(bad), "--target", b, "--destroy-data-on", b, "--out", str(runs))
     assert p.returncode == 2 and "line 3" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    vda = system_disk()  # the system disk: refused by the safety verdict even when "confirmed"
+    p = ssdpts("trace", "replay", "--trace", str(trace), "--target", vda, "--destroy-data-on", vda, "--out", str(runs),
+               stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not runs.exists() and checksum(b) == before_b
 
     # three replays on B, traced by the test itself
