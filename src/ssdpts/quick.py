@@ -19,7 +19,6 @@ docs/results-format.md describes. Every figure is recomputable from the json+ fi
 from __future__ import annotations
 
 from dataclasses import dataclass
-import json
 from pathlib import Path
 from typing import Callable
 
@@ -29,7 +28,7 @@ from .errors import UserError
 from .measurement import Measurement
 from .pts.workload import Step, Workload
 from .results.formats import FORMAT
-from .store import RunStore, read_json, utc_now, write_json_atomic
+from .store import RunStore, utc_now, write_json_atomic
 
 KIB, MIB = 1024, 1024 * 1024
 QUICK_JSON = "quick.json"
@@ -229,19 +228,15 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
 
 def load(run_dir: Path | str) -> tuple[dict, dict]:
     """(manifest, quick.json) of a quick run directory; UserError when it is not one."""
-    run_dir = Path(run_dir)
-    man = read_json(run_dir / "manifest.json", "the run's manifest")
-    if man.get("kind") != KIND:
-        raise UserError(f"{run_dir} is not a quick run (no kind 'quick' in its manifest): give a directory "
-                        "made by 'ssdpts quick'")
-    return man, read_json(run_dir / QUICK_JSON, "the quick run's results")
+    from .store import load_kind
+
+    return load_kind(run_dir, KIND, QUICK_JSON, "ssdpts quick")
 
 
 def is_quick(run_dir: Path | str) -> bool:
-    try:
-        return json.loads((Path(run_dir) / "manifest.json").read_text()).get("kind") == KIND
-    except (OSError, ValueError, AttributeError):
-        return False
+    from .store import run_kind
+
+    return run_kind(run_dir) == KIND
 
 
 def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
@@ -252,8 +247,7 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
     fio marks the run and keeps every run measured so far."""
     from . import preflight
     from .device import audit, identify
-    from .errors import Interrupted
-    from .session import claimed, device_manifest, store_device_files
+    from .session import claimed, device_manifest, outcome_recorded, store_device_files
 
     space = preflight.results_space(out_dir, [])
     description = identify.load_description(describe) if describe else None
@@ -267,43 +261,15 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
         store = RunStore.create(out_dir, "quick-" + target.identity_label, manifest)
         claim.set_run_dir(store.path)
         store_device_files(store, raw, manifest)
-        try:
+        with outcome_recorded(store, disclosures(spec), _partial_report):
             doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
-        except (KeyboardInterrupt, Interrupted) as exc:
-            _finish(store, spec, "interrupted", str(exc) or "interrupted")
-            _partial_report(store)
-            # the user must learn where the measured runs are: the run directory is otherwise printed
-            # only at the end; the signal's exit status (128 + N) is kept
-            stop = Interrupted(f"{str(exc) or 'interrupted'}: every run measured so far is in {store.path} "
-                               "(quick.json, report.html); a quick table is not resumed, start a new one")
-            stop.exit_code = getattr(exc, "exit_code", Interrupted.exit_code)
-            raise stop from exc
-        except UserError as exc:
-            _finish(store, spec, "failed", str(exc))
-            _partial_report(store)
-            exc.args = (f"{exc} (the runs measured before are in {store.path})",)
-            raise
-        _finish(store, spec, "complete")
         return store, doc
 
 
-def _finish(store: RunStore, spec: QuickSpec, status: str, error: str | None = None) -> None:
-    """The status in the manifest, and a summary.json without PTS parts: the results library and
-    'ssdpts verify' read every run directory through it (the figures are in quick.json)."""
-    from .results.records import Summary
+def _partial_report(run_dir: Path) -> None:
+    from .report.quick_html import render
 
-    store.write_summary(Summary(status, False, tuple(disclosures(spec)), {}, {}).to_dict())
-    store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
-
-
-def _partial_report(store: RunStore) -> None:
-    """report.html of what was measured before the stop (the PDF needs Chromium: 'ssdpts report' later)."""
-    try:
-        from .report.quick_html import render
-
-        render(store.path, formats=("html",))
-    except (UserError, OSError, ImportError):
-        pass  # the run directory holds every number; the stop's own error is what the user must see
+    render(run_dir, formats=("html",))
 
 
 def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:

@@ -61,19 +61,20 @@ PART_COLUMNS: tuple[tuple[str, str, str], ...] = (
 MEASUREMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
     ("ord", "INTEGER NOT NULL", "position of the cell in the run's tables (stable export order)"),
-    ("test", "TEXT NOT NULL", "wsat, iops, tp, lat, hir, xsr, cbw, dirth, or quick (ssdpts quick)"),
-    ("part", "TEXT NOT NULL", "part id (as parts.part_id); quick: the figure's key, e.g. seq1m-read-t1q64"),
+    ("test", "TEXT NOT NULL", "wsat, iops, tp, lat, hir, xsr, cbw, dirth, quick (ssdpts quick) or replay (ssdpts trace replay)"),
+    ("part", "TEXT NOT NULL", "part id (as parts.part_id); quick: the figure's key, e.g. seq1m-read-t1q64; replay: replay"),
     ("metric", "TEXT NOT NULL", "iops, read_mb_per_s, write_mb_per_s, lat_mean_us, lat_p99999_us, lat_max_us, "
                                 "lat_max_in_window_us, final_window_iops; extended tests: burst_iops, baseline_iops, "
                                 "mb_per_s, final_mb_per_s, peak_lat_mean_us, recovery_minutes, lat_p999_us, "
                                 "lat_p9999_us, cpu_pct, prewrite_iops; ssdpts quick: mb_per_s, kiops (the median run's "
-                                "value), rse (relative standard error, a fraction)"),
+                                "value), rse (relative standard error, a fraction); ssdpts trace replay: completion_s, iops, "
+                                "mb_per_s (the median run's value) and completion_s_rse, iops_rse, mb_per_s_rse"),
     ("block_size_bytes", "INTEGER", "block size, bytes (NULL for TP and the composite CBW pattern)"),
     ("mix", "TEXT", "R/W mix 'read/write' percent, e.g. 65/35; NULL for TP"),
     ("point", "TEXT", "extended tests: the cell's point (TC32/QD32, Max/Mid/Min, WS1/BL1, G1-G3, precondition); "
                       "NULL for the basic tests"),
     ("value", "REAL", "average over the measurement window (NULL: no value)"),
-    ("unit", "TEXT NOT NULL", "IOPS, MB/s (10^6 B/s) or µs; ssdpts quick: MB/s, kIOPS, fraction"),
+    ("unit", "TEXT NOT NULL", "IOPS, MB/s (10^6 B/s) or µs; ssdpts quick: MB/s, kIOPS, fraction; replay: s, IOPS, MB/s, fraction"),
     ("steady_state_reached", "INTEGER", "of the part: 1, 0 (NOT reached), NULL (WSAT)"),
 )
 
@@ -137,9 +138,12 @@ def part_rows(run: RunResults) -> list[dict[str, Any]]:
 
 def measurement_rows(run: RunResults) -> list[dict[str, Any]]:
     from .quick import db_rows, is_quick
+    from .replay import db_rows as replay_rows, is_replay
 
     if is_quick(run.path):  # ssdpts quick: its figures (median and RSE), not PTS tables
         return db_rows(run.path, run.uid)
+    if is_replay(run.path):  # ssdpts trace replay: completion time, IOPS, MB/s (median and RSE)
+        return replay_rows(run.path, run.uid)
     return [{"run_uid": run.uid, "ord": i, "test": c.test, "part": c.part, "metric": c.metric,
              "block_size_bytes": c.block_size_bytes, "mix": c.mix, "point": c.point, "value": c.value, "unit": c.unit,
              "steady_state_reached": None if c.steady_state_reached is None else int(c.steady_state_reached)}

@@ -191,6 +191,44 @@ def store_device_files(store: RunStore, raw: dict, manifest: dict) -> None:
     store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
 
 
+@contextmanager
+def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Callable[[Path], object]):
+    """The end of a run that is not a PTS run (ssdpts quick, trace replay): its status in the
+    manifest and a summary.json without PTS parts (the results library and 'ssdpts verify' read
+    every run directory through it); on an interruption or a failed fio, also report.html of what
+    was measured (the PDF needs Chromium: 'ssdpts report' later), and the stop goes on up."""
+    from .errors import Interrupted
+    from .results.records import Summary
+
+    def mark(status: str, error: str | None = None) -> None:
+        store.write_summary(Summary(status, False, tuple(deviations), {}, {}).to_dict())
+        store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
+
+    def partial() -> None:
+        try:
+            render_partial(store.path)
+        except (UserError, OSError, ImportError, KeyError, TypeError):
+            pass  # the run directory holds every number; the stop's own error is what the user must see
+
+    try:
+        yield
+    except (KeyboardInterrupt, Interrupted) as exc:
+        mark("interrupted", str(exc) or "interrupted")
+        partial()
+        # the user must learn where the measured runs are: the run directory is otherwise printed
+        # only at the end; the signal's exit status (128 + N) is kept
+        stop = Interrupted(f"{str(exc) or 'interrupted'}: every run measured so far is in {store.path} "
+                           "(with report.html); such a run is not resumed, start a new one")
+        stop.exit_code = getattr(exc, "exit_code", Interrupted.exit_code)
+        raise stop from exc
+    except UserError as exc:
+        mark("failed", str(exc))
+        partial()
+        exc.args = (f"{exc} (the runs measured before are in {store.path})",)
+        raise
+    mark("complete")
+
+
 def _claim_record(claim: Claim) -> dict:
     return {"kernel_exclusive": claim.fd is not None, "locks": [what for _key, what in claim.keys]}
 

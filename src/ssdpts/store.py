@@ -100,6 +100,25 @@ def read_json(path: Path, what: str) -> dict:
     return upgrade(doc, str(path), kind="summary" if path.name == SUMMARY else "manifest")
 
 
+def run_kind(run_dir: Path | str) -> str | None:
+    """The manifest's ``kind`` ("quick", "replay"; None for a PTS run or no run directory)."""
+    try:
+        kind = json.loads((Path(run_dir) / MANIFEST).read_text()).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
+
+
+def load_kind(run_dir: Path | str, kind: str, results: str, command: str) -> tuple[dict, dict]:
+    """(manifest, results document) of a run directory of ``kind``; UserError when it is not one."""
+    run_dir = Path(run_dir)
+    man = read_json(run_dir / MANIFEST, "the run's manifest")
+    if man.get("kind") != kind:
+        raise UserError(f"{run_dir} is not a {kind} run (no kind '{kind}' in its manifest): give a directory "
+                        f"made by '{command}'")
+    return man, read_json(run_dir / results, f"the {kind} run's results")
+
+
 class RunStore:
     def __init__(self, path: Path):
         self.path = Path(path)

@@ -38,11 +38,15 @@ def cmd(args) -> int:
     from ..errors import UserError
 
     from ..quick import is_quick
+    from ..replay import is_replay
 
     dirs = [*args.run_dirs, *([args.baseline] if args.baseline else [])]
     quick = [is_quick(d) for d in dirs]
+    replay = [is_replay(d) for d in dirs]
     if any(quick):
         return _cmd_quick(args, all(quick))
+    if any(replay):
+        return _cmd_quick(args, all(replay), replay=True)
     if args.repeats:
         if args.baseline:
             raise UserError("--repeats has no baseline (every run is a repeat of the same measurement): drop --baseline")
@@ -64,22 +68,28 @@ def cmd(args) -> int:
     return 0
 
 
-def _cmd_quick(args, only_quick: bool) -> int:
-    """Quick runs (ssdpts quick): each figure's median against the baseline's, seed 004's delta."""
+def _cmd_quick(args, only_quick: bool, replay: bool = False) -> int:
+    """Quick runs (ssdpts quick) or trace replays (ssdpts trace replay): each figure's median against
+    the baseline's, seed 004's delta."""
     from ..errors import UserError
-    from ..quick import compare_quick, comparison_text
-    
+
+    what, command = ("trace replays", "ssdpts trace replay") if replay else ("quick runs", "ssdpts quick")
     if not only_quick:
-        raise UserError("quick runs (ssdpts quick) compare with quick runs only: give run directories made by the "
+        raise UserError(f"{what} ({command}) compare with {what} only: give run directories made by the "
                         "same command")
     if args.repeats:
-        raise UserError("--repeats is for repeated PTS runs: a quick run is already the median of its runs; drop "
-                        "--repeats")
+        raise UserError(f"--repeats is for repeated PTS runs: each of the {what} is already the median of its runs; "
+                        "drop --repeats")
     from ..report.compare_html import parse_formats
 
     formats = parse_formats(args.format)  # checked before anything is read
+    if replay:
+        from ..replay import compare_replays as compare_quick, comparison_text
+        from ..report.replay_html import render_comparison
+    else:
+        from ..quick import compare_quick, comparison_text
+        from ..report.quick_html import render_comparison
     cmp = compare_quick(args.run_dirs, args.baseline)
-    from ..report.quick_html import render_comparison
 
     print(comparison_text(cmp))
     for path in render_comparison(cmp, formats=formats, out=args.out or None):

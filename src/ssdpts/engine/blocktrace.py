@@ -158,6 +158,7 @@ class TracedIOs:
     complete_ns: np.ndarray  # int64
     size_bytes: np.ndarray  # int64
     write: np.ndarray  # bool
+    offset_bytes: np.ndarray | None = None  # int64, from the device's start (trace record: the iolog's offsets)
 
     def __len__(self) -> int:
         return len(self.issue_ns)
@@ -241,7 +242,8 @@ def parse_trace(lines: Iterable[str]) -> TracedIOs:
     ok = comp_t >= issue_t
     sel = np.argsort(issue_t[ok], kind="stable")
     return TracedIOs(issue_ns=issue_t[ok][sel], complete_ns=comp_t[ok][sel],
-                     size_bytes=(nsec[i_idx[ia]][ok][sel] * 512), write=wr[i_idx[ia]][ok][sel])
+                     size_bytes=(nsec[i_idx[ia]][ok][sel] * 512), write=wr[i_idx[ia]][ok][sel],
+                     offset_bytes=sector[i_idx[ia]][ok][sel] * 512)
 
 
 # ==================================================================================================

@@ -125,6 +125,12 @@ def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None,
         from .quick_html import render as render_quick
 
         return render_quick(run_dir, formats, out)
+    from ..replay import is_replay
+
+    if is_replay(run_dir):  # ssdpts trace replay: its one-page report
+        from .replay_html import render as render_replay
+
+        return render_replay(run_dir, formats, out)
     load, html = _imports()
     with _few_collections():
         return _render(run_dir, formats, out, targets, load, html)

@@ -29,6 +29,9 @@ class QuickDoc:
     disclosures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     footer: str = ""
+    # more tables after the main one (replay: response times, trace vs replay): {caption, columns, rows}
+    tables: list[dict] = field(default_factory=list)
+    figure_svg: str = ""  # an inline SVG after the tables (replay: the trace's LBA heat map)
 
 
 def _num(v: float | None) -> str:
@@ -53,11 +56,22 @@ def _grouped(figures: list[dict], cells) -> list[dict]:
     return rows
 
 
+def run_head(man: dict) -> tuple[str, str, list[tuple[str, str]]]:
+    """(device name, kicker line, Target/Model/Host fields) of a quick or replay run's manifest."""
+    t = man.get("target") or {}
+    host = man.get("host") or {}
+    ident = " ".join(str(x) for x in (t.get("vendor"), t.get("model")) if x) or t.get("name") or "target"
+    kicker = (f"{man.get('status', 'unknown')} · {man.get('created', '')} · ssdpts {man.get('ssdpts_version', '')} · "
+              f"fio {str(man.get('fio_version', '')).removeprefix('fio-')}")
+    return ident, kicker, [
+        ("Target", f"{t.get('path')} ({t.get('kind')}, {_size(int(t.get('size_bytes') or 0))})"),
+        ("Model / serial / firmware", " / ".join(str(t.get(k) or "—") for k in ("model", "serial", "firmware"))),
+        ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}")]
+
+
 def build(run_dir: Path) -> QuickDoc:
     man, doc = load(run_dir)
-    t = man.get("target") or {}
     spec = doc["spec"]
-    host = man.get("host") or {}
 
     def cells(f: dict) -> list[tuple[str, str]]:
         # seed 004 §4.2: unreliable only once the runs are all in (N >= 7, or the N asked for); a figure
@@ -68,15 +82,11 @@ def build(run_dir: Path) -> QuickDoc:
                 (_rse(f["rse"]), "" if f["reliable"] else "bad"), (str(f["n"]), "warn" if f["n"] > spec["runs"] else ""),
                 (" · ".join(_num(v) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
 
-    ident = " ".join(str(x) for x in (t.get("vendor"), t.get("model")) if x) or t.get("name") or "target"
+    ident, kicker, head = run_head(man)
     return QuickDoc(
-        title=f"Quick synthetic table — {ident}",
-        kicker=f"{man.get('status', 'unknown')} · {man.get('created', '')} · ssdpts {man.get('ssdpts_version', '')} · "
-               f"fio {str(man.get('fio_version', '')).removeprefix('fio-')}",
+        title=f"Quick synthetic table — {ident}", kicker=kicker,
         fields_title="Device and settings",
-        fields=[("Target", f"{t.get('path')} ({t.get('kind')}, {_size(int(t.get('size_bytes') or 0))})"),
-                ("Model / serial / firmware", " / ".join(str(t.get(k) or "—") for k in ("model", "serial", "firmware"))),
-                ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}"),
+        fields=[*head,
                 ("Runs", f"{spec['runs']} warm runs of {spec['seconds']:g} s per figure (up to {spec['max_runs']}), "
                          f"ioengine {spec['ioengine']}, seed {spec['seed']}")],
         columns=["Figure", "Unit", "Median", "RSE", "N", "Runs (in order)", "Status"],
@@ -87,13 +97,19 @@ def build(run_dir: Path) -> QuickDoc:
         footer=f"ssdpts quick · {Path(run_dir).name}")
 
 
-def _marked(value: float | None, reliable: bool | None) -> tuple[str, str]:
-    """A compared median, starred when unreliable; a figure the run did not measure (None) is n/a, not
-    unreliable."""
-    return (_num(value) + (" *" if reliable is False else ""), "bad" if reliable is False else "")
+def _marked(text: str, reliable: bool | None) -> tuple[str, str]:
+    """A compared median, starred when unreliable; a figure the run did not measure (reliable None)
+    is n/a, not unreliable."""
+    return (text + (" *" if reliable is False else ""), "bad" if reliable is False else "")
 
 
-def build_comparison(cmp: dict) -> QuickDoc:
+def build_comparison(cmp: dict, *, title: str = "Quick synthetic table — comparison",
+                     disclosures: tuple[str, ...] = (
+                         "Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; seed 004 §4.3): positive means A is faster",
+                         "* the figure is unreliable in that run (RSE above 5% after 7 runs): its delta is not evidence"),
+                     notes: tuple[str, ...] = (RSE_NOTE,), footer: str = "ssdpts compare (quick runs)",
+                     fmt=lambda v, _unit: _num(v)) -> QuickDoc:
+    """The comparison page of quick runs (and, with its own texts and number format, of trace replays)."""
     labels = [r["label"] for r in cmp["runs"]]
     cols = ["Figure", "Unit", f"B: {labels[0]}"]
     for i, lab in enumerate(labels[1:], start=1):
@@ -101,25 +117,24 @@ def build_comparison(cmp: dict) -> QuickDoc:
 
     def cells(row: dict) -> list[tuple[str, str]]:
         out = [(row["label"], "l"), (row["unit"], ""),
-               _marked(row["values"][0], row["reliable"][0])]
+               _marked(fmt(row["values"][0], row["unit"]), row["reliable"][0])]
         for v, ok, d in zip(row["values"][1:], row["reliable"][1:], row["deltas"][1:]):
-            out.append(_marked(v, ok))
+            out.append(_marked(fmt(v, row["unit"]), ok))
             out.append((fmt_delta(d), "" if d is None else "pos" if d > 0.0005 else "neg" if d < -0.0005 else ""))
         return out
 
     return QuickDoc(
-        title="Quick synthetic table — comparison", kicker=f"baseline B: {cmp['baseline']}",
+        title=title, kicker=f"baseline B: {cmp['baseline']}",
         fields_title="Runs", fields=[(("B" if i == 0 else f"A{'' if len(labels) == 2 else i}"), r["run_dir"])
                                      for i, r in enumerate(cmp["runs"])],
-        columns=cols, rows=_grouped(cmp["rows"], cells),
-        disclosures=["Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; seed 004 §4.3): positive means A is faster",
-                     "* the figure is unreliable in that run (RSE above 5% after 7 runs): its delta is not evidence"],
-        notes=[RSE_NOTE], footer="ssdpts compare (quick runs)")
+        columns=cols, rows=_grouped(cmp["rows"], cells), disclosures=list(disclosures), notes=list(notes),
+        footer=footer)
 
 
 def render_html(doc: QuickDoc) -> str:
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
-    return _env().get_template("quick.html.j2").render(d=doc, css=Markup(css), footer=Markup(css_string(doc.footer)))
+    return _env().get_template("quick.html.j2").render(d=doc, css=Markup(css), footer=Markup(css_string(doc.footer)),
+                                                       svg=Markup(doc.figure_svg))
 
 
 def _write(doc: QuickDoc, paths: dict[str, Path], data: dict | None = None) -> list[Path]:

@@ -1,0 +1,356 @@
+"""Trace replay as a test (ssdpts trace replay): a recorded trace played onto a target N times by
+fio's ``read_iolog``, each figure the median of the runs with its RSE (seed 004 §4.1, §4.2).
+
+A run directory like a quick run's: manifest.json (kind "replay"), device/, fio/replay-rNN.fio and
+.json (json+), trace/ (the trace given, its summary, and replay.iolog: what fio replayed, offsets
+wrapped to the target), replay.json (every run's values, the medians, the response-time
+distribution of the median run). docs/trace.md, docs/results-format.md "Replay runs".
+
+Address scaling: when the trace reaches beyond the target, offsets are taken modulo the target's
+usable size, aligned (fio's ``replay_scale`` divides offsets instead, which turns sequential runs
+into overlapping ones and misaligns them; the modulo keeps every IO's size, alignment and
+sequentiality, and folds the heat map over itself). The number of IOs moved is disclosed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+import subprocess
+from typing import Callable
+
+from .compare import MIN_REPEATS, repeat_stats
+from .errors import RunFailed, UserError
+from .store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
+
+KIND = "replay"
+FORMAT = 1
+REPLAY_JSON = "replay.json"
+PRECONDITIONS = ("none", "wipc")
+PCTS = (50.0, 90.0, 99.0, 99.9, 99.99)
+# (key, label, unit, kind for seed 004's delta)
+FIGURES = (("completion_s", "Completion time", "s", "time"), ("iops", "IOPS", "IOPS", "speed"),
+           ("mb_per_s", "Throughput", "MB/s", "speed"))
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    runs: int = 3
+    no_stall: bool = False  # fio replay_no_stall: as fast as possible, order kept
+    time_scale_pct: int = 100  # fio replay_time_scale: 200 = twice the recorded IO rate
+    iodepth: int | None = None  # None: the trace's highest queue depth (32 when it has none)
+    precondition: str = "none"  # "wipc": PTS purge, then WIPC (twice the capacity in SEQ 128KiB writes)
+    ioengine: str = "libaio"
+
+    def __post_init__(self) -> None:
+        if self.runs < MIN_REPEATS or self.runs % 2 == 0:
+            raise UserError(f"--runs {self.runs}: give an odd number of runs, at least {MIN_REPEATS} "
+                            "(seed 004 §4.1: a median is one measured run's value)")
+        if not 1 <= self.time_scale_pct <= 100_000:
+            raise UserError(f"--time-scale {self.time_scale_pct}: give a percentage of the recorded IO rate, 1..100000")
+        if self.iodepth is not None and not 1 <= self.iodepth <= 65536:
+            raise UserError(f"--iodepth {self.iodepth}: give 1..65536")
+        if self.precondition not in PRECONDITIONS:
+            raise UserError(f"--precondition {self.precondition!r}: choose one of {', '.join(PRECONDITIONS)}")
+
+    def to_dict(self) -> dict:
+        return {"runs": self.runs, "no_stall": self.no_stall, "time_scale_pct": self.time_scale_pct,
+                "iodepth": self.iodepth, "precondition": self.precondition, "ioengine": self.ioengine}
+
+
+def wrap_offsets(offset, size, capacity_bytes: int):
+    """(offsets fitted to the target, how many moved): unchanged when the trace fits; else each
+    offset modulo the largest aligned span that leaves room for the largest IO."""
+    import numpy as np
+
+    end = offset + size
+    if not len(offset) or int(end.max()) <= capacity_bytes:
+        return offset, 0
+    align = 4096 if not (offset % 4096).any() else 512
+    span = (capacity_bytes - int(size.max())) // align * align
+    if span <= 0:
+        raise UserError(f"the trace has {int(size.max())}-byte IOs, larger than the target ({capacity_bytes} bytes): "
+                        "give a larger target")
+    moved = end > capacity_bytes
+    new = np.where(moved, offset % span, offset)
+    return new, int(moved.sum())
+
+
+def prepare_trace(trace_path: Path | str):
+    """The trace, read and checked before any device is touched (bad input: one line, exit 2)."""
+    from .iotrace import read_trace
+
+    trace = read_trace(trace_path)
+    if not len(trace):
+        raise UserError(f"{trace_path} has no read or write: nothing to replay")
+    return trace
+
+
+def job_text(iolog: Path, target: str, spec: ReplaySpec, iodepth: int) -> str:
+    return "\n".join([
+        "; ssdpts trace replay: one replay of the trace (docs/trace.md)",
+        "[replay]",
+        f"read_iolog={iolog}",
+        f"replay_redirect={target}",  # every IO of the log goes to the target, whatever file it names
+        f"replay_no_stall={int(spec.no_stall)}",
+        f"replay_time_scale={spec.time_scale_pct}",
+        f"ioengine={spec.ioengine}",
+        f"iodepth={iodepth}",
+        "direct=1",
+        "thread=1",
+        "lat_percentiles=1",  # response time = total latency (submission + completion), as ssdpts run
+        "clat_percentiles=0",
+        "clocksource=clock_gettime",
+        "",
+    ])
+
+
+def run_fio(job_path: Path, out_path: Path) -> dict:
+    """One fio process on a job file; its json+ kept at out_path; returns the job's json."""
+    from .engine.fio import _prepare_child, _stop, fio_binary
+    from .engine.fioparse import FioOutputError, parse_fio_output
+
+    proc = subprocess.Popen([fio_binary(), "--output-format=json+", f"--output={out_path}", str(job_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_prepare_child,
+                            start_new_session=True)
+    try:
+        console, err = proc.communicate()
+    except BaseException:
+        _stop(proc)
+        raise
+    try:
+        text = out_path.read_text()
+        out = parse_fio_output(text)
+    except (OSError, FioOutputError) as exc:
+        line = (err or console or str(exc)).strip().splitlines()
+        raise RunFailed(f"fio failed on {job_path.name} (exit {proc.returncode}): {line[0] if line else exc}") from None
+    job = out.jobs[0]
+    if proc.returncode != 0 or int(job.get("error", 0) or 0):
+        raise RunFailed(f"fio failed on {job_path.name} (exit {proc.returncode}, error {job.get('error')}): "
+                        f"{(err or '').strip()[:200]}")
+    return job
+
+
+def run_values(job: dict) -> dict:
+    """One replay's figures from its fio job (json+): completion time = fio's job_runtime (the job
+    from its first IO to its last completion), IOPS and MB/s over it, per IO type its response
+    times (fio's total latency, lat_ns: submission to completion) from the json+ histogram."""
+    from .engine.fioparse import job_measurement
+    from .measurement import percentile_from_bins
+
+    m = job_measurement(job)
+    runtime_s = float(job.get("job_runtime") or 0) / 1000.0 or m.duration_s
+    ios = m.read.ios + m.write.ios
+    io_bytes = m.read.io_bytes + m.write.io_bytes
+    per = {}
+    for kind, d in (("read", m.read), ("write", m.write)):
+        if not d.ios:
+            per[kind] = None
+            continue
+        per[kind] = {"ios": d.ios, "io_bytes": d.io_bytes, "lat_mean_us": d.lat_mean_ns / 1000,
+                     "lat_max_us": d.lat_max_ns / 1000,
+                     **{f"lat_p{p:g}_us": (percentile_from_bins(d.lat_bins_ns, p) or 0) / 1000 for p in PCTS}}
+    return {"completion_s": runtime_s, "ios": ios, "io_bytes": io_bytes,
+            "iops": ios / runtime_s if runtime_s else None,
+            "mb_per_s": io_bytes / runtime_s / 1e6 if runtime_s else None,
+            "read_ios": m.read.ios, "write_ios": m.write.ios, "lat_kind": m.lat_kind, "types": per}
+
+
+def figures(runs: list[dict]) -> list[dict]:
+    """Median and RSE of every figure over the runs; the median run is the completion time's."""
+    out = []
+    for key, label, unit, kind in FIGURES:
+        values = [r[key] for r in runs]
+        st = repeat_stats(values) if len(values) >= 2 else None
+        out.append({"key": key, "label": label, "unit": unit, "kind": kind, "values": values, "n": len(values),
+                    "median": st.median if st else (values[0] if values else None),
+                    "median_run": st.median_index + 1 if st else (1 if values else None),
+                    "rse": st.rse if st else None, "reliable": bool(st and not st.flagged and len(values) >= MIN_REPEATS)})
+    return out
+
+
+def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity_bytes: int, executor,
+            purge: Callable[[], dict] | None, log: Callable[[str], None], guard: Callable[[], None] | None) -> dict:
+    """Purge and WIPC when asked, then the N replays, replay.json written after every run."""
+    from .iotrace import save, summary, write_iolog
+    from .quick import precondition_step
+
+    tdir = store.path / "trace"
+    tdir.mkdir(exist_ok=True)
+    offsets, moved = wrap_offsets(trace.offset_bytes, trace.size_bytes, capacity_bytes)
+    iolog = tdir / "replay.iolog"
+    write_iolog(iolog, "/dev/ssdpts-trace", trace.issue_ns, offsets, trace.size_bytes, trace.write)
+    save(trace, tdir / "trace.iolog")  # the trace as given (with its completions when it had them)
+    tsum = summary(trace)
+    qd = (tsum["queue_depth"] or {}).get("max")
+    iodepth = spec.iodepth or qd or 32
+    doc = {"format": FORMAT, "kind": KIND, "spec": spec.to_dict(), "started": utc_now(), "iodepth": iodepth,
+           "trace": {"ios": tsum["ios"], "reads": tsum["reads"], "writes": tsum["writes"],
+                     "block_sizes": tsum["block_sizes"], "duration_s": tsum["duration_s"], "source": tsum["source"],
+                     "timed": tsum["timed"], "moved_ios": moved, "other_actions": tsum["other_actions"],
+                     "summary": "trace/trace.iolog.summary.json", "replayed_iolog": "trace/replay.iolog",
+                     "replayed_sha256": file_digest(iolog)["sha256"]},
+           "purge": None, "precondition": None, "runs": [], "figures": [], "median_run": None}
+    write_json_atomic(store.path / REPLAY_JSON, doc)
+    if spec.precondition == "wipc":
+        if guard is not None:
+            guard()
+        log("purge (PTS: before the preconditioning)")
+        doc["purge"] = purge() if purge is not None else None
+        from .engine.base import Area, Batch
+
+        step = precondition_step(spec, capacity_bytes)
+        log(f"WIPC: {step.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
+        batch = Batch([step], target_path, Area(0, capacity_bytes), 1, spec.ioengine,
+                      job_path=store.path / "fio" / "precondition.fio", output_path=store.path / "fio" / "precondition.json")
+        m = executor.run(batch).measurements[0]
+        store.record_round("replay", "precondition", [batch.job_path, batch.output_path], 0)
+        doc["precondition"] = {"method": "wipc", "io_bytes": step.io_bytes, "file": "fio/precondition.json",
+                               "duration_s": m.duration_s}
+        write_json_atomic(store.path / REPLAY_JSON, doc)
+    for i in range(1, spec.runs + 1):
+        if guard is not None:
+            guard()
+        name = f"replay-r{i:02d}"
+        job_path, out_path = store.path / "fio" / f"{name}.fio", store.path / "fio" / f"{name}.json"
+        job_path.write_text(job_text(iolog, target_path, spec, iodepth))
+        v = run_values(run_fio(job_path, out_path))
+        store.record_round("replay", f"r{i:02d}", [job_path, out_path], 0)
+        doc["runs"].append({"file": f"fio/{name}.json", **v})
+        doc["figures"] = figures(doc["runs"])
+        doc["median_run"] = doc["figures"][0]["median_run"]
+        write_json_atomic(store.path / REPLAY_JSON, doc)
+        log(f"run {i}: {v['completion_s']:.3f} s, {v['iops'] or 0:,.0f} IOPS, {v['mb_per_s'] or 0:,.1f} MB/s "
+            f"({v['read_ios']:,} reads, {v['write_ios']:,} writes)")
+    doc["finished"] = utc_now()
+    write_json_atomic(store.path / REPLAY_JSON, doc)
+    return doc
+
+
+def disclosures(spec: ReplaySpec, trace=None, moved: int | None = None) -> list[str]:
+    out = [f"each figure: median of {spec.runs} replays, with its RSE (seed 004 §4.1, §4.2)",
+           "not a PTS test: a trace replayed by fio read_iolog (replay_redirect to the target)",
+           "as fast as possible, IO order kept (replay_no_stall)" if spec.no_stall else
+           f"timed as recorded, at {spec.time_scale_pct}% of the recorded IO rate (replay_time_scale)",
+           "purged, then PTS WIPC (twice the capacity in SEQ 128KiB writes) before the replays"
+           if spec.precondition == "wipc" else "no purge, no preconditioning: the device as it was"]
+    if trace is not None and not trace.timed:
+        out.append("the trace has no times (iolog v2 without waits): every replay is as fast as possible")
+    if moved:
+        out.append(f"{moved:,} IOs lay beyond the target: their offsets were wrapped (modulo the target's size)")
+    return out
+
+
+def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, out_dir: Path, confirm: str | None,
+                 interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
+                 log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
+    """The checks of ``ssdpts run`` (session.claimed), the same manifest and device records, then
+    the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
+    from . import preflight
+    from .device import audit, identify
+    from .device.purge import select_purge
+    from .session import claimed, device_manifest, outcome_recorded, store_device_files
+
+    trace = prepare_trace(trace_path)
+    space = preflight.results_space(out_dir, [])
+    description = identify.load_description(describe) if describe else None
+    tool_version = executor.version()
+    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
+        info, raw = identify.gather(target)
+        checks = audit.audit()
+        _o, moved = wrap_offsets(trace.offset_bytes, trace.size_bytes, target.size_bytes)
+        manifest = {"kind": KIND, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
+                                                    description, info, checks, space),
+                    "replay_spec": spec.to_dict(), "trace_file": str(Path(trace_path).resolve()),
+                    "deviations": disclosures(spec, trace, moved)}
+        store = RunStore.create(out_dir, "replay-" + target.identity_label, manifest)
+        claim.set_run_dir(store.path)
+        store_device_files(store, raw, manifest)
+
+        def purge() -> dict:
+            return select_purge(target, "auto", info=info).run(target, log=log).to_dict()
+
+        with outcome_recorded(store, manifest["deviations"], _partial_report):
+            doc = execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
+        return store, doc
+
+
+def _partial_report(run_dir: Path) -> None:
+    from .report.replay_html import render
+
+    render(run_dir, formats=("html",))
+
+
+def load(run_dir: Path | str) -> tuple[dict, dict]:
+    """(manifest, replay.json) of a replay run directory; UserError when it is not one."""
+    return load_kind(run_dir, KIND, REPLAY_JSON, "ssdpts trace replay")
+
+
+def is_replay(run_dir: Path | str) -> bool:
+    return run_kind(run_dir) == KIND
+
+
+def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
+    """Results library rows: per figure its median (metric completion_s, iops, mb_per_s) and RSE."""
+    _man, doc = load(run_dir)
+    rows = []
+    t = doc["trace"]
+    rp = round(100 * t["reads"] / max(t["ios"], 1))  # the trace's read share by IO count
+    for f in doc["figures"]:
+        base = {"run_uid": run_uid, "test": KIND, "part": "replay", "block_size_bytes": None,
+                "mix": f"{rp}/{100 - rp}", "point": f"QD{doc['iodepth']}", "steady_state_reached": None}
+        rows.append({**base, "metric": f["key"], "value": f["median"], "unit": f["unit"]})
+        rows.append({**base, "metric": f"{f['key']}_rse", "value": f["rse"], "unit": "fraction"})
+    return [{**r, "ord": i} for i, r in enumerate(rows)]
+
+
+def _label(man: dict) -> str:
+    t = man.get("target") or {}
+    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
+
+
+def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
+    """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
+    and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
+    are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""
+    from .compare import delta
+
+    dirs = [Path(d) for d in run_dirs]
+    base = Path(baseline) if baseline is not None else dirs[0]
+    order = [base] + [d for d in dirs if d.resolve() != base.resolve()]
+    if len(order) < 2:
+        raise UserError("compare needs two replay runs at least: give another run directory")
+    loaded = [(d, *load(d)) for d in order]
+    b_doc = loaded[0][2]
+    for d, _m, doc in loaded[1:]:
+        if doc["trace"]["replayed_sha256"] != b_doc["trace"]["replayed_sha256"]:
+            raise UserError(f"{d} replayed another trace (or one wrapped to another size) than the baseline {base}: "
+                            "compare replays of the same trace")
+        for k in ("no_stall", "time_scale_pct", "precondition"):
+            if doc["spec"].get(k) != b_doc["spec"].get(k):
+                raise UserError(f"{d} was replayed with {k} = {doc['spec'].get(k)!r}, the baseline {base} with "
+                                f"{b_doc['spec'].get(k)!r}: compare replays made with the same settings")
+    rows = []
+    for i, (key, label, unit, kind) in enumerate(FIGURES):
+        figs = [doc["figures"][i] if len(doc["figures"]) > i else None for _d, _m, doc in loaded]
+        vals = [f["median"] if f else None for f in figs]
+        rows.append({"key": key, "label": label, "unit": unit, "kind": kind, "values": vals,
+                     "reliable": [bool(f and f["reliable"]) for f in figs],
+                     "deltas": [delta(v, vals[0], kind) for v in vals]})
+    return {"kind": "replay-comparison", "baseline": str(base),
+            "runs": [{"run_dir": str(d), "label": _label(m)} for d, m, _doc in loaded], "rows": rows}
+
+
+def comparison_text(cmp: dict) -> str:
+    from .results.registry import fmt_delta
+
+    labels = [r["label"] for r in cmp["runs"]]
+    lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
+    for row in cmp["rows"]:
+        vals = "  ".join(("n/a" if v is None else f"{v:,.3f}" if row["unit"] == "s" else f"{v:,.1f}") + ("" if ok else "*")
+                         for v, ok in zip(row["values"], row["reliable"]))
+        lines.append(f"{row['label']:<18} {row['unit']:>5}  {vals}   Δ {'  '.join(fmt_delta(d) for d in row['deltas'][1:])}")
+    lines.append("Δ (seed 004 §4.3): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is faster; "
+                 "* = unreliable (RSE above 5%)")
+    return "\n".join(lines)
+

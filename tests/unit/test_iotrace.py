@@ -1,0 +1,137 @@
+"""Traces (iotrace.py) and replay's pure parts (replay.py) on real recorded input: the block
+tracepoint recordings of tests/fixtures/trace and an iolog fio 3.33 wrote (SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ssdpts import iotrace
+from ssdpts.engine import blocktrace as bt
+from ssdpts.errors import UserError
+from ssdpts.replay import ReplaySpec, figures, job_text, wrap_offsets
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "trace"
+FIO_V3 = TRACES / "fio-3.33-write_iolog-v3-randrw.log"
+
+
+def recorded(name: str) -> iotrace.IOTrace:
+    ios = bt.parse_trace((TRACES / f"{name}-8k-read-qd1-then-4k-write-qd4.txt").read_text().splitlines())
+    return iotrace.from_traced(ios, f"/dev/{name}2", 64 * 2**20)
+
+
+def test_recorded_trace_summary_and_round_trip(tmp_path):
+    tr = recorded("loop")
+    s = iotrace.summary(tr)
+    assert (s["ios"], s["reads"], s["writes"]) == (24, 12, 12)
+    assert s["block_sizes"] == [{"size_bytes": 4096, "reads": 0, "writes": 12},
+                                {"size_bytes": 8192, "reads": 12, "writes": 0}]
+    # the reads ran at QD1; 10 of the 12 writes were issued while another was in flight (SOURCES.md)
+    qd = iotrace.queue_depths(tr)
+    assert (qd[:12] == 1).all() and int((qd[12:] > 1).sum()) == 10
+    assert sum(s["queue_depth"]["histogram"].values()) == 24 and s["queue_depth"]["max"] <= 4
+    # ~299 ms of idle between the jobs: the largest inter-arrival gap
+    assert s["inter_arrival"]["max_us"] > 290_000 and sum(s["inter_arrival"]["log2_us_histogram"]) == 23
+    assert sum(s["lba_heat_map"]["reads"]) == 12 and sum(s["lba_heat_map"]["writes"]) == 12
+    assert len(s["lba_heat_map"]["reads"]) == iotrace.HEAT_BINS
+
+    out = tmp_path / "t.iolog"
+    iotrace.save(tr, out)
+    assert out.read_text().splitlines()[0] == "fio version 3 iolog"
+    back = iotrace.read_trace(out)
+    assert back.complete_ns is not None  # from the .npz
+    for a, b in ((back.issue_ns, tr.issue_ns), (back.complete_ns, tr.complete_ns), (back.offset_bytes, tr.offset_bytes),
+                 (back.size_bytes, tr.size_bytes), (back.write, tr.write)):
+        assert np.array_equal(a, b)
+    stored, again = json.loads(iotrace.summary_path(out).read_text()), iotrace.summary(back)
+    assert stored.pop("source") == "tracefs" and again.pop("source") == "fio iolog v3 + completion times (.npz)"
+    assert stored == again
+    # without the .npz: µs times from the iolog, no queue depth
+    iotrace.sidecar(out).unlink()
+    alone = iotrace.read_trace(out)
+    assert alone.complete_ns is None and iotrace.summary(alone)["queue_depth"] is None
+    assert np.array_equal(alone.issue_ns, tr.issue_ns // 1000 * 1000)
+
+
+def test_iolog_v3_written_by_fio():
+    tr = iotrace.read_trace(FIO_V3)
+    s = iotrace.summary(tr)
+    # fio's own json for that job: 23 reads (708608 bytes), 17 writes (622592 bytes)
+    assert (s["reads"], s["writes"], s["read_bytes"], s["write_bytes"]) == (23, 17, 708608, 622592)
+    assert {b["size_bytes"] for b in s["block_sizes"]} == {4096, 65536}
+    assert s["timed"] and s["source"] == "fio iolog v3" and tr.filename == "/tmp/i18t/g.img"
+    assert tr.issue_ns[0] == 0 and (np.diff(tr.issue_ns) >= 0).all()
+
+
+def test_iolog_v2_waits_and_left_out_actions(tmp_path):
+    p = tmp_path / "v2.log"  # the v2 format of fio's HOWTO
+    p.write_text("fio version 2 iolog\n/dev/sdx add\n/dev/sdx open\n/dev/sdx read 0 4096\n/dev/sdx wait 1500 0\n"
+                 "/dev/sdx write 8192 16384\n/dev/sdx trim 0 4096\n/dev/sdx sync 0 0\n/dev/sdx close\n")
+    tr = iotrace.read_trace(p)
+    assert list(tr.issue_ns) == [0, 1_500_000] and list(tr.write) == [False, True] and tr.other_actions == 2
+    assert tr.timed and iotrace.summary(tr)["inter_arrival"]["max_us"] == 1500
+    p.write_text("fio version 2 iolog\n/dev/sdx add\n/dev/sdx open\n/dev/sdx read 0 4096\n/dev/sdx read 4096 4096\n")
+    assert not iotrace.read_trace(p).timed and iotrace.summary(iotrace.read_trace(p))["inter_arrival"] is None
+
+
+@pytest.mark.parametrize("content, words", [
+    ((0x65617407).to_bytes(4, "little") + b"\0" * 44, "blktrace binary"),
+    (b"time,offset,size\n1,2,3\n", "not an fio iolog"),
+    (b"fio version 3 iolog\n0 /dev/x add\n5 /dev/x read 4096\n", "line 3"),
+    (b"fio version 3 iolog\n0 /dev/x add\n5 /dev/x wait 100 0\n", "line 3"),
+    (b"fio version 2 iolog\n/dev/x read -4096 4096\n", "negative offset"),
+])
+def test_bad_traces_refused_in_one_line(tmp_path, content, words):
+    p = tmp_path / "bad"
+    p.write_bytes(content)
+    with pytest.raises(UserError, match=words) as e:
+        iotrace.read_trace(p)
+    assert "\n" not in str(e.value)
+
+
+def test_record_refuses_before_tracing(tmp_path):
+    with pytest.raises(UserError, match="--seconds"):
+        iotrace.record("/dev/null", 0, tmp_path / "x")
+    (tmp_path / "x").write_text("")
+    with pytest.raises(UserError, match="never overwritten"):
+        iotrace.record("/dev/null", 1, tmp_path / "x")
+    with pytest.raises(UserError, match="not a block device"):
+        iotrace.record("/dev/null", 1, tmp_path / "y")
+
+
+def test_wrap_offsets_keeps_sizes_alignment_and_sequential_runs():
+    off = np.array([0, 4096, 8192, 100 * 2**20, 100 * 2**20 + 65536], dtype=np.int64)
+    size = np.array([4096, 4096, 4096, 65536, 65536], dtype=np.int64)
+    same, moved = wrap_offsets(off, size, 200 * 2**20)
+    assert moved == 0 and same is off
+    new, moved = wrap_offsets(off, size, 64 * 2**20)
+    assert moved == 2 and list(new[:3]) == [0, 4096, 8192]
+    assert ((new + size) <= 64 * 2**20).all() and not (new % 4096).any()
+    assert new[4] - new[3] == 65536  # a sequential run stays sequential
+    with pytest.raises(UserError, match="larger than the target"):
+        wrap_offsets(off, size, 32768)
+
+
+def test_replay_spec_and_job():
+    with pytest.raises(UserError, match="odd"):
+        ReplaySpec(runs=4)
+    with pytest.raises(UserError, match="--time-scale"):
+        ReplaySpec(time_scale_pct=0)
+    with pytest.raises(UserError, match="--precondition"):
+        ReplaySpec(precondition="fill")
+    text = job_text(Path("/r/replay.iolog"), "/dev/loop9", ReplaySpec(no_stall=True, time_scale_pct=200), 8)
+    for line in ("read_iolog=/r/replay.iolog", "replay_redirect=/dev/loop9", "replay_no_stall=1",
+                 "replay_time_scale=200", "iodepth=8", "direct=1", "lat_percentiles=1"):
+        assert line in text.splitlines()
+
+
+def test_figures_median_run_and_rse():
+    runs = [{"completion_s": c, "iops": 3000 / c, "mb_per_s": 40 / c} for c in (0.25, 0.20, 0.30)]
+    f = figures(runs)
+    assert f[0]["median"] == 0.25 and f[0]["median_run"] == 1
+    mean, s = 0.25, 0.05
+    assert f[0]["rse"] == pytest.approx(s / (mean * 3 ** 0.5)) and not f[0]["reliable"]  # 11.5% > 5%
+    assert f[1]["median"] == pytest.approx(12000)
