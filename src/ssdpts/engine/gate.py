@@ -21,7 +21,10 @@ on a FIFO the gate owns::
 ``echo`` still writes to the FIFO; ``;`` would start a comment in a fio job file.)
 
 * ``read`` and ``echo`` are builtins of the shell fio starts (``system()``): no extra program is
-  executed on the way from one step to the next.
+  executed on the way from one step to the next. Where util-linux's ``setpriv`` can, that shell
+  first execs ``setpriv --pdeathsig KILL sh -c 'CHAIN'`` (before its ``r`` line, i.e. while the job
+  waits anyway): the waiting shell is then killed with fio, so a SIGKILLed run (fio killed by its
+  own parent-death signal) leaves no shell holding the target open (see :meth:`Gate.prerun`).
 * ``exec_postrun`` runs after the job's IO loop has ended and its in-flight IOs have completed;
   every clone (``numjobs``) reports ``e G``. When all clones of step G have reported, the gate
   writes one line per clone to step G+1's FIFO: each clone's ``read`` takes one line and the
@@ -51,10 +54,14 @@ otherwise the arrival of its ``s`` lines (benchmarks/boundaries.py measures the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 import itertools
 import os
 from pathlib import Path
+import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -93,16 +100,63 @@ class Entry:
         return self.ended_clones >= self.clones
 
 
+def _dead_owner(pid: int) -> bool:
+    return pid != os.getpid() and not os.path.exists(f"/proc/{pid}")
+
+
+_swept_shells = False
+
+
 def _sweep_stale(tmp: Path) -> None:
-    """Remove gate directories of ssdpts processes that no longer exist (a SIGKILLed run cannot
-    clean up; its directory is named by its pid)."""
+    """Remove what ssdpts processes that no longer exist left behind (a SIGKILLed run cannot clean
+    up): their gate directories, named by their pid, and, once per process, hook shells still
+    waiting at a barrier in such a directory (ssdpts before the parent-death signal left them when
+    it died: they keep the target open, which then answers EBUSY and cannot be removed)."""
+    global _swept_shells
+    if not _swept_shells:
+        _swept_shells = True
+        _kill_stale_hooks(tmp)
     for d in tmp.glob("ssdpts-gate-*-*"):
         try:
             pid = int(d.name.split("-")[2])
         except (IndexError, ValueError):
             continue
-        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+        if _dead_owner(pid):
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _kill_stale_hooks(tmp: Path) -> None:
+    """SIGKILL the shells of our hooks (``sh -c`` with a barrier ``read`` of a gate directory in
+    ``tmp``) whose gate's ssdpts is gone. Nothing else matches: the command names our FIFO."""
+    pattern = re.compile(rf"read x < {re.escape(str(tmp))}/ssdpts-gate-(\d+)-[^/\s]+/b\d+")
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) < 3 or os.path.basename(argv[0]) != b"sh" or argv[1] != b"-c":
+            continue
+        m = pattern.search(argv[2].decode(errors="replace"))
+        if m and _dead_owner(int(m.group(1))):
+            try:
+                os.kill(int(d.name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv, if it can set the parent-death signal (util-linux >= 2.33)."""
+    path = shutil.which("setpriv")
+    if path is None:
+        return None
+    try:
+        ok = subprocess.run([path, "--pdeathsig", "KILL", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if ok else None
 
 
 @dataclass
@@ -129,7 +183,17 @@ class Gate:
     # ---- what fio runs ----------------------------------------------------------------------
     def prerun(self, e: Entry) -> str:
         ev = f"1<>{self.events}"
-        return f"echo r {e.number} {ev} && read x < {self.root}/b{e.number} && echo s {e.number} {ev} && :"
+        chain = f"echo r {e.number} {ev} && read x < {self.root}/b{e.number} && echo s {e.number} {ev}"
+        setpriv = _setpriv()
+        if setpriv is None or any(c in str(self.root) for c in "'\" \t\\$`"):
+            return f"{chain} && :"
+        # The shell that waits at the barrier dies with fio: setpriv gives it the parent-death
+        # signal and execs the waiting shell in its place (same process, fio's child), which goes
+        # on only if fio is still its parent (fio gone before the signal was set: it exits).
+        # Without it, a shell of a SIGKILLed run (fio killed by its own parent-death signal) that
+        # opened the barrier after ssdpts had gone waits for a writer for ever, the target open.
+        # (Its output, which fio's appended redirection no longer takes, is discarded as before.)
+        return f"exec {setpriv} --pdeathsig KILL sh -c '[ $PPID = \"$1\" ] && {chain}' sh $PPID >/dev/null 2>&1 && :"
 
     def postrun(self, e: Entry) -> str:
         return f"echo e {e.number} 1<>{self.events} && :"
