@@ -70,3 +70,41 @@ def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
     time.sleep(0.2)
     r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert not r.stdout.strip()
+
+
+def _leaves_nothing(ex: fio_mod.FioExecutor, tmp_path: Path) -> None:
+    assert ex._gate is None, "the gate is closed once nothing runs"
+    time.sleep(0.2)
+    r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert not r.stdout.strip(), "fio or a hook shell of this batch is still running"
+
+
+def test_a_step_never_heard_to_end_fails_the_round_after_its_run_time(tmp_path, monkeypatch):
+    """The end line of step 1 lost (its postrun reports nothing): fio finishes step 1 and waits at
+    step 2's barrier for ever; the round fails once step 1 is START_TIMEOUT_S past its run time."""
+    monkeypatch.setattr(fio_mod.Gate, "postrun", lambda self, e: ":" if e.number == 1 else Gate_postrun(self, e))
+    monkeypatch.setattr(fio_mod, "START_TIMEOUT_S", 3.0)
+    ex = fio_mod.FioExecutor()
+    t0 = time.monotonic()
+    with pytest.raises(RunFailed) as exc:
+        ex.run(batch(tmp_path))
+    took = time.monotonic() - t0
+    assert 3.3 <= took < 30, took
+    assert "step 1" in str(exc.value) and "not heard to end" in str(exc.value) and "\n" not in str(exc.value)
+    _leaves_nothing(ex, tmp_path)
+
+
+def test_a_step_never_released_fails_the_round(tmp_path, monkeypatch):
+    """Step 1 ends but the gate's release of step 2 is lost: the round fails START_TIMEOUT_S later."""
+    monkeypatch.setattr(fio_mod.Gate, "_release_after", lambda self, prev, e: None)
+    monkeypatch.setattr(fio_mod, "START_TIMEOUT_S", 3.0)
+    ex = fio_mod.FioExecutor()
+    t0 = time.monotonic()
+    with pytest.raises(RunFailed) as exc:
+        ex.run(batch(tmp_path))
+    assert time.monotonic() - t0 < 30
+    assert "step 2" in str(exc.value) and "not released" in str(exc.value)
+    _leaves_nothing(ex, tmp_path)
+
+
+Gate_postrun = fio_mod.Gate.postrun

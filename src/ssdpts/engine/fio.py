@@ -162,6 +162,9 @@ class _Run:
 
 # A released step whose first clone has not passed its barrier after this long is taken as a job
 # that failed during its set-up (fio then skips its hooks): fio is stopped and the round fails.
+# The same margin bounds the gate's other waits: a timed step not heard to end this long after its
+# run time, and a step not released this long after its predecessor ended and its planned idle
+# passed, fail the round too (a lost end line or release would otherwise hang the run for ever).
 START_TIMEOUT_S = 60.0
 _HOOK_LINE = re.compile(r"^\S+ : Saving output of (?:prerun|postrun) in \S+\.txt$")
 
@@ -325,6 +328,9 @@ class FioExecutor:
         # Planned idles count as time left too (HIR).
         steps = run.batch.steps
         after = [sum(s.planned_s for s in steps[i + 1:]) + steps[i].idle_after_s for i in range(n)]
+        # The first step's release waits for the previous batch's end and its planned idle (HIR:
+        # the same idles as this batch's steps).
+        first_due = time.monotonic() + max((s.idle_after_s for s in steps), default=0.0)
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]
@@ -357,6 +363,7 @@ class FioExecutor:
                     raise RunFailed(f"fio did not start step {i + 1} of {run.batch.output_path} within "
                                     f"{START_TIMEOUT_S:.0f} s (a job that failed during its set-up): "
                                     f"see {run.log_path}")
+                _check_gate_waits(run, i, e, now, first_due)
 
     def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
                 entries: list[Entry] | None = None) -> BatchResult:
@@ -460,6 +467,30 @@ def _timeline_from_end(timelines: list[dict], end_unix_s: float) -> None:
         tl["source"] = "fio end of run"
         tl["start_unix_s"], tl["end_unix_s"] = round(t - rt, 6), round(t, 6)
         t -= rt
+
+
+def _check_gate_waits(run: _Run, i: int, e: Entry, now: float, first_due: float) -> None:
+    """Fail the round when the gate has waited far longer than planned for step ``i`` to end
+    or to be released (its end line or its release lost: fio would wait at the next barrier for
+    ever). A size-bound step (WIPC) has no planned end: only fio's exit ends it."""
+    steps = run.batch.steps
+    dur = steps[i].duration_s
+    if dur is not None and e.started_mono_s is not None and not e.ended and \
+            now - e.started_mono_s > dur + START_TIMEOUT_S:
+        raise RunFailed(f"step {i + 1} of {run.batch.output_path} was not heard to end within "
+                        f"{START_TIMEOUT_S:.0f} s of its run time ({dur:g} s): see {run.log_path}")
+    if e.released_mono_s is not None:
+        return
+    if i == 0:
+        due = first_due
+    else:
+        prev = run.entries[i - 1]
+        if prev.ended_mono_s is None:
+            return
+        due = prev.ended_mono_s + steps[i - 1].idle_after_s
+    if now - due > START_TIMEOUT_S:
+        raise RunFailed(f"step {i + 1} of {run.batch.output_path} was not released within "
+                        f"{START_TIMEOUT_S:.0f} s of its planned start: see {run.log_path}")
 
 
 def _same_work(a: Batch, b: Batch) -> bool:
