@@ -126,6 +126,29 @@ def test_a_planned_idle_delays_the_next_release_by_that_much(gate):
     assert f.released_unix_s is None and f.timer is None
 
 
+def test_a_planned_idle_is_timed_from_the_end_of_the_run_time_not_from_the_heard_end(gate):
+    """A timed step's IO ends its run time after it started; the gate hears the end later (the
+    postrun shell forked, the thread on the CPU: tens of ms on a loaded host). The planned idle
+    counts from the run time's end, so that late hearing does not lengthen it; a step heard to end
+    before its run time (fio stopped it early) counts from the heard end."""
+    a, b, c = gate.add([1, 1, 1], idles=[0.3, 0.3, 0.0], durations=[0.2, 0.5, 0.2])
+    gate.release(a)
+    hook(gate.prerun(a), gate.root).wait(timeout=5)
+    assert wait_until(lambda: a.started_clones == 1)
+    hook(gate.prerun(b), gate.root, "s0002")
+    time.sleep(0.35)  # the end heard 0.15 s after the run time
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: b.released_unix_s is not None)
+    start_a = a.released_unix_s if a.ready_at_release else a.last_started_unix_s
+    assert 0.2 + 0.3 <= b.released_unix_s - start_a < 0.2 + 0.3 + 0.05, "timed from the run time's end"
+    assert b.released_unix_s - a.ended_unix_s < 0.3 - 0.1
+    hook(gate.prerun(c), gate.root, "s0003")
+    assert wait_until(lambda: b.started_clones == 1)
+    hook(gate.postrun(b), gate.root, mode="postrun").wait(timeout=5)  # well before its 0.5 s
+    assert wait_until(lambda: c.released_unix_s is not None)
+    assert 0.3 <= c.released_unix_s - b.ended_unix_s < 0.35, "timed from the heard end"
+
+
 def test_closed_barrier_fails_the_waiting_hook_instead_of_hanging(gate):
     """A job whose fio was killed (or whose round is cancelled) must not wait for ever, and must
     not run: its prerun hook exits non-zero, which makes fio fail the job without any IO."""

@@ -206,6 +206,7 @@ class FioExecutor:
         log_path = out_path.with_suffix(".log")
         holder: list[_Run] = []
         entries = gate.add([s.workload.threads for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
+                           durations=[s.duration_s for s in batch.steps],
                            listener=lambda kind, e: holder[0].on_gate(kind, e) if holder else None)
         try:
             text, _ = render_job_file(batch, [(gate.prerun(e), gate.postrun(e)) for e in entries])
@@ -312,8 +313,9 @@ class FioExecutor:
             self.cancel_ahead()
             raise
         last = run.entries[-1]
-        if batch.steps[-1].idle_after_s and last.ended_mono_s is not None:
-            self._quiet_until = last.ended_mono_s + batch.steps[-1].idle_after_s
+        begin = last.idle_from_mono_s()
+        if batch.steps[-1].idle_after_s and begin is not None:
+            self._quiet_until = begin + batch.steps[-1].idle_after_s
         self._close_gate_if_idle()
         return result
 
@@ -487,7 +489,7 @@ def _check_gate_waits(run: _Run, i: int, e: Entry, now: float, first_due: float)
         prev = run.entries[i - 1]
         if prev.ended_mono_s is None:
             return
-        due = prev.ended_mono_s + steps[i - 1].idle_after_s
+        due = (prev.idle_from_mono_s() or prev.ended_mono_s) + steps[i - 1].idle_after_s
     if now - due > START_TIMEOUT_S:
         raise RunFailed(f"step {i + 1} of {run.batch.output_path} was not released within "
                         f"{START_TIMEOUT_S:.0f} s of its planned start: see {run.log_path}")

@@ -39,7 +39,9 @@ on a FIFO the gate owns::
   started ahead, is released by the last step of the current round in the same way.
 * A planned idle (HIR: ``Step.idle_after_s``, time with no IO from any thread) is the one delay
   the gate adds on purpose: the next step is released that long after the step has drained
-  (a timer, not fio's ~100 ms poll), and the boundary's idle is measured against it.
+  (a timer, not fio's ~100 ms poll), and the boundary's idle is measured against it. A timed
+  step's drain is reckoned as its timeline reckons it, its start plus its run time (at most when
+  the gate heard the end), not the moment the gate heard it: :meth:`Entry.idle_from_mono_s`.
 
 Timestamps (host clock, CLOCK_REALTIME): ``released`` when the gate wrote the step's lines (its
 thread is running then: the stamp is exact); ``ready`` and ``started`` when the gate received the
@@ -79,6 +81,7 @@ class Entry:
     next: "Entry | None" = None
     listener: Callable[[str, "Entry"], None] | None = None  # ("released" | "started" | "ended", entry)
     idle_after_s: float = 0.0  # planned idle (HIR): the next step is released this long after the drain
+    duration_s: float | None = None  # the step's run time (fio's runtime), None when size-bound (WIPC)
     timer: threading.Timer | None = None  # a release of this entry planned for later (its predecessor's idle)
     chained: bool = False  # released by its predecessor's end (not by the start of a fresh batch)
     released_unix_s: float | None = None
@@ -89,6 +92,7 @@ class Entry:
     started_unix_s: float | None = None  # the first clone passed its barrier
     started_mono_s: float | None = None
     last_started_unix_s: float | None = None  # the last clone passed its barrier
+    last_started_mono_s: float | None = None
     started_clones: int = 0
     ended_unix_s: float | None = None
     ended_mono_s: float | None = None
@@ -98,6 +102,20 @@ class Entry:
     @property
     def ended(self) -> bool:
         return self.ended_clones >= self.clones
+
+    def idle_from_mono_s(self) -> float | None:
+        """When a planned idle after this (ended) step begins: the end of its run time, reckoned
+        from its start as the timeline reckons it (engine/fio.step_timeline: the release when every
+        clone was waiting, else the last clone passing its barrier), at most when the gate heard the
+        end. Not the heard end itself: that comes after the postrun shell was forked and the gate's
+        thread got the CPU, 5-10 ms on a loaded host and at times 60 ms (measured on zram at load
+        14), which lengthened every planned idle by as much (HIR, PTS-EXTENDED.md)."""
+        if self.ended_mono_s is None:
+            return None
+        start = self.released_mono_s if self.ready_at_release else self.last_started_mono_s
+        if self.duration_s is None or start is None:
+            return self.ended_mono_s
+        return min(self.ended_mono_s, start + self.duration_s)
 
 
 def _dead_owner(pid: int) -> bool:
@@ -200,22 +218,24 @@ class Gate:
 
     # ---- chain --------------------------------------------------------------------------------
     def add(self, clones: list[int], *, idles: list[float] | None = None,
+            durations: list[float | None] | None = None,
             listener: Callable[[str, Entry], None] | None = None) -> list[Entry]:
         """Entries for consecutive steps (``clones[i]`` clones each, ``idles[i]`` s of planned idle
-        after each), each released by the end of the one before plus its idle; the first by
-        ``release`` or ``link``."""
+        after each, ``durations[i]`` s of run time), each released by the end of the one before
+        plus its idle; the first by ``release`` or ``link``."""
         out: list[Entry] = []
         idles = idles or [0.0] * len(clones)
-        if len(idles) != len(clones):
-            raise ValueError("one planned idle per step")
+        durations = durations or [None] * len(clones)
+        if len(idles) != len(clones) or len(durations) != len(clones):
+            raise ValueError("one planned idle and one run time per step")
         with self._lock:
             prev = None
-            for n, idle in zip(clones, idles):
+            for n, idle, dur in zip(clones, idles, durations):
                 self._count += 1
                 path = self.root / f"b{self._count}"
                 os.mkfifo(path, 0o600)
                 e = Entry(number=self._count, clones=n, fd=os.open(path, os.O_RDWR | os.O_CLOEXEC), prev=prev,
-                          listener=listener, idle_after_s=float(idle))
+                          listener=listener, idle_after_s=float(idle), duration_s=dur)
                 if prev is not None:
                     prev.next = e
                 self._entries[e.number] = e
@@ -304,8 +324,9 @@ class Gate:
 
     def _release_after(self, prev: Entry, e: Entry) -> None:
         """Caller holds the lock: release ``e`` once ``prev`` (ended) has had its planned idle."""
-        if prev.idle_after_s > 0 and prev.ended_mono_s is not None:
-            self._release_at(e, prev.ended_mono_s + prev.idle_after_s)
+        begin = prev.idle_from_mono_s()
+        if prev.idle_after_s > 0 and begin is not None:
+            self._release_at(e, begin + prev.idle_after_s)
         else:
             self._release(e)
 
@@ -384,7 +405,7 @@ class Gate:
                             e.ready_unix_s = unix
                     elif kind == b"s":
                         e.started_clones += 1
-                        e.last_started_unix_s = unix
+                        e.last_started_mono_s, e.last_started_unix_s = mono, unix
                         if e.started_unix_s is None:
                             e.started_mono_s, e.started_unix_s = mono, unix
                             self._notify("started", e)
