@@ -155,6 +155,7 @@ class _Run:
     events: "queue.Queue[tuple[str, Entry]]" = field(default_factory=queue.Queue)
     current: int = -1  # index of the step released last
     spawned_mono_s: float = field(default_factory=time.monotonic)
+    due_mono_s: float | None = None  # when the gate is to release its first step (None: not known yet)
 
     def on_gate(self, kind: str, e: Entry) -> None:
         self.events.put((kind, e))
@@ -235,6 +236,7 @@ class FioExecutor:
             gate.link(after, entries[0])
         else:
             until, self._quiet_until = self._quiet_until, None
+            run.due_mono_s = until if until is not None else time.monotonic()
             gate.release(entries[0], until)
         return run
 
@@ -270,7 +272,8 @@ class FioExecutor:
         ahead = self._ahead
         if ahead is not None and _same_work(ahead.batch, batch):
             self._ahead = None
-            self._quiet_until = None  # its first step is chained to the last one, idle included
+            # its first step is chained to the last one, idle included: due when that idle is over
+            ahead.due_mono_s, self._quiet_until = self._quiet_until or time.monotonic(), None
             ahead.batch.on_progress, ahead.batch.on_boundary = batch.on_progress, batch.on_boundary
             ahead.batch.next = batch.next
             return ahead
@@ -330,9 +333,7 @@ class FioExecutor:
         # Planned idles count as time left too (HIR).
         steps = run.batch.steps
         after = [sum(s.planned_s for s in steps[i + 1:]) + steps[i].idle_after_s for i in range(n)]
-        # The first step's release waits for the previous batch's end and its planned idle (HIR:
-        # the same idles as this batch's steps).
-        first_due = time.monotonic() + max((s.idle_after_s for s in steps), default=0.0)
+        first_due = run.due_mono_s or time.monotonic()
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]
