@@ -41,16 +41,25 @@ def test_a_job_that_fails_before_its_barrier_fails_the_round_without_hanging(tmp
         return text, starts
 
     monkeypatch.setattr(fio_mod, "render_job_file", broken_second_step)
+    msg, _ = _round_fails(tmp_path, monkeypatch)
+    assert "did not start step 2" in msg
+
+
+def _round_fails(tmp_path: Path, monkeypatch) -> tuple[str, float]:
+    """Run a batch with a 3-s gate timeout: it must fail in one line within 30 s and leave nothing
+    running (fio, its hook shells) and the gate closed. Returns the message and the time taken."""
     monkeypatch.setattr(fio_mod, "START_TIMEOUT_S", 3.0)
     ex = fio_mod.FioExecutor()
     t0 = time.monotonic()
     with pytest.raises(RunFailed) as exc:
         ex.run(batch(tmp_path))
-    assert time.monotonic() - t0 < 30
-    assert "did not start step 2" in str(exc.value) and "\n" not in str(exc.value)
+    took = time.monotonic() - t0
+    assert took < 30 and "\n" not in str(exc.value)
     assert ex._gate is None, "the gate is closed once nothing runs"
+    time.sleep(0.2)
     r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert not r.stdout.strip(), "fio or a hook shell of this batch is still running"
+    return str(exc.value), took
 
 
 def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
@@ -70,3 +79,20 @@ def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
     time.sleep(0.2)
     r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert not r.stdout.strip()
+
+
+
+def test_a_step_never_heard_to_end_fails_the_round_after_its_run_time(tmp_path, monkeypatch):
+    """The end line of step 1 lost (its postrun reports nothing): fio finishes step 1 and waits at
+    step 2's barrier for ever; the round fails once step 1 is START_TIMEOUT_S past its run time."""
+    real_postrun = fio_mod.Gate.postrun
+    monkeypatch.setattr(fio_mod.Gate, "postrun", lambda self, e: ":" if e.number == 1 else real_postrun(self, e))
+    msg, took = _round_fails(tmp_path, monkeypatch)
+    assert took >= 3.3 and "step 1" in msg and "not heard to end" in msg
+
+
+def test_a_step_never_released_fails_the_round(tmp_path, monkeypatch):
+    """Step 1 ends but the gate's release of step 2 is lost: the round fails START_TIMEOUT_S later."""
+    monkeypatch.setattr(fio_mod.Gate, "_release_after", lambda self, prev, e: None)
+    msg, _ = _round_fails(tmp_path, monkeypatch)
+    assert "step 2" in msg and "not released" in msg

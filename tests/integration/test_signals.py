@@ -213,3 +213,63 @@ def test_every_terminating_signal_is_an_interruption(make_loop, tmp_path, how):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["status"] == "interrupted"
     assert len(steps_of(run)) >= 1 + 56  # WIPC and round 1 kept
+
+
+def _holders(dev: str) -> list[str]:
+    """Processes with the block device open (any fd whose target is the device node)."""
+    rdev = os.stat(dev).st_rdev
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fds = list((d / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = fd.stat()
+            except OSError:
+                continue
+            if st.st_rdev == rdev and (st.st_mode & 0o170000) == 0o060000:
+                try:
+                    cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    cmd = "?"
+                out.append(f"{d.name}: {cmd[:200]}")
+                break
+    return out
+
+
+def test_sigkill_leaves_nothing_holding_the_device(make_zram, tmp_path):
+    """A SIGKILLed run's fio dies with it, and so do the hook shells its jobs wait in at their
+    barriers (they inherit fio's open target): within seconds nothing holds the device, and the
+    next run on it starts (a held zram device answers EBUSY and cannot be removed)."""
+    dev = make_zram(512 * 2**20)
+    out = tmp_path / "runs"
+    argv = ["ssdpts", "run", "lat", "--target", dev, "--step-seconds", "0.5", "--max-rounds", "5",
+            "--destroy-data-on", dev, "--quiet"]
+    proc = subprocess.Popen([*argv, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(lambda: _lines(out) >= 1 + 3, proc)  # a round under way: later steps wait at barriers
+        waiting = [h for h in _holders(dev) if "read x <" in h]
+        assert waiting, "the run had hook shells waiting at their barriers when it was killed"
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    t0 = time.monotonic()
+    while _holders(dev) and time.monotonic() - t0 < 5:
+        time.sleep(0.05)
+    assert not _holders(dev), f"still holding {dev} 5 s after the run was killed: {_holders(dev)}"
+    out2 = tmp_path / "runs2"
+    again = subprocess.Popen([*argv, "--out", str(out2)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(lambda: _lines(out2) >= 1 + 1, again)
+        again.send_signal(signal.SIGINT)
+        _, err = again.communicate(timeout=120)
+    finally:
+        if again.poll() is None:
+            again.kill()
+    assert again.returncode == 128 + signal.SIGINT, err

@@ -155,14 +155,16 @@ def test_short_steps_keep_a_second_of_jobs_ready():
 
 
 def test_gate_commands_survive_fio_job_file_syntax():
-    """';' and '#' start comments in a fio job file: the gate's commands must not contain them."""
+    """';' and '#' start comments in a fio job file: the gate's commands must not contain them; fio
+    replaces ${VAR} and its keywords $pagesize, $mb_memory, $ncpus (a shell's $PPID and $1 pass)."""
     from ssdpts.engine.gate import Gate
 
     g = Gate()
     try:
         (e,) = g.add([1])
         for cmd in (g.prerun(e), g.postrun(e)):
-            assert ";" not in cmd and "#" not in cmd and "$" not in cmd, cmd
+            assert ";" not in cmd and "#" not in cmd and "${" not in cmd, cmd
+            assert not any(k in cmd for k in ("$pagesize", "$mb_memory", "$ncpus")), cmd
             assert cmd.endswith("&& :")  # fio's appended '> JOB.txt 2>&1' lands on ':'
     finally:
         g.close()

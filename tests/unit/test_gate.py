@@ -51,7 +51,7 @@ def test_a_step_starts_only_when_every_clone_of_the_previous_one_has_ended(gate)
     assert b.chained and b.released_unix_s >= a.ended_unix_s
     assert ("ended", a.number) in news and news.index(("released", b.number)) < news.index(("ended", a.number))
     # fio's own hook output files stay in the gate's directory, not in the caller's
-    assert (gate.root / "s0001.prerun.txt").exists() and not Path("s0001.prerun.txt").exists()
+    assert (gate.root / "s0001.postrun.txt").exists() and not Path("s0001.postrun.txt").exists()
 
 
 def test_a_release_latches_for_a_clone_that_arrives_late(gate):
@@ -126,6 +126,29 @@ def test_a_planned_idle_delays_the_next_release_by_that_much(gate):
     assert f.released_unix_s is None and f.timer is None
 
 
+def test_a_planned_idle_is_timed_from_the_end_of_the_run_time_not_from_the_heard_end(gate):
+    """A timed step's IO ends its run time after it started; the gate hears the end later (the
+    postrun shell forked, the thread on the CPU: tens of ms on a loaded host). The planned idle
+    counts from the run time's end, so that late hearing does not lengthen it; a step heard to end
+    before its run time (fio stopped it early) counts from the heard end."""
+    a, b, c = gate.add([1, 1, 1], idles=[0.3, 0.3, 0.0], durations=[0.2, 0.5, 0.2])
+    gate.release(a)
+    hook(gate.prerun(a), gate.root).wait(timeout=5)
+    assert wait_until(lambda: a.started_clones == 1)
+    hook(gate.prerun(b), gate.root, "s0002")
+    time.sleep(0.35)  # the end heard 0.15 s after the run time
+    hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
+    assert wait_until(lambda: b.released_unix_s is not None)
+    start_a = a.released_unix_s if a.ready_at_release else a.last_started_unix_s
+    assert 0.2 + 0.3 <= b.released_unix_s - start_a < 0.2 + 0.3 + 0.05, "timed from the run time's end"
+    assert b.released_unix_s - a.ended_unix_s < 0.3 - 0.1
+    hook(gate.prerun(c), gate.root, "s0003")
+    assert wait_until(lambda: b.started_clones == 1)
+    hook(gate.postrun(b), gate.root, mode="postrun").wait(timeout=5)  # well before its 0.5 s
+    assert wait_until(lambda: c.released_unix_s is not None)
+    assert 0.3 <= c.released_unix_s - b.ended_unix_s < 0.35, "timed from the heard end"
+
+
 def test_closed_barrier_fails_the_waiting_hook_instead_of_hanging(gate):
     """A job whose fio was killed (or whose round is cancelled) must not wait for ever, and must
     not run: its prerun hook exits non-zero, which makes fio fail the job without any IO."""
@@ -169,3 +192,79 @@ def test_a_chained_release_survives_its_predecessor_closing_before_the_thread_re
     closer.join(timeout=5)
     assert not closer.is_alive()
     assert a.ended and b.released_unix_s is not None and b.chained
+
+
+def _fake_fio(cmd: str, cwd: Path) -> subprocess.Popen:
+    """A stand-in for fio: a process whose child is the hook's shell, started by system() as fio's
+    job thread does."""
+    import sys
+
+    code = f"import os, time; os.system({f'{cmd} > s0001.prerun.txt 2>&1'!r}); time.sleep(600)"
+    return subprocess.Popen([sys.executable, "-c", code], cwd=cwd)
+
+
+def _shells_of(gate_root: Path) -> list[int]:
+    """Shells whose command line waits at a barrier of this gate."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0") if d.name.isdigit() else []
+            if len(argv) > 2 and os.path.basename(argv[0]) == b"sh" and f"read x < {gate_root}/b".encode() in argv[2]:
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("gate_alive", [True, False], ids=["gate-open", "gate-gone"])
+def test_a_waiting_hook_dies_with_its_fio(gate, gate_alive):
+    """A SIGKILLed ssdpts takes fio with it (parent-death signal): the barrier's shells must die
+    too, whether the gate still holds the barrier (read blocks) or has gone without removing its
+    directory (the shell's open of the FIFO then waits for a writer for ever)."""
+    from ssdpts.engine import gate as gate_mod
+
+    if gate_mod._setpriv() is None:
+        pytest.skip("setpriv with --pdeathsig (util-linux >= 2.33) is not installed")
+    (e,) = gate.add([1])
+    cmd = gate.prerun(e)
+    if not gate_alive:  # what SIGKILL leaves: no writer, the FIFO still there
+        os.close(e.fd)
+        e.fd = os.open("/dev/null", os.O_WRONLY)
+    fio = _fake_fio(cmd, gate.root)
+    try:
+        assert wait_until(lambda: len(_shells_of(gate.root)) == 1), "the hook reached its barrier"
+        if gate_alive:
+            assert wait_until(lambda: e.ready_clones == 1)
+    finally:
+        fio.kill()
+        fio.wait()
+    assert wait_until(lambda: not _shells_of(gate.root), timeout=3), "the waiting shell outlived its fio"
+
+
+def test_stale_hook_shells_of_a_dead_run_are_swept(tmp_path):
+    """Shells of a run that died before the fix (waiting on a gate directory whose ssdpts is gone)
+    are killed by the next gate made in that temporary directory; a live run's are left alone."""
+    import sys
+    from ssdpts.engine import gate as gate_mod
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale_dir, live_dir = tmp_path / f"ssdpts-gate-{dead.pid}-x", tmp_path / f"ssdpts-gate-{os.getpid()}-y"
+    shells = []
+    for d in (stale_dir, live_dir):
+        d.mkdir()
+        os.mkfifo(d / "b1")
+        # The old hook form: its open of the barrier blocks, no writer ever comes.
+        shells.append(hook(f"echo r 1 1<>{d}/ev && read x < {d}/b1 && echo s 1 1<>{d}/ev && :", d))
+    try:
+        assert wait_until(lambda: _shells_of(stale_dir) and _shells_of(live_dir))
+        gate_mod._swept_shells = False
+        g = Gate(root=Path(__import__("tempfile").mkdtemp(prefix=f"ssdpts-gate-{os.getpid()}-", dir=tmp_path)))
+        g.close()
+        assert shells[0].wait(timeout=5) == -9, "the dead run's shell is killed"
+        assert not stale_dir.exists(), "and its directory removed"
+        assert shells[1].poll() is None and live_dir.exists(), "a live run's shell is not touched"
+    finally:
+        for s in shells:
+            s.kill()
+            s.wait()

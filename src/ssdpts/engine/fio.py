@@ -155,6 +155,7 @@ class _Run:
     events: "queue.Queue[tuple[str, Entry]]" = field(default_factory=queue.Queue)
     current: int = -1  # index of the step released last
     spawned_mono_s: float = field(default_factory=time.monotonic)
+    due_mono_s: float | None = None  # when the gate is to release its first step (None: not known yet)
 
     def on_gate(self, kind: str, e: Entry) -> None:
         self.events.put((kind, e))
@@ -162,6 +163,9 @@ class _Run:
 
 # A released step whose first clone has not passed its barrier after this long is taken as a job
 # that failed during its set-up (fio then skips its hooks): fio is stopped and the round fails.
+# The same margin bounds the gate's other waits: a timed step not heard to end this long after its
+# run time, and a step not released this long after its predecessor ended and its planned idle
+# passed, fail the round too (a lost end line or release would otherwise hang the run for ever).
 START_TIMEOUT_S = 60.0
 _HOOK_LINE = re.compile(r"^\S+ : Saving output of (?:prerun|postrun) in \S+\.txt$")
 
@@ -203,6 +207,7 @@ class FioExecutor:
         log_path = out_path.with_suffix(".log")
         holder: list[_Run] = []
         entries = gate.add([s.workload.threads for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
+                           durations=[s.duration_s for s in batch.steps],
                            listener=lambda kind, e: holder[0].on_gate(kind, e) if holder else None)
         try:
             text, _ = render_job_file(batch, [(gate.prerun(e), gate.postrun(e)) for e in entries])
@@ -231,6 +236,7 @@ class FioExecutor:
             gate.link(after, entries[0])
         else:
             until, self._quiet_until = self._quiet_until, None
+            run.due_mono_s = until if until is not None else time.monotonic()
             gate.release(entries[0], until)
         return run
 
@@ -266,7 +272,8 @@ class FioExecutor:
         ahead = self._ahead
         if ahead is not None and _same_work(ahead.batch, batch):
             self._ahead = None
-            self._quiet_until = None  # its first step is chained to the last one, idle included
+            # its first step is chained to the last one, idle included: due when that idle is over
+            ahead.due_mono_s, self._quiet_until = self._quiet_until or time.monotonic(), None
             ahead.batch.on_progress, ahead.batch.on_boundary = batch.on_progress, batch.on_boundary
             ahead.batch.next = batch.next
             return ahead
@@ -309,8 +316,9 @@ class FioExecutor:
             self.cancel_ahead()
             raise
         last = run.entries[-1]
-        if batch.steps[-1].idle_after_s and last.ended_mono_s is not None:
-            self._quiet_until = last.ended_mono_s + batch.steps[-1].idle_after_s
+        begin = last.idle_from_mono_s()
+        if batch.steps[-1].idle_after_s and begin is not None:
+            self._quiet_until = begin + batch.steps[-1].idle_after_s
         self._close_gate_if_idle()
         return result
 
@@ -325,6 +333,7 @@ class FioExecutor:
         # Planned idles count as time left too (HIR).
         steps = run.batch.steps
         after = [sum(s.planned_s for s in steps[i + 1:]) + steps[i].idle_after_s for i in range(n)]
+        first_due = run.due_mono_s or time.monotonic()
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]
@@ -357,6 +366,7 @@ class FioExecutor:
                     raise RunFailed(f"fio did not start step {i + 1} of {run.batch.output_path} within "
                                     f"{START_TIMEOUT_S:.0f} s (a job that failed during its set-up): "
                                     f"see {run.log_path}")
+                _check_gate_waits(run, i, e, now, first_due)
 
     def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
                 entries: list[Entry] | None = None) -> BatchResult:
@@ -460,6 +470,30 @@ def _timeline_from_end(timelines: list[dict], end_unix_s: float) -> None:
         tl["source"] = "fio end of run"
         tl["start_unix_s"], tl["end_unix_s"] = round(t - rt, 6), round(t, 6)
         t -= rt
+
+
+def _check_gate_waits(run: _Run, i: int, e: Entry, now: float, first_due: float) -> None:
+    """Fail the round when the gate has waited far longer than planned for step ``i`` to end
+    or to be released (its end line or its release lost: fio would wait at the next barrier for
+    ever). A size-bound step (WIPC) has no planned end: only fio's exit ends it."""
+    steps = run.batch.steps
+    dur = steps[i].duration_s
+    if dur is not None and e.started_mono_s is not None and not e.ended and \
+            now - e.started_mono_s > dur + START_TIMEOUT_S:
+        raise RunFailed(f"step {i + 1} of {run.batch.output_path} was not heard to end within "
+                        f"{START_TIMEOUT_S:.0f} s of its run time ({dur:g} s): see {run.log_path}")
+    if e.released_mono_s is not None:
+        return
+    if i == 0:
+        due = first_due
+    else:
+        prev = run.entries[i - 1]
+        if prev.ended_mono_s is None:
+            return
+        due = (prev.idle_from_mono_s() or prev.ended_mono_s) + steps[i - 1].idle_after_s
+    if now - due > START_TIMEOUT_S:
+        raise RunFailed(f"step {i + 1} of {run.batch.output_path} was not released within "
+                        f"{START_TIMEOUT_S:.0f} s of its planned start: see {run.log_path}")
 
 
 def _same_work(a: Batch, b: Batch) -> bool:

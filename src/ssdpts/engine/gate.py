@@ -21,7 +21,10 @@ on a FIFO the gate owns::
 ``echo`` still writes to the FIFO; ``;`` would start a comment in a fio job file.)
 
 * ``read`` and ``echo`` are builtins of the shell fio starts (``system()``): no extra program is
-  executed on the way from one step to the next.
+  executed on the way from one step to the next. Where util-linux's ``setpriv`` can, that shell
+  first execs ``setpriv --pdeathsig KILL sh -c 'CHAIN'`` (before its ``r`` line, i.e. while the job
+  waits anyway): the waiting shell is then killed with fio, so a SIGKILLed run (fio killed by its
+  own parent-death signal) leaves no shell holding the target open (see :meth:`Gate.prerun`).
 * ``exec_postrun`` runs after the job's IO loop has ended and its in-flight IOs have completed;
   every clone (``numjobs``) reports ``e G``. When all clones of step G have reported, the gate
   writes one line per clone to step G+1's FIFO: each clone's ``read`` takes one line and the
@@ -36,7 +39,9 @@ on a FIFO the gate owns::
   started ahead, is released by the last step of the current round in the same way.
 * A planned idle (HIR: ``Step.idle_after_s``, time with no IO from any thread) is the one delay
   the gate adds on purpose: the next step is released that long after the step has drained
-  (a timer, not fio's ~100 ms poll), and the boundary's idle is measured against it.
+  (a timer, not fio's ~100 ms poll), and the boundary's idle is measured against it. A timed
+  step's drain is reckoned as its timeline reckons it, its start plus its run time (at most when
+  the gate heard the end), not the moment the gate heard it: :meth:`Entry.idle_from_mono_s`.
 
 Timestamps (host clock, CLOCK_REALTIME): ``released`` when the gate wrote the step's lines (its
 thread is running then: the stamp is exact); ``ready`` and ``started`` when the gate received the
@@ -51,10 +56,14 @@ otherwise the arrival of its ``s`` lines (benchmarks/boundaries.py measures the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 import itertools
 import os
 from pathlib import Path
+import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -72,6 +81,7 @@ class Entry:
     next: "Entry | None" = None
     listener: Callable[[str, "Entry"], None] | None = None  # ("released" | "started" | "ended", entry)
     idle_after_s: float = 0.0  # planned idle (HIR): the next step is released this long after the drain
+    duration_s: float | None = None  # the step's run time (fio's runtime), None when size-bound (WIPC)
     timer: threading.Timer | None = None  # a release of this entry planned for later (its predecessor's idle)
     chained: bool = False  # released by its predecessor's end (not by the start of a fresh batch)
     released_unix_s: float | None = None
@@ -82,6 +92,7 @@ class Entry:
     started_unix_s: float | None = None  # the first clone passed its barrier
     started_mono_s: float | None = None
     last_started_unix_s: float | None = None  # the last clone passed its barrier
+    last_started_mono_s: float | None = None
     started_clones: int = 0
     ended_unix_s: float | None = None
     ended_mono_s: float | None = None
@@ -92,17 +103,78 @@ class Entry:
     def ended(self) -> bool:
         return self.ended_clones >= self.clones
 
+    def idle_from_mono_s(self) -> float | None:
+        """When a planned idle after this (ended) step begins: the end of its run time, reckoned
+        from its start as the timeline reckons it (engine/fio.step_timeline: the release when every
+        clone was waiting, else the last clone passing its barrier), at most when the gate heard the
+        end. Not the heard end itself: that comes after the postrun shell was forked and the gate's
+        thread got the CPU, 5-10 ms on a loaded host and at times 60 ms (measured on zram at load
+        14), which lengthened every planned idle by as much (HIR, PTS-EXTENDED.md)."""
+        if self.ended_mono_s is None:
+            return None
+        start = self.released_mono_s if self.ready_at_release else self.last_started_mono_s
+        if self.duration_s is None or start is None:
+            return self.ended_mono_s
+        return min(self.ended_mono_s, start + self.duration_s)
+
+
+def _dead_owner(pid: int) -> bool:
+    return pid != os.getpid() and not os.path.exists(f"/proc/{pid}")
+
+
+_swept_shells = False
+
 
 def _sweep_stale(tmp: Path) -> None:
-    """Remove gate directories of ssdpts processes that no longer exist (a SIGKILLed run cannot
-    clean up; its directory is named by its pid)."""
+    """Remove what ssdpts processes that no longer exist left behind (a SIGKILLed run cannot clean
+    up): their gate directories, named by their pid, and, once per process, hook shells still
+    waiting at a barrier in such a directory (ssdpts before the parent-death signal left them when
+    it died: they keep the target open, which then answers EBUSY and cannot be removed)."""
+    global _swept_shells
+    if not _swept_shells:
+        _swept_shells = True
+        _kill_stale_hooks(tmp)
     for d in tmp.glob("ssdpts-gate-*-*"):
         try:
             pid = int(d.name.split("-")[2])
         except (IndexError, ValueError):
             continue
-        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+        if _dead_owner(pid):
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _kill_stale_hooks(tmp: Path) -> None:
+    """SIGKILL the shells of our hooks (``sh -c`` with a barrier ``read`` of a gate directory in
+    ``tmp``) whose gate's ssdpts is gone. Nothing else matches: the command names our FIFO."""
+    pattern = re.compile(rf"read x < {re.escape(str(tmp))}/ssdpts-gate-(\d+)-[^/\s]+/b\d+")
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) < 3 or os.path.basename(argv[0]) != b"sh" or argv[1] != b"-c":
+            continue
+        m = pattern.search(argv[2].decode(errors="replace"))
+        if m and _dead_owner(int(m.group(1))):
+            try:
+                os.kill(int(d.name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv, if it can set the parent-death signal (util-linux >= 2.33)."""
+    path = shutil.which("setpriv")
+    if path is None:
+        return None
+    try:
+        ok = subprocess.run([path, "--pdeathsig", "KILL", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if ok else None
 
 
 @dataclass
@@ -129,29 +201,41 @@ class Gate:
     # ---- what fio runs ----------------------------------------------------------------------
     def prerun(self, e: Entry) -> str:
         ev = f"1<>{self.events}"
-        return f"echo r {e.number} {ev} && read x < {self.root}/b{e.number} && echo s {e.number} {ev} && :"
+        chain = f"echo r {e.number} {ev} && read x < {self.root}/b{e.number} && echo s {e.number} {ev}"
+        setpriv = _setpriv()
+        if setpriv is None or any(c in str(self.root) for c in "'\" \t\\$`"):
+            return f"{chain} && :"
+        # The shell that waits at the barrier dies with fio: setpriv gives it the parent-death
+        # signal and execs the waiting shell in its place (same process, fio's child), which goes
+        # on only if fio is still its parent (fio gone before the signal was set: it exits).
+        # Without it, a shell of a SIGKILLed run (fio killed by its own parent-death signal) that
+        # opened the barrier after ssdpts had gone waits for a writer for ever, the target open.
+        # (Its output, which fio's appended redirection no longer takes, is discarded as before.)
+        return f"exec {setpriv} --pdeathsig KILL sh -c '[ $PPID = \"$1\" ] && {chain}' sh $PPID >/dev/null 2>&1 && :"
 
     def postrun(self, e: Entry) -> str:
         return f"echo e {e.number} 1<>{self.events} && :"
 
     # ---- chain --------------------------------------------------------------------------------
     def add(self, clones: list[int], *, idles: list[float] | None = None,
+            durations: list[float | None] | None = None,
             listener: Callable[[str, Entry], None] | None = None) -> list[Entry]:
         """Entries for consecutive steps (``clones[i]`` clones each, ``idles[i]`` s of planned idle
-        after each), each released by the end of the one before plus its idle; the first by
-        ``release`` or ``link``."""
+        after each, ``durations[i]`` s of run time), each released by the end of the one before
+        plus its idle; the first by ``release`` or ``link``."""
         out: list[Entry] = []
         idles = idles or [0.0] * len(clones)
-        if len(idles) != len(clones):
-            raise ValueError("one planned idle per step")
+        durations = durations or [None] * len(clones)
+        if len(idles) != len(clones) or len(durations) != len(clones):
+            raise ValueError("one planned idle and one run time per step")
         with self._lock:
             prev = None
-            for n, idle in zip(clones, idles):
+            for n, idle, dur in zip(clones, idles, durations):
                 self._count += 1
                 path = self.root / f"b{self._count}"
                 os.mkfifo(path, 0o600)
                 e = Entry(number=self._count, clones=n, fd=os.open(path, os.O_RDWR | os.O_CLOEXEC), prev=prev,
-                          listener=listener, idle_after_s=float(idle))
+                          listener=listener, idle_after_s=float(idle), duration_s=dur)
                 if prev is not None:
                     prev.next = e
                 self._entries[e.number] = e
@@ -240,8 +324,9 @@ class Gate:
 
     def _release_after(self, prev: Entry, e: Entry) -> None:
         """Caller holds the lock: release ``e`` once ``prev`` (ended) has had its planned idle."""
-        if prev.idle_after_s > 0 and prev.ended_mono_s is not None:
-            self._release_at(e, prev.ended_mono_s + prev.idle_after_s)
+        begin = prev.idle_from_mono_s()
+        if prev.idle_after_s > 0 and begin is not None:
+            self._release_at(e, begin + prev.idle_after_s)
         else:
             self._release(e)
 
@@ -320,7 +405,7 @@ class Gate:
                             e.ready_unix_s = unix
                     elif kind == b"s":
                         e.started_clones += 1
-                        e.last_started_unix_s = unix
+                        e.last_started_mono_s, e.last_started_unix_s = mono, unix
                         if e.started_unix_s is None:
                             e.started_mono_s, e.started_unix_s = mono, unix
                             self._notify("started", e)
