@@ -149,11 +149,20 @@ def run_values(job: dict) -> dict:
             continue
         per[kind] = {"ios": d.ios, "io_bytes": d.io_bytes, "lat_mean_us": d.lat_mean_ns / 1000,
                      "lat_max_us": d.lat_max_ns / 1000,
-                     **{f"lat_p{p:g}_us": (percentile_from_bins(d.lat_bins_ns, p) or 0) / 1000 for p in PCTS}}
+                     **{f"lat_p{p:g}_us": _capped_us(percentile_from_bins(d.lat_bins_ns, p), d.lat_max_ns)
+                        for p in PCTS}}
     return {"completion_s": runtime_s, "ios": ios, "io_bytes": io_bytes,
             "iops": ios / runtime_s if runtime_s else None,
             "mb_per_s": io_bytes / runtime_s / 1e6 if runtime_s else None,
             "read_ios": m.read.ios, "write_ios": m.write.ios, "lat_kind": m.lat_kind, "types": per}
+
+
+def _capped_us(value_ns: float | None, max_ns: float) -> float | None:
+    """A percentile in µs as ssdpts run reports one (Measurement.lat_percentile_ns): fio's bin midpoint
+    capped at the maximum fio measured, so that no row shows p99.99 > max; None without a histogram."""
+    if value_ns is None:
+        return None
+    return (min(value_ns, max_ns) if max_ns else value_ns) / 1000
 
 
 def figures(runs: list[dict]) -> list[dict]:

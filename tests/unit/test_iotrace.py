@@ -135,3 +135,18 @@ def test_figures_median_run_and_rse():
     mean, s = 0.25, 0.05
     assert f[0]["rse"] == pytest.approx(s / (mean * 3 ** 0.5)) and not f[0]["reliable"]  # 11.5% > 5%
     assert f[1]["median"] == pytest.approx(12000)
+
+
+def test_replay_percentiles_never_above_the_measured_max():
+    """fio's json+ bins are bucket midpoints: the top one can lie above the maximum fio measured
+    (recorded fio 3.33 output, read: top bin 17,170,432 ns, max 17,080,884 ns). A replay's response
+    times are capped at that maximum as ssdpts run's are (Measurement.lat_percentile_ns)."""
+    from ssdpts.replay import PCTS, run_values
+
+    job = json.loads((TRACES.parent / "fio" / "fio-3.33-jsonplus-3steps-loop.json").read_text())["jobs"][0]
+    lat = job["read"]["lat_ns"]
+    assert max(int(b) for b in lat["bins"]) > lat["max"]  # the case this test is about
+    read = run_values(job)["types"]["read"]
+    assert read["lat_max_us"] == pytest.approx(lat["max"] / 1000)
+    assert read["lat_p99.99_us"] <= read["lat_max_us"]
+    assert all(read[f"lat_p{p:g}_us"] <= read["lat_max_us"] for p in PCTS)
