@@ -76,3 +76,27 @@ def test_server_gone_mid_job_and_between_rounds_are_told_apart_from_other_failur
 def test_server_address_refuses_what_fio_would_misread(bad):
     with pytest.raises(ValueError, match="not a fio server address"):
         server_address(bad)
+
+
+@pytest.mark.parametrize("server_answers", [False, True])
+def test_a_silent_client_failure_is_a_lost_server_only_when_the_server_no_longer_answers(tmp_path, server_answers):
+    """CI saw fio's client exit 1 with no output and no 'disconnected' when its server was SIGKILLed
+    mid-round: the run ended 'failed' instead of 'interrupted'. Such a silent exit asks the server again
+    (fio --client=S, no job); no answer is HostLost, an answer keeps it a failure. A stand-in fio
+    script plays both: silent exit 1 for the round, and the probe's reply."""
+    import dataclasses
+
+    reply = "" if server_answers else "fio: failed to connect to 127.0.0.1:9"
+    fio = tmp_path / "fio"
+    fio.write_text("#!/bin/sh\n[ $# -gt 1 ] && exit 1\n"
+                   f"printf '%s\\n' '{reply}'\nexit 1\n")
+    fio.chmod(0o755)
+    batch = dataclasses.replace(_lat_round_batch(), job_path=str(tmp_path / "round-002.fio"),
+                                output_path=str(tmp_path / "round-002.json"))
+    ex = FioClientExecutor("ip:127.0.0.1,9", binary=str(fio))
+    if server_answers:
+        with pytest.raises(RunFailed):
+            ex.run(batch)
+    else:
+        with pytest.raises(HostLost, match="went away during round-002.json .*does not answer"):
+            ex.run(batch)

@@ -82,6 +82,15 @@ class FioClientExecutor(FioExecutor):
             raise UserError(f"fio server {self.server} does not answer ({said.splitlines()[-1].strip()}): start "
                             f"'fio --server' there and run again (nothing was written)")
 
+    def _unanswered(self) -> str | None:
+        """A client that failed without a word (seen when its server was SIGKILLed mid-round: exit 1,
+        no output, no 'disconnected'): asked again, a server that no longer answers went away."""
+        try:
+            self.check(timeout_s=10.0)
+        except UserError as exc:
+            return f"fio's client ended silently and {exc}".split(": start", 1)[0].split(": check", 1)[0]
+        return None
+
     def cancel_ahead(self) -> dict | None:
         return None  # nothing is ever started ahead
 
@@ -118,6 +127,8 @@ class FioClientExecutor(FioExecutor):
         out = out_path.read_text(errors="replace") if out_path.exists() else ""
         if proc.returncode != 0:
             gone = host_lost(out + "\n" + console)
+            if not gone and not out.strip() and not console.strip():
+                gone = self._unanswered()
             if gone:
                 raise HostLost(f"the fio server {self.server} went away during {out_path.name} ({gone})")
         return self._client_result(batch, out, console, proc.returncode, wall, wall_start)
