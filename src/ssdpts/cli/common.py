@@ -67,15 +67,21 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
                    help="purge before each test (default: auto = the strongest method the device supports)")
-    e.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH", action="append" if many else "store",
-                   help="confirm that every byte on the target may be destroyed: its serial number or path"
-                        + ("; once per target when there are several" if many else ""))
     e.add_argument("--cpus", metavar="LIST", default="",
                    help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
-    e.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
-    e.add_argument("--describe", metavar="FILE",
+    add_run_directory_options(e, many=many)
+
+
+def add_run_directory_options(p, *, many: bool = False) -> None:
+    """The options of every command that writes to a target and keeps a run directory (run, quick,
+    trace replay): the destruction confirmation, a file target's size, the description, --out."""
+    p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH", action="append" if many else "store",
+                   help="confirm that every byte on the target may be destroyed: its serial number or path"
+                        + ("; once per target when there are several" if many else ""))
+    p.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
+    p.add_argument("--describe", metavar="FILE",
                    help="TOML or JSON file with what no tool can read (NAND type, channels, DRAM, sponsor, notes); stored with the run")
-    e.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
+    p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .common import add_run_directory_options
 
 PRECONDITIONS = ("none", "seq-fill", "wipc")  # quick.PRECONDITIONS (not imported: --help stays instant)
 CDM_PROFILES = ("default", "nvme")
@@ -33,11 +34,7 @@ def add_parser(sub) -> None:
                         "is refused with the list); disclosed")
     p.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     p.add_argument("--seed", type=int, default=1, help="base seed of fio's random offsets and data (default: 1)")
-    p.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
-                   help="confirm that every byte on the target may be destroyed: its serial number or path")
-    p.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
-    p.add_argument("--describe", metavar="FILE", help="TOML or JSON file with what no tool can read; stored with the run")
-    p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
+    add_run_directory_options(p)
     p.add_argument("--quiet", action="store_true", help="print only the run directory and the report")
     p.set_defaults(func=cmd)
 

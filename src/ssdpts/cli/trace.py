@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .common import add_run_directory_options
+
 PRECONDITIONS = ("none", "wipc")  # replay.PRECONDITIONS (not imported: --help stays instant)
 
 
@@ -55,11 +57,7 @@ def add_parser(sub) -> None:
                     help="wipc: PTS purge, then WIPC (twice the capacity in SEQ 128KiB writes) before the replays "
                          "(default: none)")
     p2.add_argument("--ioengine", default="libaio", help="fio ioengine (default: libaio)")
-    p2.add_argument("--destroy-data-on", metavar="SERIAL_OR_PATH",
-                    help="confirm that every byte on the target may be destroyed: its serial number or path")
-    p2.add_argument("--size", metavar="SIZE", help="size of a file target to create, e.g. 4G (files only)")
-    p2.add_argument("--describe", metavar="FILE", help="TOML or JSON file with what no tool can read; stored with the run")
-    p2.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
+    add_run_directory_options(p2)
     p2.add_argument("--quiet", action="store_true", help="print only the run directory and the report")
     p2.set_defaults(func=cmd_replay)
 
