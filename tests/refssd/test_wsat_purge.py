@@ -142,4 +142,18 @@ def test_purge_decides_whether_a_run_starts_fresh(ssd, wsat, tmp_path_factory):
     purged = samples(run)
     record("purge", fob_predicted_iops=fob, steady_predicted_iops=steady,
            no_purge_iops=[x["iops"] for x in nopurge], purge_iops=[x["iops"] for x in purged])
-    assert min(x["iops"] for x in purged[:2]) >= 0.90 * fob, purged[:3]
+    # Fresh out of box means nothing valid to move: until the spare runs out the simulator copies
+    # no page for GC. Its rate there is FOB less the erases of the discarded blocks that idle GC
+    # had not yet reached (a/N tERASE per page; the run starts with no idle, PTS 2.0.2 3.3), so
+    # the first sample is judged against FOB and every fresh sample against the simulator's own
+    # rate (seen: 7,985, 7,752 and 7,690, 7,161 — the second decided by how many blocks idle GC
+    # had erased before the run).
+    truth = ssd.wait_truth(purged[-1]["t1"])
+    cap = p["capacity_bytes"]
+    fresh = [x for x in purged if x["written"] < 0.95 * (1 + p["op"]) * cap]
+    assert len(fresh) >= 2, purged[:3]
+    assert purged[0]["iops"] >= 0.90 * fob, purged[:3]
+    for x in fresh:
+        assert truth.sum("gc_copy_pages", x["t0"], x["t1"]) == 0, (x, "GC copied pages: not fresh")
+        assert abs(x["iops"] / truth.rate("host_write_ios", x["t0"], x["t1"]) - 1) <= 0.05, x
+        assert x["iops"] >= 2 * steady, (x, steady)  # nowhere near the no-purge steady state
