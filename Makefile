@@ -20,7 +20,9 @@ DEB_PACKAGES := fio util-linux e2fsprogs procps chromium fonts-dejavu-core poppl
 # The device lab (tests/lab, docs/lab.md): QEMU, a static busybox for the guest's initramfs and the
 # drive tools the guest runs from the host's root filesystem. Its guest kernel is not installed:
 # the lab downloads Debian's linux-image-amd64 package itself and caches it (SSDPTS_LAB_CACHE).
-LAB_PACKAGES := qemu-system-x86 busybox-static nvme-cli smartmontools hdparm sdparm sg3-utils pciutils
+# blktrace records traces in the guest, whose kernel allows it; its blkparse is the reference the
+# tests hold ssdpts's blktrace reader to.
+LAB_PACKAGES := qemu-system-x86 busybox-static nvme-cli smartmontools hdparm sdparm sg3-utils pciutils blktrace
 .PHONY: install deps refssd demo demo-ssd lint test test-full test-fast test-lab bench
 
 deps:

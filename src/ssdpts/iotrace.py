@@ -1,7 +1,8 @@
 """Block IO traces: recorded from a device in real use, read from fio iologs, summarised.
 
-* ``record``: the kernel's block tracepoints in a private ftrace instance (engine/blocktrace.py;
-  ``blktrace`` is refused by some kernels, this CI's among them). The device is never opened: the
+* ``record``: ``blktrace`` where the kernel allows it (:func:`_record_blktrace`), else the
+  kernel's block tracepoints in a private ftrace instance (engine/blocktrace.py; ``blktrace`` is
+  refused by some kernels, this CI's among them). The device is never opened: the
   trace is taken from tracefs, filtered by the device number that ``stat`` gives. What is stored
   (docs/trace.md, docs/results-format.md "Traces"):
 
@@ -13,8 +14,9 @@
   - ``FILE.summary.json``: :func:`summary` of the trace.
 
 * ``read_trace``: fio iolog v2 (no times; ``wait`` lines add time) or v3 written anywhere, with
-  the ``.npz`` beside it when there is one. blkparse/blktrace binary input is not read (its magic is
-  recognised and refused with the way out).
+  the ``.npz`` beside it when there is one; or a blktrace binary trace (the per-CPU
+  ``NAME.blktrace.N`` files blktrace writes, their base name ``NAME``, or one binary stream such as
+  ``blkparse -d`` writes) (:func:`read_blktrace`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 import json
 import os
 from pathlib import Path
+import re
+import struct
 import time
 from typing import Callable
 
@@ -43,7 +47,7 @@ class IOTrace:
     size_bytes: np.ndarray  # int64
     write: np.ndarray  # bool
     complete_ns: np.ndarray | None  # int64 on issue_ns's clock; None: the source has no completions
-    source: str  # "tracefs", "fio iolog v2", "fio iolog v3"
+    source: str  # "blktrace", "tracefs", "fio iolog v2", "fio iolog v3"
     filename: str  # the device or file the IOs were made on (the iolog's file name)
     timed: bool  # issue times are real (an iolog v2 without waits has none)
     extent_bytes: int  # size of the traced device when known, else the end of the furthest IO
@@ -71,6 +75,16 @@ def record(device: str, seconds: float, out: Path | str, log: Callable[[str], No
         raise UserError(f"{out.parent} is not a directory: give --out in an existing directory")
     if not os.path.exists(device):
         raise UserError(f"{device} does not exist: give a block device, e.g. /dev/nvme0n1")
+    name = os.path.basename(os.path.realpath(device))
+    try:
+        extent = int(Path(f"/sys/class/block/{name}/size").read_text()) * 512
+    except (OSError, ValueError):
+        extent = 0
+    traced = _record_blktrace(device, seconds, out, log)
+    if traced is not None:
+        trace = IOTrace(**{**traced.__dict__, "filename": device, "extent_bytes": max(extent, traced.extent_bytes)})
+        save(trace, out)
+        return trace
     raw = out.parent / f".{out.name}.tracefs.txt"
     try:
         tracer = BlockTrace(device, raw)
@@ -85,14 +99,55 @@ def record(device: str, seconds: float, out: Path | str, log: Callable[[str], No
         raise UserError(f"cannot trace {device}: {exc}") from None
     finally:
         raw.unlink(missing_ok=True)
-    name = os.path.basename(os.path.realpath(device))
-    try:
-        extent = int(Path(f"/sys/class/block/{name}/size").read_text()) * 512
-    except (OSError, ValueError):
-        extent = 0
     trace = from_traced(ios, device, extent)
     save(trace, out)
     return trace
+
+
+def _record_blktrace(device: str, seconds: float, out: Path, log: Callable[[str], None]) -> IOTrace | None:
+    """blktrace, where the kernel lets it trace ``device``: its per-CPU files, read by
+    :func:`read_blktrace`, then removed. None when blktrace is not installed or the kernel refuses
+    it — this CI's kernel does (blktrace prints "FAILED to start thread" and exits at once, with
+    status 0): the caller then records from the block tracepoints. blktrace only reads the
+    kernel's trace buffers (debugfs, mounted here when it is not); the device is not opened for
+    writing."""
+    import shutil
+    import signal
+    import subprocess
+
+    exe = shutil.which("blktrace")
+    if exe is None:
+        return None
+    debugfs = Path("/sys/kernel/debug")
+    if not (debugfs / "block").is_dir():
+        subprocess.run(["mount", "-t", "debugfs", "none", str(debugfs)], capture_output=True, check=False)
+    work = out.parent / f".{out.name}.blktrace"
+    work.mkdir()
+    try:
+        proc = subprocess.Popen([exe, "-d", device, "-D", str(work), "-o", "trace", "-w", f"{seconds:g}"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)  # our Ctrl-C is passed on below, once
+        try:
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+        if proc.returncode is not None:  # refused at once: no tracing on this kernel/device
+            return None
+        log(f"recording the block IO of {device} for {seconds:g} s with blktrace (Ctrl-C ends early)")
+        try:
+            proc.wait()
+        except KeyboardInterrupt:
+            log("stopped early: keeping what was traced")
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+        report = proc.stdout.read() if proc.stdout else ""
+        if not any(f.stat().st_size for f in work.glob("trace.blktrace.*")):
+            if "FAILED" in report or "failed" in report:
+                return None
+            raise UserError(f"blktrace recorded no IO on {device}: nothing was issued while it traced")
+        return read_blktrace(work / "trace")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def from_traced(ios, filename: str, extent_bytes: int = 0) -> IOTrace:
@@ -150,14 +205,16 @@ def write_iolog(path: Path, filename: str, issue_ns, offset_bytes, size_bytes, w
 def read_trace(path: Path | str) -> IOTrace:
     """An iolog v2/v3 (any writer), with its ``.npz`` completions when present. UserError: one line."""
     path = Path(path)
+    if not path.exists() and Path(f"{path}.blktrace.0").exists():
+        return read_blktrace(path)
     try:
         with open(path, "rb") as f:
             head = f.read(64)
     except OSError as exc:
-        raise UserError(f"cannot read the trace {path} ({exc.strerror}): give an fio iolog (v2 or v3)") from None
+        raise UserError(f"cannot read the trace {path} ({exc.strerror}): give an fio iolog (v2 or v3) "
+                        "or a blktrace binary trace") from None
     if len(head) >= 4 and head[1:4] == _BLKTRACE_MAGIC:
-        raise UserError(f"{path} is a blktrace binary trace, which ssdpts does not read: convert it with "
-                        "'blkparse -i NAME -d out.bin' and replay that with fio directly, or record with 'ssdpts trace record'")
+        return read_blktrace(path)
     first = head.split(b"\n", 1)[0].strip()
     versions = {b"fio version 2 iolog": 2, b"fio version 3 iolog": 3}
     if first not in versions:
@@ -220,6 +277,93 @@ def read_trace(path: Path | str) -> IOTrace:
     return IOTrace(issue_ns=t, offset_bytes=off, size_bytes=size, write=wr, complete_ns=complete,
                    source=source, filename=",".join(names), timed=version == 3 or waited,
                    extent_bytes=extent, other_actions=other)
+
+
+# blk_io_trace (include/uapi/linux/blktrace_api.h): magic, sequence, time (ns), sector, bytes,
+# action, pid, device, cpu, error, pdu_len; then pdu_len bytes of payload
+_BLK_RECORD = 48
+_BLK_TA_ISSUE, _BLK_TA_COMPLETE = 7, 8  # the request handed to the driver; its completion
+_BLK_TC_WRITE, _BLK_TC_NOTIFY, _BLK_TC_PC, _BLK_TC_DISCARD = 1 << 17, 1 << 26, 1 << 25, 1 << 29  # categories << 16
+
+
+def _blktrace_files(path: Path) -> list[Path]:
+    """The per-CPU set ``NAME.blktrace.N`` that ``path`` (one of them, or ``NAME``) belongs to, else ``path``."""
+    per_cpu = re.fullmatch(r"(.+)\.blktrace\.\d+", path.name)
+    base = per_cpu.group(1) if per_cpu else path.name
+    files = sorted(path.parent.glob(f"{glob_escape(base)}.blktrace.[0-9]*"))
+    return files if (per_cpu or not path.exists()) and files else [path]
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def read_blktrace(path: Path | str) -> IOTrace:
+    """A blktrace binary trace: the per-CPU files ``NAME.blktrace.N`` blktrace writes (``path`` is
+    one of them or ``NAME``: the whole set is read) or one stream of all CPUs' records
+    (``blkparse -d``, what fio's read_iolog takes). The records are the kernel's fixed
+    ``struct blk_io_trace``, read here directly: blkparse reads a single stream only through its
+    pipe mode, which restarts its clock per CPU (measured on tests/fixtures/blktrace: the same
+    request 54 ms apart), so it cannot time a merged trace; tests/unit/test_iotrace_blktrace.py
+    checks this reader against blkparse on the per-CPU set. Each request is its issue to the
+    driver paired with its completion by sector and length, in order (the device's view, after
+    the block layer's merges). Reads and writes are kept; discards, flushes, passthrough commands
+    and requests issued but not completed within the trace count in ``other_actions``."""
+    path = Path(path)
+    events: list[tuple[int, int, int, int, int]] = []  # time, action, sector, bytes, device
+    for f in _blktrace_files(path):
+        try:
+            data = f.read_bytes()
+        except OSError as exc:
+            raise UserError(f"cannot read the trace {f} ({exc.strerror}): give a blktrace binary trace") from None
+        order = "<" if data[1:4] == _BLKTRACE_MAGIC else ">"
+        off = 0
+        while off + _BLK_RECORD <= len(data):
+            magic, _seq, t, sector, nbytes, action, _pid, dev, _cpu, _err, pdu = struct.unpack_from(
+                order + "IIQQIIIIIHH", data, off)
+            if magic & 0xFFFFFF00 != 0x65617400:
+                raise UserError(f"{f} is not a blktrace trace at byte {off} (bad record magic): give the "
+                                "files blktrace wrote, unchanged")
+            off += _BLK_RECORD + pdu
+            if action & _BLK_TC_NOTIFY or action & 0xFFFF not in (_BLK_TA_ISSUE, _BLK_TA_COMPLETE):
+                continue
+            events.append((t, action, sector, nbytes, dev))
+    events.sort(key=lambda e: e[0])
+    pending: dict[tuple[int, int, int], list[int]] = {}  # (device, sector, bytes) -> issued, not completed
+    t_l: list[int] = []
+    c_l: list[int] = []
+    off_l: list[int] = []
+    len_l: list[int] = []
+    w_l: list[bool] = []
+    other = 0
+    for t, action, sector, nbytes, dev in events:
+        issue = action & 0xFFFF == _BLK_TA_ISSUE
+        if nbytes == 0 or action & (_BLK_TC_DISCARD | _BLK_TC_PC):
+            other += issue
+            continue
+        key = (dev, sector, nbytes)
+        if issue:
+            pending.setdefault(key, []).append(len(t_l))
+            t_l.append(t)
+            c_l.append(-1)
+            off_l.append(sector * 512)
+            len_l.append(nbytes)
+            w_l.append(bool(action & _BLK_TC_WRITE))
+        elif pending.get(key):
+            c_l[pending[key].pop(0)] = t
+    c = np.asarray(c_l, dtype=np.int64)
+    done = c >= 0
+    other += int((~done).sum())
+    if not done.any():
+        raise UserError(f"{path} holds no completed read or write: give a blktrace trace of data IO")
+    t = np.asarray(t_l, dtype=np.int64)[done]
+    t0 = int(t[0])
+    off = np.asarray(off_l, dtype=np.int64)[done]
+    size = np.asarray(len_l, dtype=np.int64)[done]
+    name = re.sub(r"\.blktrace\.\d+$", "", path.name)
+    return IOTrace(issue_ns=t - t0, offset_bytes=off, size_bytes=size, write=np.asarray(w_l, dtype=bool)[done],
+                   complete_ns=c[done] - t0, source="blktrace", filename=f"/dev/{name}", timed=True,
+                   extent_bytes=_end(off, size), other_actions=other)
 
 
 # ---- summary --------------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_iolog_v2_waits_and_left_out_actions(tmp_path):
 
 
 @pytest.mark.parametrize("content, words", [
-    ((0x65617407).to_bytes(4, "little") + b"\0" * 44, "blktrace binary"),
+    ((0x65617407).to_bytes(4, "little") + b"\0" * 44, "no completed read or write"),  # one blktrace record, no IO
     (b"time,offset,size\n1,2,3\n", "not an fio iolog"),
     (b"fio version 3 iolog\n0 /dev/x add\n5 /dev/x read 4096\n", "line 3"),
     (b"fio version 3 iolog\n0 /dev/x add\n5 /dev/x wait 100 0\n", "line 3"),

@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("trace", help="record the block IO of a device in use (read-only), summarise a trace, "
                                      "replay a trace onto a target as a test (docs/trace.md)",
                        description="Block IO traces: record (kernel block tracepoints, never writes), show (summary of "
-                                   "an fio iolog v2/v3), replay (fio read_iolog onto a target, median of N runs).")
+                                   "an fio iolog v2/v3 or a blktrace binary trace), replay (fio read_iolog onto a target, median of N runs).")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", parser_class=type(p))
     tsub.required = True
 
@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 
     s = tsub.add_parser("show", help="summary of a trace: IO count, mix, block sizes, queue depth, inter-arrival, LBA heat map",
                         description="Summarise an fio iolog (v2 or v3; with FILE.npz beside it: queue depth and latency).")
-    s.add_argument("trace", metavar="FILE", help="fio iolog v2/v3 (e.g. made by 'ssdpts trace record')")
+    s.add_argument("trace", metavar="FILE", help="fio iolog v2/v3 (e.g. made by 'ssdpts trace record') or a blktrace binary trace (NAME.blktrace.N, its base name NAME, or one blkparse -d stream)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=cmd_show)
 
@@ -44,7 +44,7 @@ def add_parser(sub) -> None:
                                      "N times; every figure is the median of the runs with its RSE (seed 004). Offsets "
                                      "beyond a smaller target are wrapped modulo its size. Destroys all data on a block "
                                      "device. Not a PTS test (docs/trace.md).")
-    p2.add_argument("--trace", required=True, metavar="FILE", help="fio iolog v2/v3 to replay")
+    p2.add_argument("--trace", required=True, metavar="FILE", help="fio iolog v2/v3 or blktrace binary trace (NAME.blktrace.N or NAME) to replay")
     p2.add_argument("--target", required=True, metavar="PATH", help="block device or file to replay onto")
     p2.add_argument("--runs", type=int, default=3, metavar="N", help="replays, odd, >= 3 (default: 3)")
     p2.add_argument("--no-stall", action="store_true",
