@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import glob
 import json
 import os
 from pathlib import Path
@@ -290,12 +291,8 @@ def _blktrace_files(path: Path) -> list[Path]:
     """The per-CPU set ``NAME.blktrace.N`` that ``path`` (one of them, or ``NAME``) belongs to, else ``path``."""
     per_cpu = re.fullmatch(r"(.+)\.blktrace\.\d+", path.name)
     base = per_cpu.group(1) if per_cpu else path.name
-    files = sorted(path.parent.glob(f"{glob_escape(base)}.blktrace.[0-9]*"))
+    files = sorted(path.parent.glob(f"{glob.escape(base)}.blktrace.[0-9]*"))
     return files if (per_cpu or not path.exists()) and files else [path]
-
-
-def glob_escape(name: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", name)
 
 
 def read_blktrace(path: Path | str) -> IOTrace:
