@@ -327,18 +327,26 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
     b_figs = {f["key"]: f for f in loaded[0][2]["figures"]}
     runs = [{"run_dir": str(d), "label": _label(man), "figures": {f["key"]: f for f in doc["figures"]}}
             for d, man, doc in loaded]
+    # every figure any run measured, the baseline's first: a figure only A measured is a row with
+    # no baseline value and no delta, not a row left out
+    shown = dict(b_figs)
+    for r in runs[1:]:
+        for key, f in r["figures"].items():
+            shown.setdefault(key, f)
     rows = []
-    for key, bf in b_figs.items():
-        row = {"key": key, "label": bf["label"], "group": bf["group"], "unit": bf["unit"], "values": [], "deltas": [],
+    for key, ref in shown.items():
+        bf = b_figs.get(key)
+        row = {"key": key, "label": ref["label"], "group": ref["group"], "unit": ref["unit"], "values": [], "deltas": [],
                "reliable": []}
         for r in runs:
             f = r["figures"].get(key)
-            if f is not None and f["workload"] != bf["workload"]:
+            if f is not None and f["workload"] != ref["workload"]:
                 raise UserError(f"{key} has another workload in {r['run_dir']}: it was made by another ssdpts")
             v = f["median"] if f else None
             row["values"].append(v)
-            row["reliable"].append(None if f is None else bool(f["reliable"]))  # None: not measured in that run
-            row["deltas"].append(delta(v, bf["median"], SPEED))
+            # None: not measured in that run, or not judged (an interrupted figure)
+            row["reliable"].append(None if f is None or f["reliable"] is None else bool(f["reliable"]))
+            row["deltas"].append(delta(v, bf["median"] if bf else None, SPEED))
         rows.append(row)
     return {"kind": "quick-comparison", "baseline": str(base), "runs": [{k: r[k] for k in ("run_dir", "label")}
                                                                          for r in runs], "rows": rows}

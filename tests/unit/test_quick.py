@@ -306,3 +306,22 @@ def test_a_figure_of_zero_is_not_reliable():
     r = Q.figure_result(fig, [0.0, 0.0, 0.0], ["a", "b", "c"], [])
     assert r["rse"] is None and r["reliable"] is False
     assert Q.figure_result(fig, [10.0, 10.0, 10.0], ["a", "b", "c"], [])["reliable"] is True
+
+
+def test_a_figure_only_a_measured_is_a_row_too(tmp_path):
+    """Baseline B measured one figure (--only), A all of them: A's other figures are rows with B's
+    value n/a and no delta, not left out of the comparison."""
+    full, _ = quick_run(tmp_path, "a")
+    some, _ = quick_run(tmp_path, "b", only=("seq1m-read-t1q64",))
+    cmp = Q.compare_quick([full.path, some.path], baseline=some.path)
+    keys = [r["key"] for r in cmp["rows"]]
+    assert keys[0] == "seq1m-read-t1q64" and len(keys) == len(Q.load(full.path)[1]["figures"])
+    row = next(r for r in cmp["rows"] if r["key"] == "seq1m-write-t1q64")
+    assert row["values"][0] is None and row["values"][1] is not None and row["deltas"] == [None, None]
+    assert row["reliable"][0] is None
+    text = Q.comparison_text(cmp)
+    assert "SEQ 1MiB write T1 QD64" in text
+    from ssdpts.report.quick_html import build_comparison
+
+    cells = {r["cells"][0][0]: r["cells"] for r in build_comparison(cmp).rows}["SEQ 1MiB write T1 QD64"]
+    assert cells[2] == ("n/a", "")  # the baseline's column: not measured, not starred
