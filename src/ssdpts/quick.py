@@ -148,7 +148,9 @@ def runs_needed(values: list[float], planned: int) -> int:
     return n
 
 
-def figure_result(fig: Figure, values: list[float], files: list[str], cold: list[str]) -> dict:
+def figure_result(fig: Figure, values: list[float], files: list[str], cold: list[str], judged: bool = True) -> dict:
+    """One figure's record. ``judged`` False: its runs are not all in (in progress, or the run was
+    interrupted), so its reliability is not known: None, neither reliable nor unreliable."""
     st = repeat_stats(values) if len(values) >= 2 else None
     return {
         "key": fig.key, "label": fig.label, "group": fig.group, "unit": fig.unit,
@@ -158,7 +160,8 @@ def figure_result(fig: Figure, values: list[float], files: list[str], cold: list
         "rse": st.rse if st else None,
         # seed 004 §4.2: above 5% after 7 runs the set is to be discarded or studied; no RSE at all (a
         # mean of 0: the device moved no data) is no evidence either
-        "reliable": bool(st and st.rse is not None and not st.flagged and len(values) >= MIN_REPEATS),
+        "reliable": (bool(st and st.rse is not None and not st.flagged and len(values) >= MIN_REPEATS)
+                     if judged else None),
     }
 
 
@@ -208,16 +211,16 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
             cold.append(f"fio/{fig.key}-cold.json")
         values: list[float] = []
         files: list[str] = []
-        doc["figures"].append(figure_result(fig, values, files, cold))
+        doc["figures"].append(figure_result(fig, values, files, cold, judged=False))
         goal = spec.runs  # judged only when a whole odd set is in: runs are added two at a time
         while len(values) < goal:
             name = f"{fig.key}-r{len(values) + 1:02d}"
             values.append(fig.value(run(step(len(values) + 1), name)))
             files.append(f"fio/{name}.json")
-            doc["figures"][-1] = figure_result(fig, values, files, cold)
-            write_json_atomic(store.path / QUICK_JSON, doc)
             if len(values) == goal:
                 goal = runs_needed(values, spec.runs)
+            doc["figures"][-1] = figure_result(fig, values, files, cold, judged=len(values) >= goal)
+            write_json_atomic(store.path / QUICK_JSON, doc)
         r = doc["figures"][-1]
         log(f"{fig.label}: {r['median']:.1f} {fig.unit} (median of {r['n']}, RSE {100 * (r['rse'] or 0):.2f}%)"
             + ("" if r["reliable"] else " UNRELIABLE"))

@@ -165,8 +165,9 @@ def _capped_us(value_ns: float | None, max_ns: float) -> float | None:
     return (min(value_ns, max_ns) if max_ns else value_ns) / 1000
 
 
-def figures(runs: list[dict]) -> list[dict]:
-    """Median and RSE of every figure over the runs; the median run is the completion time's."""
+def figures(runs: list[dict], planned: int = 0) -> list[dict]:
+    """Median and RSE of every figure over the runs; the median run is the completion time's. Fewer
+    runs than ``planned`` (in progress, or interrupted): not judged, reliability None."""
     out = []
     for key, label, unit, kind in FIGURES:
         values = [r[key] for r in runs]
@@ -174,7 +175,9 @@ def figures(runs: list[dict]) -> list[dict]:
         out.append({"key": key, "label": label, "unit": unit, "kind": kind, "values": values, "n": len(values),
                     "median": st.median if st else (values[0] if values else None),
                     "median_run": st.median_index + 1 if st else (1 if values else None),
-                    "rse": st.rse if st else None, "reliable": bool(st and not st.flagged and len(values) >= MIN_REPEATS)})
+                    "rse": st.rse if st else None,
+                    "reliable": (bool(st and not st.flagged and len(values) >= MIN_REPEATS)
+                                 if len(values) >= planned else None)})
     return out
 
 
@@ -226,7 +229,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
         v = run_values(run_fio(job_path, out_path))
         store.record_round("replay", f"r{i:02d}", [job_path, out_path], 0)
         doc["runs"].append({"file": f"fio/{name}.json", **v})
-        doc["figures"] = figures(doc["runs"])
+        doc["figures"] = figures(doc["runs"], spec.runs)
         doc["median_run"] = doc["figures"][0]["median_run"]
         write_json_atomic(store.path / REPLAY_JSON, doc)
         log(f"run {i}: {v['completion_s']:.3f} s, {v['iops'] or 0:,.0f} IOPS, {v['mb_per_s'] or 0:,.1f} MB/s "
@@ -344,7 +347,7 @@ def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = No
         figs = [doc["figures"][i] if len(doc["figures"]) > i else None for _d, _m, doc in loaded]
         vals = [f["median"] if f else None for f in figs]
         rows.append({"key": key, "label": label, "unit": unit, "kind": kind, "values": vals,
-                     "reliable": [bool(f and f["reliable"]) for f in figs],
+                     "reliable": [None if f is None or f["reliable"] is None else bool(f["reliable"]) for f in figs],
                      "deltas": [delta(v, vals[0], kind) for v in vals]})
     return {"kind": "replay-comparison", "baseline": str(base),
             "runs": [{"run_dir": str(d), "label": _label(m)} for d, m, _doc in loaded], "rows": rows}
@@ -356,7 +359,7 @@ def comparison_text(cmp: dict) -> str:
     labels = [r["label"] for r in cmp["runs"]]
     lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
     for row in cmp["rows"]:
-        vals = "  ".join(("n/a" if v is None else f"{v:,.3f}" if row["unit"] == "s" else f"{v:,.1f}") + ("" if ok else "*")
+        vals = "  ".join(("n/a" if v is None else f"{v:,.3f}" if row["unit"] == "s" else f"{v:,.1f}") + ("*" if ok is False else "")
                          for v, ok in zip(row["values"], row["reliable"]))
         lines.append(f"{row['label']:<18} {row['unit']:>5}  {vals}   Δ {'  '.join(fmt_delta(d) for d in row['deltas'][1:])}")
     lines.append("Δ (seed 004 §4.3): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is faster; "

@@ -135,6 +135,9 @@ def test_figures_median_run_and_rse():
     mean, s = 0.25, 0.05
     assert f[0]["rse"] == pytest.approx(s / (mean * 3 ** 0.5)) and not f[0]["reliable"]  # 11.5% > 5%
     assert f[1]["median"] == pytest.approx(12000)
+    # two of three planned runs (interrupted): not judged
+    assert [x["reliable"] for x in figures(runs[:2], 3)] == [None, None, None]
+    assert figures(runs, 3)[0]["reliable"] is False
 
 
 def test_replay_percentiles_never_above_the_measured_max():

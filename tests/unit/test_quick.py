@@ -209,6 +209,8 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     man, doc = Q.load(run_dir)
     assert man["status"] == "interrupted"
     assert [f["n"] for f in doc["figures"]] == [3, 1]
+    # the interrupted figure was never judged: neither reliable nor unreliable
+    assert doc["figures"][0]["reliable"] is not None and doc["figures"][1]["reliable"] is None
     assert doc["figures"][0]["values"] == [3000 * 2**20 / 1e6] * 3  # 3000 IOPS of 1 MiB, in MB/s
     assert (run_dir / "report.html").exists()
 
