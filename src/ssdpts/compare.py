@@ -38,6 +38,16 @@ from .results.registry import (COMPARED_SETTINGS, METRICS, RUN_FIELDS, SHORT, SP
 RSE_LIMIT = 0.05  # seed 004: RSE above 5% is too variable
 MAX_REPEATS = 7  # seed 004: more than 7 runs needed -> discard / investigate
 MIN_REPEATS = 3
+MAX_RUNS = 99  # runs a user may ask for: enough for any study, bounded so a typo is not a week's run
+
+
+def check_runs(runs: int) -> None:
+    """--runs of quick and replay: odd (the median is one measured run's value, seed 004 §4.1), 3 to 99."""
+    if runs < MIN_REPEATS or runs % 2 == 0 or runs > MAX_RUNS:
+        raise UserError(f"--runs {runs}: give an odd number of runs, {MIN_REPEATS} to {MAX_RUNS} "
+                        "(seed 004 §4.1: a median is one measured run's value)")
+
+
 SETTINGS: tuple[RunField, ...] = tuple(RUN_FIELDS[n] for n in COMPARED_SETTINGS)
 
 __all__ = ["DEFAULT_DATA_PATTERN", "METRICS", "MIX_ORDER", "SHORT", "SPEED", "TIME", "fmt_delta", "fmt_pct",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .compare import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, repeat_stats
+from .compare import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, repeat_stats
 from .engine.base import Area, Batch, Executor
 from .errors import UserError
 from .measurement import Measurement
@@ -108,11 +108,10 @@ class QuickSpec:
     seed: int = 1
 
     def __post_init__(self) -> None:
-        if self.runs < MIN_REPEATS or self.runs % 2 == 0:
-            raise UserError(f"--runs {self.runs}: give an odd number of runs, at least {MIN_REPEATS} "
-                            "(seed 004 §4.1: a median is one measured run's value)")
-        if not 0 < self.seconds <= 3600:
-            raise UserError(f"--seconds {self.seconds:g}: give the length of one run, more than 0 and at most 3600")
+        check_runs(self.runs)
+        # fio's runtime is whole milliseconds and runtime=0 means no limit: a run under 1 ms would never end
+        if not 0.001 <= self.seconds <= 3600:
+            raise UserError(f"--seconds {self.seconds:g}: give the length of one run, 0.001 to 3600")
         if self.precondition not in PRECONDITIONS:
             raise UserError(f"--precondition {self.precondition!r}: choose one of {', '.join(PRECONDITIONS)}")
         for c in self.cdm:

@@ -19,7 +19,7 @@ from pathlib import Path
 import subprocess
 from typing import Callable
 
-from .compare import MIN_REPEATS, repeat_stats
+from .compare import MIN_REPEATS, check_runs, repeat_stats
 from .errors import RunFailed, UserError
 from .store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
 
@@ -43,9 +43,7 @@ class ReplaySpec:
     ioengine: str = "libaio"
 
     def __post_init__(self) -> None:
-        if self.runs < MIN_REPEATS or self.runs % 2 == 0:
-            raise UserError(f"--runs {self.runs}: give an odd number of runs, at least {MIN_REPEATS} "
-                            "(seed 004 §4.1: a median is one measured run's value)")
+        check_runs(self.runs)
         if not 1 <= self.time_scale_pct <= 100_000:
             raise UserError(f"--time-scale {self.time_scale_pct}: give a percentage of the recorded IO rate, 1..100000")
         if self.iodepth is not None and not 1 <= self.iodepth <= 65536:

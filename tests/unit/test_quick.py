@@ -160,7 +160,9 @@ def test_compare_refuses_other_settings_and_pts_runs(tmp_path, capsys):
 @pytest.mark.parametrize("argv, word", [
     (["--runs", "4"], "odd number"),
     (["--runs", "1"], "odd number"),
+    (["--runs", "101"], "3 to 99"),
     (["--seconds", "0"], "--seconds"),
+    (["--seconds", "0.0004"], "0.001 to 3600"),  # fio's runtime=0ms would mean no limit at all
     (["--precondition", "full"], "invalid choice"),
     (["--cdm", "peak"], "invalid choice"),
     (["--out", " "], "--out is empty"),

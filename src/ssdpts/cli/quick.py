@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
                                    "two runs are added up to 7, then the figure is marked unreliable. Destroys all "
                                    "data on a block device. Not a PTS test (docs/quick.md).")
     p.add_argument("target", metavar="TARGET", help="block device (e.g. /dev/nvme0n1) or file; files are created by ssdpts")
-    p.add_argument("--runs", type=int, default=3, metavar="N", help="warm runs per figure, odd, >= 3 (default: 3)")
+    p.add_argument("--runs", type=int, default=3, metavar="N", help="warm runs per figure, odd, 3 to 99 (default: 3)")
     p.add_argument("--seconds", type=float, default=10.0, metavar="S", help="length of each run (default: 10)")
     p.add_argument("--cold-run", action="store_true", help="one unmeasured run of each figure before its warm runs")
     p.add_argument("--precondition", choices=PRECONDITIONS, default="none",

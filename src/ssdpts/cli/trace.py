@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
                                      "device. Not a PTS test (docs/trace.md).")
     p2.add_argument("--trace", required=True, metavar="FILE", help="fio iolog v2/v3 or blktrace binary trace (NAME.blktrace.N or NAME) to replay")
     p2.add_argument("--target", required=True, metavar="PATH", help="block device or file to replay onto")
-    p2.add_argument("--runs", type=int, default=3, metavar="N", help="replays, odd, >= 3 (default: 3)")
+    p2.add_argument("--runs", type=int, default=3, metavar="N", help="replays, odd, 3 to 99 (default: 3)")
     p2.add_argument("--no-stall", action="store_true",
                     help="as fast as possible, keeping the IO order (fio replay_no_stall; default: timed as recorded)")
     p2.add_argument("--time-scale", type=int, default=100, metavar="PCT",
