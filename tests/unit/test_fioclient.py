@@ -82,14 +82,15 @@ def test_server_address_refuses_what_fio_would_misread(bad):
 def test_a_silent_client_failure_is_a_lost_server_only_when_the_server_no_longer_answers(tmp_path, server_answers):
     """CI saw fio's client exit 1 with no output and no 'disconnected' when its server was SIGKILLed
     mid-round: the run ended 'failed' instead of 'interrupted'. Such a silent exit asks the server again
-    (fio --client=S, no job); no answer is HostLost, an answer keeps it a failure. A stand-in fio
+    (a null-engine probe job); no answer is HostLost, an answer keeps it a failure. A stand-in fio
     script plays both: silent exit 1 for the round, and the probe's reply."""
     import dataclasses
 
-    reply = "" if server_answers else "fio: failed to connect to 127.0.0.1:9"
+    reply = ('{"fio version": "fio-3.33", "client_stats": [{"jobname": "ssdpts-probe"}]}' if server_answers
+             else "fio: failed to connect to 127.0.0.1:9")
     fio = tmp_path / "fio"
-    fio.write_text("#!/bin/sh\n[ $# -gt 1 ] && exit 1\n"
-                   f"printf '%s\\n' '{reply}'\nexit 1\n")
+    fio.write_text('#!/bin/sh\ncase "$*" in *ssdpts-probe*) ;; *) exit 1 ;; esac\n'  # the round: silent exit 1
+                   f"printf '%s\\n' '{reply}'\nexit {0 if server_answers else 1}\n")
     fio.chmod(0o755)
     batch = dataclasses.replace(_lat_round_batch(), job_path=str(tmp_path / "round-002.fio"),
                                 output_path=str(tmp_path / "round-002.json"))
@@ -100,3 +101,22 @@ def test_a_silent_client_failure_is_a_lost_server_only_when_the_server_no_longer
     else:
         with pytest.raises(HostLost, match="went away during round-002.json .*does not answer"):
             ex.run(batch)
+
+
+def test_a_listener_that_is_not_a_fio_server_is_refused():
+    """fio --client=S alone exits 1 without a word both when connected and when something else
+    listens there (an HTTP server, measured): the null-engine probe must come back as fio JSON."""
+    import http.server
+    import threading
+
+    from ssdpts.errors import UserError
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        ex = FioClientExecutor(f"127.0.0.1,{srv.server_address[1]}")
+        with pytest.raises(UserError, match="did not answer as a fio server") as e:
+            ex.check(timeout_s=10)
+        assert "\n" not in str(e.value)
+    finally:
+        srv.shutdown()

@@ -69,18 +69,33 @@ class FioClientExecutor(FioExecutor):
         self.server = server_address(server)
 
     def check(self, timeout_s: float = 15.0) -> None:
-        """Refuse (nothing written) when the server does not answer: ``fio --client=S`` without a job
-        file connects and exits (status 1, silent when connected; "failed to connect" when not)."""
-        try:
-            out = subprocess.run([self.binary, f"--client={self.server}"], capture_output=True, text=True,
-                                 timeout=timeout_s, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise UserError(f"fio server {self.server} did not answer within {timeout_s:g} s: check that "
-                            f"'fio --server' runs there (nothing was written)") from None
+        """Refuse (nothing written) unless a fio server answers. ``fio --client=S`` alone proves
+        nothing: it exits 1 without a word both when connected and when anything else listens
+        there (measured: an HTTP server). So the probe is a job for fio's null engine, which opens
+        no file and moves no data: only a fio server sends back its JSON (``client_stats``)."""
+        import json
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", suffix=".fio", prefix="ssdpts-probe-") as job:
+            job.write("[ssdpts-probe]\nioengine=null\nsize=4k\nbs=4k\nfilename=ssdpts-probe\n")
+            job.flush()
+            try:
+                out = subprocess.run([self.binary, f"--client={self.server}", "--output-format=json", job.name],
+                                     capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                raise UserError(f"fio server {self.server} did not answer within {timeout_s:g} s: check that "
+                                f"'fio --server' runs there (nothing was written)") from None
         said = (out.stdout + out.stderr).strip()
         if _GONE.search(said):
             raise UserError(f"fio server {self.server} does not answer ({said.splitlines()[-1].strip()}): start "
                             f"'fio --server' there and run again (nothing was written)")
+        try:
+            answer = json.loads(out.stdout[out.stdout.index("{"):])
+        except ValueError:
+            answer = {}
+        if not isinstance(answer, dict) or not answer.get("client_stats"):
+            raise UserError(f"{self.server} did not answer as a fio server (exit {out.returncode}, no fio JSON): "
+                            f"give the address of a running 'fio --server' (nothing was written)")
 
     def _unanswered(self) -> str | None:
         """A client that failed without a word (seen when its server was SIGKILLed mid-round: exit 1,
