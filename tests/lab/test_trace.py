@@ -14,6 +14,7 @@ JOB = ("fio --name=known --filename={dev} --direct=1 --ioengine=libaio --iodepth
        "--bssplit=4k/70:64k/30 --size=64M --number_ios=2000 --randseed=7 --norandommap --output-format=json")
 
 
+@pytest.mark.slow  # about 40 s under TCG: make test-lab / test-full; the reader itself is in the CI set
 def test_record_uses_blktrace_in_the_guest(lab):
     dev = lab.dev["nvme"]
     # blktrace's per-CPU files are mmap()ed: a tmpfs, not the 9p scratch share
