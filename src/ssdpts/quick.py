@@ -263,8 +263,11 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
         store = RunStore.create(out_dir, "quick-" + target.identity_label, manifest)
         claim.set_run_dir(store.path)
         store_device_files(store, raw, manifest)
-        with outcome_recorded(store, disclosures(spec), _partial_report):
-            doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
+        try:
+            with outcome_recorded(store, disclosures(spec), _partial_report):
+                doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
+        finally:
+            store.unlock()  # the next command (report, verify, the results library) may take the run directory
         return store, doc
 
 

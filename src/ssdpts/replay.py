@@ -280,8 +280,12 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
         def purge() -> dict:
             return select_purge(target, "auto", info=info).run(target, log=log).to_dict()
 
-        with outcome_recorded(store, manifest["deviations"], _partial_report):
-            doc = execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
+        try:
+            with outcome_recorded(store, manifest["deviations"], _partial_report):
+                doc = execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log,
+                              claim.check)
+        finally:
+            store.unlock()  # the next command (report, verify, the results library) may take the run directory
         return store, doc
 
 

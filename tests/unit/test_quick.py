@@ -217,6 +217,31 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     assert (run_dir / "report.html").exists()
 
 
+def test_the_run_directory_is_unlocked_at_every_end(tmp_path):
+    """start_quick hands back a run directory the next command can lock (report, verify, the results
+    library), after a complete run, an interruption and a failed fio alike; the returned store and
+    the exception (with its frames) are kept alive here, as a caller keeps them."""
+    from ssdpts.errors import Interrupted, RunFailed
+    from ssdpts.store import RunStore
+
+    def can_lock(run_dir: Path) -> None:
+        other = RunStore.open(run_dir)
+        other.lock()  # UserError "in use by another ssdpts process" while the run's lock is held
+        other.unlock()
+
+    store, _doc = quick_run(tmp_path, only=("seq1m-read-t1q64",))
+    can_lock(store.path)
+    for n, (fault, stop) in enumerate(((dict(interrupt_on_batch=2), Interrupted), (dict(fail_on_batch=2), RunFailed))):
+        spec = Q.QuickSpec(runs=3, seconds=1.0, only=("seq1m-read-t1q64",))
+        target = open_target(str(tmp_path / f"s{n}.img"), size_bytes=64 * 2**20)
+        out = tmp_path / f"stopped{n}"
+        with pytest.raises(stop) as info:
+            Q.start_quick(spec, target, executor=FakeExecutor(**fault), out_dir=out, confirm=None, argv=["ssdpts"])
+        (run_dir,) = list(out.iterdir())
+        assert str(run_dir) in str(info.value)
+        can_lock(run_dir)
+
+
 def test_a_figure_not_measured_is_na_not_unreliable(tmp_path):
     """Compared with a run of fewer figures (--only), the missing ones read n/a, without the star that
     says "unreliable" (which would claim a measurement that was never made)."""
