@@ -244,31 +244,17 @@ def is_quick(run_dir: Path | str) -> bool:
 def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
                 interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
                 log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
-    """The checks of ``ssdpts run`` (session.claimed: lock, safety verdict and confirmation, kernel
-    claim), the same manifest and device records, then the quick table. An interruption or a failed
-    fio marks the run and keeps every run measured so far."""
-    from . import preflight
-    from .device import audit, identify
-    from .session import claimed, device_manifest, outcome_recorded, store_device_files
+    """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
+    then the quick table. An interruption or a failed fio marks the run and keeps every run measured
+    so far."""
+    from .session import start_other_run
 
-    space = preflight.results_space(out_dir, [])
-    description = identify.load_description(describe) if describe else None
-    tool_version = executor.version()
-    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
-        info, raw = identify.gather(target)
-        checks = audit.audit()
-        manifest = {"kind": KIND, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
-                                                    description, info, checks, space),
-                    "quick_spec": spec.to_dict(), "deviations": disclosures(spec)}
-        store = RunStore.create(out_dir, "quick-" + target.identity_label, manifest)
-        claim.set_run_dir(store.path)
-        store_device_files(store, raw, manifest)
-        try:
-            with outcome_recorded(store, disclosures(spec), _partial_report):
-                doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
-        finally:
-            store.unlock()  # the next command (report, verify, the results library) may take the run directory
-        return store, doc
+    def body(store: RunStore, target, claim, _info) -> dict:
+        return execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
+
+    return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
+                           argv=argv, describe=describe, body=body, render_partial=_partial_report,
+                           entries=lambda _t: {"quick_spec": spec.to_dict(), "deviations": disclosures(spec)})
 
 
 def _partial_report(run_dir: Path) -> None:

@@ -254,39 +254,26 @@ def disclosures(spec: ReplaySpec, trace=None, moved: int | None = None) -> list[
 def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, out_dir: Path, confirm: str | None,
                  interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
                  log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
-    """The checks of ``ssdpts run`` (session.claimed), the same manifest and device records, then
-    the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
-    from . import preflight
-    from .device import audit, identify
+    """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
+    then the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
     from .device.purge import select_purge
-    from .session import claimed, device_manifest, outcome_recorded, store_device_files
+    from .session import start_other_run
 
     trace = prepare_trace(trace_path)
-    space = preflight.results_space(out_dir, [])
-    description = identify.load_description(describe) if describe else None
-    tool_version = executor.version()
-    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
-        info, raw = identify.gather(target)
-        checks = audit.audit()
-        _o, moved = wrap_offsets(trace.offset_bytes, trace.size_bytes, target.size_bytes)
-        manifest = {"kind": KIND, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
-                                                    description, info, checks, space),
-                    "replay_spec": spec.to_dict(), "trace_file": str(Path(trace_path).resolve()),
-                    "deviations": disclosures(spec, trace, moved)}
-        store = RunStore.create(out_dir, "replay-" + target.identity_label, manifest)
-        claim.set_run_dir(store.path)
-        store_device_files(store, raw, manifest)
 
+    def entries(target) -> dict:
+        _o, moved = wrap_offsets(trace.offset_bytes, trace.size_bytes, target.size_bytes)
+        return {"replay_spec": spec.to_dict(), "trace_file": str(Path(trace_path).resolve()),
+                "deviations": disclosures(spec, trace, moved)}
+
+    def body(store: RunStore, target, claim, info) -> dict:
         def purge() -> dict:
             return select_purge(target, "auto", info=info).run(target, log=log).to_dict()
 
-        try:
-            with outcome_recorded(store, manifest["deviations"], _partial_report):
-                doc = execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log,
-                              claim.check)
-        finally:
-            store.unlock()  # the next command (report, verify, the results library) may take the run directory
-        return store, doc
+        return execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
+
+    return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
+                           argv=argv, describe=describe, entries=entries, body=body, render_partial=_partial_report)
 
 
 def _partial_report(run_dir: Path) -> None:
