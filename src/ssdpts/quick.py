@@ -299,12 +299,11 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
     004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Figures measured
     under different settings (workload, run length, preconditioning) are refused, like compare's
     settings check; an unreliable figure's delta is shown and flagged."""
-    from .compare import delta
+    from .compare import baseline_first, delta, device_label
     from .results.registry import SPEED
 
-    dirs = [Path(d) for d in run_dirs]
-    base = Path(baseline) if baseline is not None else dirs[0]
-    order = [base] + [d for d in dirs if d.resolve() != base.resolve()]
+    order = baseline_first(run_dirs, baseline)
+    base = order[0]
     if len(order) < 2:
         raise UserError("compare needs two quick runs at least: give another run directory")
     loaded = [(d, *load(d)) for d in order]
@@ -316,7 +315,7 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
                 raise UserError(f"{d} was measured with {k} = {doc['spec'].get(k)!r}, the baseline {base} with "
                                 f"{b_spec.get(k)!r}: compare quick runs made with the same settings")
     b_figs = {f["key"]: f for f in loaded[0][2]["figures"]}
-    runs = [{"run_dir": str(d), "label": _label(man), "figures": {f["key"]: f for f in doc["figures"]}}
+    runs = [{"run_dir": str(d), "label": device_label(man), "figures": {f["key"]: f for f in doc["figures"]}}
             for d, man, doc in loaded]
     # every figure any run measured, the baseline's first: a figure only A measured is a row with
     # no baseline value and no delta, not a row left out
@@ -341,11 +340,6 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
         rows.append(row)
     return {"kind": "quick-comparison", "baseline": str(base), "runs": [{k: r[k] for k in ("run_dir", "label")}
                                                                          for r in runs], "rows": rows}
-
-
-def _label(man: dict) -> str:
-    t = man.get("target") or {}
-    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
 
 
 def comparison_text(cmp: dict) -> str:

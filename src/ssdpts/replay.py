@@ -305,20 +305,14 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
     return [{**r, "ord": i} for i, r in enumerate(rows)]
 
 
-def _label(man: dict) -> str:
-    t = man.get("target") or {}
-    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
-
-
 def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
     """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
     and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
     are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""
-    from .compare import delta
+    from .compare import baseline_first, delta, device_label
 
-    dirs = [Path(d) for d in run_dirs]
-    base = Path(baseline) if baseline is not None else dirs[0]
-    order = [base] + [d for d in dirs if d.resolve() != base.resolve()]
+    order = baseline_first(run_dirs, baseline)
+    base = order[0]
     if len(order) < 2:
         raise UserError("compare needs two replay runs at least: give another run directory")
     loaded = [(d, *load(d)) for d in order]
@@ -339,7 +333,7 @@ def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = No
                      "reliable": [None if f is None or f["reliable"] is None else bool(f["reliable"]) for f in figs],
                      "deltas": [delta(v, vals[0], kind) for v in vals]})
     return {"kind": "replay-comparison", "baseline": str(base),
-            "runs": [{"run_dir": str(d), "label": _label(m)} for d, m, _doc in loaded], "rows": rows}
+            "runs": [{"run_dir": str(d), "label": device_label(m)} for d, m, _doc in loaded], "rows": rows}
 
 
 def comparison_text(cmp: dict) -> str:
