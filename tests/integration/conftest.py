@@ -224,8 +224,8 @@ def zram_factory() -> Iterator[Callable[..., str]]:
                     time.sleep(0.1)
 
 
-# The time-compressed settings of the shared runs below (steps of 0.2 s, at most 5 rounds).
-FAST = ["--step-seconds", "0.2", "--max-rounds", "5", "--wsat-hours", "0.1"]
+# The time-compressed settings of the shared runs below (steps of 0.1 s, at most 5 rounds).
+FAST = ["--step-seconds", "0.1", "--max-rounds", "5", "--wsat-hours", "0.1"]
 
 
 @pytest.fixture(scope="session")

@@ -176,8 +176,9 @@ def test_zram_device_runs_all_four_tests(all_four_runs):
 
 
 def start_background_run(dev: str, out: Path, *extra: str) -> tuple[subprocess.Popen, Path]:
-    """Start 'ssdpts run iops' on dev (0.1 s steps, at most 6 rounds) and wait for its run directory."""
-    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+    """Start 'ssdpts run iops' on dev (0.05 s steps, at most 6 rounds: a round of ~3 s) and wait for its
+    run directory."""
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.05", "--max-rounds", "6",
                              "--destroy-data-on", dev, "--out", str(out), "--quiet", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
