@@ -305,6 +305,27 @@ def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp
     status = {r["cells"][0][0]: r["cells"][-1][0] for r in build(run_dir).rows}
     assert status["RND 4KiB read T4 QD64"] == "incomplete"
     assert status["SEQ 1MiB read T1 QD64"] == "ok"
+    # not judged is a warning, not the unreliable figure's style (reliable null in quick.json)
+    cells = {r["cells"][0][0]: r["cells"] for r in build(run_dir).rows}
+    median, rse, status_cell = (cells["RND 4KiB read T4 QD64"][i] for i in (2, 3, -1))
+    assert fig["reliable"] is None and (median[1], rse[1], status_cell[1]) == ("warn", "warn", "warn")
+
+
+def test_a_whole_figure_that_moved_no_data_is_unreliable_not_incomplete(tmp_path):
+    """Every run done, none moved data (mean 0, no RSE): judged, not reliable; the report says
+    UNRELIABLE (it said "incomplete", from the number of runs alone)."""
+    from ssdpts.report.quick_html import build
+
+    spec = Q.QuickSpec(runs=3, seconds=1.0, only=("seq1m-read-t1q64", "rnd4k-read-t1q1"))
+    target = open_target(str(tmp_path / "a.img"), size_bytes=64 * 2**20)
+    store, doc = Q.start_quick(spec, target, executor=FakeExecutor(model=lambda s: 0.0 if s.part == "seq1m-read-t1q64"
+                                                                   else 50e3),
+                               out_dir=tmp_path / "runs", confirm=None, argv=["ssdpts", "quick"])
+    zero = doc["figures"][0]
+    assert zero["n"] == 3 and zero["values"] == [0.0] * 3 and zero["rse"] is None and zero["reliable"] is False
+    cells = {r["cells"][0][0]: r["cells"] for r in build(store.path).rows}
+    assert cells["SEQ 1MiB read T1 QD64"][-1] == ("UNRELIABLE", "bad")
+    assert cells["RND 4KiB read T1 QD1"][-1] == ("ok", "")
 
 
 def test_every_run_of_a_figure_has_its_own_random_sequence(tmp_path):
