@@ -54,6 +54,20 @@ __all__ = ["DEFAULT_DATA_PATTERN", "METRICS", "MIX_ORDER", "SHORT", "SPEED", "TI
            "fmt_value", "table_cells"]
 
 
+def baseline_first(run_dirs: Iterable[str | Path], baseline: str | Path | None) -> list[Path]:
+    """Quick and replay comparisons: the run directories with the baseline B first (default: the
+    first given), B not repeated among the others."""
+    dirs = [Path(d) for d in run_dirs]
+    base = Path(baseline) if baseline is not None else dirs[0]
+    return [base] + [d for d in dirs if d.resolve() != base.resolve()]
+
+
+def device_label(manifest: dict) -> str:
+    """A run's drive as a comparison names it: model (or device name) and serial, else its path."""
+    t = manifest.get("target") or {}
+    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
+
+
 def delta(value: float | None, baseline: float | None, kind: str) -> float | None:
     """Performance delta of ``value`` (run A) over ``baseline`` (run B); positive = A is better.
     Speed-type: A/B − 1. Time-type: time_B/time_A − 1 (seed 004). None when either is missing or 0."""

@@ -40,6 +40,13 @@ class DeviceUnsafe(Interrupted):
     exit_code = EXIT_FAILED
 
 
+class HostLost(Interrupted):
+    """The fio server running the run's batches stopped answering (engine/fioclient.py): the run
+    stops ``interrupted`` (exit 1) and resumes once the server is back."""
+
+    exit_code = EXIT_FAILED
+
+
 class Signalled(KeyboardInterrupt):
     """A terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) arrived: raised by cli.main's handler
     wherever the program is, so every ``except KeyboardInterrupt`` cleanup path runs."""

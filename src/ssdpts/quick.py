@@ -244,28 +244,17 @@ def is_quick(run_dir: Path | str) -> bool:
 def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
                 interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
                 log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
-    """The checks of ``ssdpts run`` (session.claimed: lock, safety verdict and confirmation, kernel
-    claim), the same manifest and device records, then the quick table. An interruption or a failed
-    fio marks the run and keeps every run measured so far."""
-    from . import preflight
-    from .device import audit, identify
-    from .session import claimed, device_manifest, outcome_recorded, store_device_files
+    """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
+    then the quick table. An interruption or a failed fio marks the run and keeps every run measured
+    so far."""
+    from .session import start_other_run
 
-    space = preflight.results_space(out_dir, [])
-    description = identify.load_description(describe) if describe else None
-    tool_version = executor.version()
-    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
-        info, raw = identify.gather(target)
-        checks = audit.audit()
-        manifest = {"kind": KIND, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
-                                                    description, info, checks, space),
-                    "quick_spec": spec.to_dict(), "deviations": disclosures(spec)}
-        store = RunStore.create(out_dir, "quick-" + target.identity_label, manifest)
-        claim.set_run_dir(store.path)
-        store_device_files(store, raw, manifest)
-        with outcome_recorded(store, disclosures(spec), _partial_report):
-            doc = execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
-        return store, doc
+    def body(store: RunStore, target, claim, _info) -> dict:
+        return execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
+
+    return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
+                           argv=argv, describe=describe, body=body, render_partial=_partial_report,
+                           entries=lambda _t: {"quick_spec": spec.to_dict(), "deviations": disclosures(spec)})
 
 
 def _partial_report(run_dir: Path) -> None:
@@ -310,12 +299,11 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
     004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Figures measured
     under different settings (workload, run length, preconditioning) are refused, like compare's
     settings check; an unreliable figure's delta is shown and flagged."""
-    from .compare import delta
+    from .compare import baseline_first, delta, device_label
     from .results.registry import SPEED
 
-    dirs = [Path(d) for d in run_dirs]
-    base = Path(baseline) if baseline is not None else dirs[0]
-    order = [base] + [d for d in dirs if d.resolve() != base.resolve()]
+    order = baseline_first(run_dirs, baseline)
+    base = order[0]
     if len(order) < 2:
         raise UserError("compare needs two quick runs at least: give another run directory")
     loaded = [(d, *load(d)) for d in order]
@@ -327,7 +315,7 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
                 raise UserError(f"{d} was measured with {k} = {doc['spec'].get(k)!r}, the baseline {base} with "
                                 f"{b_spec.get(k)!r}: compare quick runs made with the same settings")
     b_figs = {f["key"]: f for f in loaded[0][2]["figures"]}
-    runs = [{"run_dir": str(d), "label": _label(man), "figures": {f["key"]: f for f in doc["figures"]}}
+    runs = [{"run_dir": str(d), "label": device_label(man), "figures": {f["key"]: f for f in doc["figures"]}}
             for d, man, doc in loaded]
     # every figure any run measured, the baseline's first: a figure only A measured is a row with
     # no baseline value and no delta, not a row left out
@@ -352,11 +340,6 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
         rows.append(row)
     return {"kind": "quick-comparison", "baseline": str(base), "runs": [{k: r[k] for k in ("run_dir", "label")}
                                                                          for r in runs], "rows": rows}
-
-
-def _label(man: dict) -> str:
-    t = man.get("target") or {}
-    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
 
 
 def comparison_text(cmp: dict) -> str:

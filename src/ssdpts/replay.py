@@ -254,35 +254,26 @@ def disclosures(spec: ReplaySpec, trace=None, moved: int | None = None) -> list[
 def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, out_dir: Path, confirm: str | None,
                  interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
                  log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
-    """The checks of ``ssdpts run`` (session.claimed), the same manifest and device records, then
-    the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
-    from . import preflight
-    from .device import audit, identify
+    """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
+    then the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
     from .device.purge import select_purge
-    from .session import claimed, device_manifest, outcome_recorded, store_device_files
+    from .session import start_other_run
 
     trace = prepare_trace(trace_path)
-    space = preflight.results_space(out_dir, [])
-    description = identify.load_description(describe) if describe else None
-    tool_version = executor.version()
-    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
-        info, raw = identify.gather(target)
-        checks = audit.audit()
-        _o, moved = wrap_offsets(trace.offset_bytes, trace.size_bytes, target.size_bytes)
-        manifest = {"kind": KIND, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
-                                                    description, info, checks, space),
-                    "replay_spec": spec.to_dict(), "trace_file": str(Path(trace_path).resolve()),
-                    "deviations": disclosures(spec, trace, moved)}
-        store = RunStore.create(out_dir, "replay-" + target.identity_label, manifest)
-        claim.set_run_dir(store.path)
-        store_device_files(store, raw, manifest)
 
+    def entries(target) -> dict:
+        _o, moved = wrap_offsets(trace.offset_bytes, trace.size_bytes, target.size_bytes)
+        return {"replay_spec": spec.to_dict(), "trace_file": str(Path(trace_path).resolve()),
+                "deviations": disclosures(spec, trace, moved)}
+
+    def body(store: RunStore, target, claim, info) -> dict:
         def purge() -> dict:
             return select_purge(target, "auto", info=info).run(target, log=log).to_dict()
 
-        with outcome_recorded(store, manifest["deviations"], _partial_report):
-            doc = execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
-        return store, doc
+        return execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
+
+    return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
+                           argv=argv, describe=describe, entries=entries, body=body, render_partial=_partial_report)
 
 
 def _partial_report(run_dir: Path) -> None:
@@ -314,20 +305,14 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
     return [{**r, "ord": i} for i, r in enumerate(rows)]
 
 
-def _label(man: dict) -> str:
-    t = man.get("target") or {}
-    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
-
-
 def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
     """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
     and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
     are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""
-    from .compare import delta
+    from .compare import baseline_first, delta, device_label
 
-    dirs = [Path(d) for d in run_dirs]
-    base = Path(baseline) if baseline is not None else dirs[0]
-    order = [base] + [d for d in dirs if d.resolve() != base.resolve()]
+    order = baseline_first(run_dirs, baseline)
+    base = order[0]
     if len(order) < 2:
         raise UserError("compare needs two replay runs at least: give another run directory")
     loaded = [(d, *load(d)) for d in order]
@@ -348,7 +333,7 @@ def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = No
                      "reliable": [None if f is None or f["reliable"] is None else bool(f["reliable"]) for f in figs],
                      "deltas": [delta(v, vals[0], kind) for v in vals]})
     return {"kind": "replay-comparison", "baseline": str(base),
-            "runs": [{"run_dir": str(d), "label": _label(m)} for d, m, _doc in loaded], "rows": rows}
+            "runs": [{"run_dir": str(d), "label": device_label(m)} for d, m, _doc in loaded], "rows": rows}
 
 
 def comparison_text(cmp: dict) -> str:

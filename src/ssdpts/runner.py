@@ -20,7 +20,7 @@ from typing import Callable, Protocol
 
 from . import analysis, cpus
 from .engine.base import Area, Batch, Executor
-from .errors import DeviceUnsafe, Interrupted, RunFailed, Signalled
+from .errors import DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled
 from .pts.parts import Part
 from .store import RunStore, disk_error, utc_now
 
@@ -129,8 +129,11 @@ def execute(ctx: RunContext) -> dict:
             if isinstance(exc, DeviceUnsafe):
                 text = (f"stopped: {exc}: every finished round is saved in {store.path}; once the device is "
                         f"safe again continue with 'ssdpts resume {store.path}'")
-            elif why.get("reason"):  # the fio server went away (engine/fioclient.py HostLost)
+            elif why.get("host_lost"):  # the fio server went away (engine/fioclient.py)
                 text = (f"interrupted: {exc}: every finished round is saved in {store.path}; once it is back "
+                        f"continue with 'ssdpts resume {store.path}'")
+            elif why.get("reason"):  # any other stop that says why: its own words, no claim of a lost host
+                text = (f"interrupted: {exc}: every finished round is saved in {store.path}; "
                         f"continue with 'ssdpts resume {store.path}'")
             else:
                 by = f" by {why['signal']}" if why.get("signal") else ""
@@ -164,13 +167,15 @@ def _close(progress: ProgressSink) -> None:
 
 
 def _interruption(exc: BaseException) -> dict:
-    """What stopped the run, for the manifest: the signal, or the guard's reason."""
+    """What stopped the run, for the manifest: the signal, the guard's reason, the lost fio server
+    (``host_lost``: only a HostLost, the one stop whose cure is waiting for a host), or the reason
+    another interruption gave."""
     if isinstance(exc, Signalled):
         return {"at": utc_now(), "signal": exc.name}
     if isinstance(exc, DeviceUnsafe):
         return {"at": utc_now(), "device_unsafe": str(exc)}
     if isinstance(exc, Interrupted) and str(exc):
-        return {"at": utc_now(), "signal": None, "reason": str(exc)}
+        return {"at": utc_now(), "signal": None, "reason": str(exc), "host_lost": isinstance(exc, HostLost)}
     return {"at": utc_now(), "signal": "SIGINT" if isinstance(exc, KeyboardInterrupt) else None}
 
 

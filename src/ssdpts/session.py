@@ -191,6 +191,35 @@ def store_device_files(store: RunStore, raw: dict, manifest: dict) -> None:
     store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
 
 
+def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
+                    interactive: bool, argv: list[str] | None, describe: str | None,
+                    entries: Callable[[Target], dict], body: Callable[[RunStore, Target, Claim, dict | None], dict],
+                    render_partial: Callable[[Path], object]) -> tuple[RunStore, dict]:
+    """Start a run that is not a PTS run (``kind``: ssdpts quick, trace replay): the checks of
+    ``ssdpts run`` (claimed: lock, safety verdict and confirmation, kernel claim), the same manifest
+    and device records (``entries(target)``: the kind's own manifest entries, its ``deviations``
+    among them), then ``body(store, target, claim, info)`` under outcome_recorded. Returns (store,
+    body's document); the run directory is unlocked whatever the end, so that the next command
+    (report, verify, the results library) may take it."""
+    space = preflight.results_space(out_dir, [])
+    description = identify.load_description(describe) if describe else None
+    tool_version = executor.version()
+    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
+        info, raw = identify.gather(target)
+        checks = audit.audit()
+        manifest = {"kind": kind, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
+                                                    description, info, checks, space), **entries(target)}
+        store = RunStore.create(out_dir, f"{kind}-{target.identity_label}", manifest)
+        try:
+            claim.set_run_dir(store.path)
+            store_device_files(store, raw, manifest)
+            with outcome_recorded(store, manifest["deviations"], render_partial):
+                doc = body(store, target, claim, info)
+        finally:
+            store.unlock()
+        return store, doc
+
+
 @contextmanager
 def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Callable[[Path], object]):
     """The end of a run that is not a PTS run (ssdpts quick, trace replay): its status in the

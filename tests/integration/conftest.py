@@ -111,6 +111,13 @@ def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
 
     ``image`` lets a test prepare the backing file first (e.g. write a partition table).
     """
+    with loop_factory(tmp_path) as make:
+        yield make
+
+
+@contextlib.contextmanager
+def loop_factory(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """make_loop's factory for any scope: every loop device made is detached when the block ends."""
     require_root_and_losetup()
     created: list[str] = []
 
@@ -129,15 +136,17 @@ def make_loop(tmp_path: Path) -> Iterator[Callable[..., str]]:
         created.append(dev)
         return dev
 
-    yield make
-    _stop_our_ssdpts()
-    for dev in reversed(created):
-        _undo_leftovers(dev, tmp_path)
-        # Only while it is still ours: a test that re-attaches a node (loop_reattach) could, in the
-        # worst case, have lost it to another process creating loop devices at the same moment.
-        backing = Path(f"/sys/block/{os.path.basename(dev)}/loop/backing_file")
-        if backing.exists() and backing.read_text().strip().startswith(str(tmp_path)):
-            subprocess.run(["losetup", "-d", dev], check=False)
+    try:
+        yield make
+    finally:
+        _stop_our_ssdpts()
+        for dev in reversed(created):
+            _undo_leftovers(dev, tmp_path)
+            # Only while it is still ours: a test that re-attaches a node (loop_reattach) could, in the
+            # worst case, have lost it to another process creating loop devices at the same moment.
+            backing = Path(f"/sys/block/{os.path.basename(dev)}/loop/backing_file")
+            if backing.exists() and backing.read_text().strip().startswith(str(tmp_path)):
+                subprocess.run(["losetup", "-d", dev], check=False)
 
 
 _LOOP_SET_FD, _LOOP_CLR_FD, _LOOP_SET_DIRECT_IO = 0x4C00, 0x4C01, 0x4C08
@@ -178,6 +187,13 @@ def loop_reattach(dev: str, image: Path) -> None:
 @pytest.fixture
 def make_zram() -> Iterator[Callable[..., str]]:
     """Factory: make_zram(size_bytes) -> "/dev/zramN"; every device made here is removed after."""
+    with zram_factory() as make:
+        yield make
+
+
+@contextlib.contextmanager
+def zram_factory() -> Iterator[Callable[..., str]]:
+    """make_zram's factory for any scope: every zram device made is removed when the block ends."""
     if os.geteuid() != 0:
         pytest.skip("needs root to create zram devices")
     control = Path("/sys/class/zram-control/hot_add")
@@ -191,19 +207,42 @@ def make_zram() -> Iterator[Callable[..., str]]:
         Path(f"/sys/block/zram{n}/disksize").write_text(str(size_bytes))
         return f"/dev/zram{n}"
 
-    yield make
-    _stop_our_ssdpts()
-    for n in made:
-        # Right after fio exits the device can still be busy for a moment (EBUSY): retry.
-        for _ in range(50):
-            try:
-                Path(f"/sys/block/zram{n}/reset").write_text("1")
-                Path("/sys/class/zram-control/hot_remove").write_text(n)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.1)
+    try:
+        yield make
+    finally:
+        _stop_our_ssdpts()
+        for n in made:
+            # Right after fio exits the device can still be busy for a moment (EBUSY): retry.
+            for _ in range(50):
+                try:
+                    Path(f"/sys/block/zram{n}/reset").write_text("1")
+                    Path("/sys/class/zram-control/hot_remove").write_text(n)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+# The time-compressed settings of the shared runs below (steps of 0.1 s, at most 5 rounds).
+FAST = ["--step-seconds", "0.1", "--max-rounds", "5", "--wsat-hours", "0.1"]
+
+
+@pytest.fixture(scope="session")
+def all_four_runs(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path, str]]:
+    """'ssdpts run all' (FAST) once on a 256 MiB loop device and once on a 512 MiB zram device, made
+    here and removed as soon as the runs end: {"loop"|"zram": (the command's result, its --out, the
+    device path)}. The run directories stay for the session: test_run_devices.py checks each run,
+    test_compare_real.py compares the two (each run took ~90 s in CI; they are made once)."""
+    base = tmp_path_factory.mktemp("all-four")
+    out: dict[str, tuple[subprocess.CompletedProcess, Path, str]] = {}
+    with loop_factory(base) as make_loop_dev, zram_factory() as make_zram_dev:
+        for name, dev in (("loop", make_loop_dev("256M")), ("zram", make_zram_dev(512 * 2**20))):
+            runs = base / name
+            proc = ssdpts("run", "all", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(runs),
+                          "--quiet")
+            out[name] = (proc, runs, dev)
+    return out
 
 
 def ssdpts(*args: str, timeout: float = 900, **kw) -> subprocess.CompletedProcess:

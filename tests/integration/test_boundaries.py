@@ -69,7 +69,7 @@ def trace_run(dev: str, tmp_path: Path, *args: str) -> tuple[Path, bt.TracedIOs,
 def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path):
     dev = make_loop("192M") if kind == "loop" else make_zram(192 * 2**20)
     gates_before = set(Path("/tmp").glob("ssdpts-gate-*"))  # a dead run of someone else's is not ours to judge
-    run, ios, offset_s, spawn_ms = trace_run(dev, tmp_path, "--step-seconds", "0.5", "--max-rounds", "5")
+    run, ios, offset_s, spawn_ms = trace_run(dev, tmp_path, "--step-seconds", "0.25", "--max-rounds", "5")
     steps = [s for s in steps_of(run) if s["phase"] == "round"]
     steps.sort(key=lambda s: (s["round"], s["index"]))
     summary = json.loads((run / "summary.json").read_text())

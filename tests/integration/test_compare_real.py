@@ -1,6 +1,7 @@
-"""A comparison of two real runs: fio on a loop device against fio on a zram device, both made
-here (and removed after) — the only devices this test writes to. zram has 4096-byte logical
-blocks, so its IOPS and LAT tables lack the 0.5KiB cells: the comparison shows them as n/a.
+"""A comparison of two real runs: 'ssdpts run all' with fio on a loop device against the same on
+a zram device (conftest.all_four_runs: made once for this file and test_run_devices.py, on
+devices made and removed there, the only devices written to). zram has 4096-byte logical blocks,
+so its IOPS and LAT tables lack the 0.5KiB cells: the comparison shows them as n/a.
 
 Set SSDPTS_KEEP_COMPARE=DIR to keep the rendered comparison (HTML, PDF, JSON) for a look.
 """
@@ -18,15 +19,13 @@ from .conftest import ssdpts
 
 pytestmark = pytest.mark.root
 
-FAST = ["--step-seconds", "0.1", "--max-rounds", "5", "--quiet"]
+TESTS = ["wsat", "iops", "tp", "tp", "lat"]  # the parts of 'ssdpts run all', in the comparison's order
 
-
-def _run(dev: str, out: Path) -> Path:
-    proc = ssdpts("run", "iops", "lat", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out),
-                  timeout=1800)
+def _run(all_four_runs, name: str) -> tuple[Path, str]:
+    proc, out, dev = all_four_runs[name]
     assert proc.returncode == 0, proc.stderr
     (run,) = [d for d in out.iterdir() if d.is_dir()]
-    return run
+    return run, dev
 
 
 def _compare(argv: list[str]) -> tuple[int, str]:
@@ -52,19 +51,17 @@ def _compare(argv: list[str]) -> tuple[int, str]:
     return rc, buf.getvalue()
 
 
-def test_compare_loop_and_zram(make_loop, make_zram, tmp_path):
-    loop = make_loop("512M")
-    zram = make_zram(512 * 2**20)
+def test_compare_loop_and_zram(all_four_runs, tmp_path):
+    run_loop, loop = _run(all_four_runs, "loop")
+    run_zram, zram = _run(all_four_runs, "zram")
     assert loop.startswith("/dev/loop") and zram.startswith("/dev/zram")
-    run_loop = _run(loop, tmp_path / "loop")
-    run_zram = _run(zram, tmp_path / "zram")
 
     from ssdpts.compare import compare_runs
 
     cmp = compare_runs([run_loop, run_zram])  # the same settings: no --allow-different needed
     assert not cmp.invalidating
-    assert [p.test for p in cmp.parts] == ["iops", "lat"]
-    iops = cmp.parts[0]
+    assert [p.test for p in cmp.parts] == TESTS
+    iops = next(p for p in cmp.parts if p.test == "iops")
     assert len(iops.rows) == 56
     half = [r for r in iops.rows if r.block_size_bytes == 512]
     assert len(half) == 7 and all(r.values[0] is not None and r.values[1] is None and r.deltas[1] is None for r in half)
@@ -72,7 +69,7 @@ def test_compare_loop_and_zram(make_loop, make_zram, tmp_path):
     assert all(r.values[0] > 0 and r.values[1] > 0 and r.deltas[1] is not None for r in full)
     for r in full:  # the definition, on real numbers
         assert r.deltas[1] == pytest.approx(r.values[1] / r.values[0] - 1)
-    lat = cmp.parts[1]
+    lat = next(p for p in cmp.parts if p.test == "lat")
     for r in lat.rows:
         if r.values[1] is not None:
             assert r.deltas[1] == pytest.approx(r.values[0] / r.values[1] - 1)
@@ -86,7 +83,8 @@ def test_compare_loop_and_zram(make_loop, make_zram, tmp_path):
     data = json.loads((out / "ssdpts-compare.json").read_text())
     assert pdf.startswith(b"%PDF") and len(pdf) > 20_000
     assert html.count("<svg") >= 2 and "n/a" in html
-    assert data["parts"][0]["rows"][-1]["values"][1] is None  # 0.5KiB 0/100 on zram: n/a
+    iops_data = next(p for p in data["parts"] if p["test"] == "iops")
+    assert iops_data["rows"][-1]["values"][1] is None  # 0.5KiB 0/100 on zram: n/a
 
     keep = os.environ.get("SSDPTS_KEEP_COMPARE")
     if keep:
@@ -102,6 +100,6 @@ def test_compare_loop_and_zram(make_loop, make_zram, tmp_path):
         rows = db.export_rows()
         assert {r["target_path"] for r in rows} == {loop, zram}
         assert len([r for r in rows if r["target_path"] == zram]) < len([r for r in rows if r["target_path"] == loop])
-    rebuild(tmp_path / "r2.db", [tmp_path / "loop", tmp_path / "zram"])
+    rebuild(tmp_path / "r2.db", [all_four_runs["loop"][1], all_four_runs["zram"][1]])
     with ResultsDB(tmp_path / "r2.db") as db:
         assert db.export_rows() == rows

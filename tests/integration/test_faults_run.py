@@ -36,7 +36,7 @@ def test_full_results_disk_stops_cleanly_and_resume_finishes(make_loop, tmp_path
     # Leave 11 MB free: the run stops cleanly once a round no longer fits (it needs 8 MB at
     # least), after one or two saved rounds, whatever the size of fio's output per round.
     with small_ext4(make_loop, tmp_path, "results", free_bytes=11 * 2**20) as mnt:
-        r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.1", "--max-rounds", "6",
+        r = ssdpts("run", "iops", "--target", target, "--step-seconds", "0.05", "--max-rounds", "6",
                    "--destroy-data-on", target, "--out", str(mnt), "--quiet")
         assert r.returncode == 1, r.stderr
         line = one_line_error(r.stderr)

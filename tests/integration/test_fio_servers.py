@@ -134,7 +134,7 @@ def test_two_fio_servers_one_killed_then_resumed(make_zram, fio_servers, tmp_pat
     arun = runs[devs[0]]
     man = json.loads((arun / "manifest.json").read_text())
     assert man["status"] == "interrupted", man
-    assert f"fio server {a.address} went away" in man["interruption"]["reason"]
+    assert f"fio server {a.address} went away" in man["interruption"]["reason"] and man["interruption"]["host_lost"] is True
     kept = _rounds_done(arun)
     assert kept >= 1 and not integrity.check(arun).problems
     assert f"a:{devs[0]}: interrupted, {arun}" in stdout and f"b:{devs[1]}: complete" in stdout

@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 
 from ..report_numbers import Recompute, html_numbers, percentile, raw_from_fio
-from .conftest import ssdpts
 
 pytestmark = pytest.mark.root
-
-FAST = ["--step-seconds", "0.2", "--max-rounds", "5", "--wsat-hours", "0.1"]
 
 
 def run_dir_of(out: Path) -> Path:
@@ -113,10 +110,8 @@ def recompute_and_compare(run: Path) -> None:
                     assert row["lat_p99999_us"] == pytest.approx(min(fio_p, maxes[0]) / 1e3, rel=1e-12)
 
 
-def test_all_four_tests_on_a_loop_device(make_loop, tmp_path):
-    dev = make_loop("256M")
-    out = tmp_path / "runs"
-    r = ssdpts("run", "all", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out), "--quiet")
+def test_all_four_tests_on_a_loop_device(all_four_runs):
+    r, out, _dev = all_four_runs["loop"]  # conftest.py: the run is shared with test_compare_real.py
     assert r.returncode == 0, r.stderr
     run = run_dir_of(out)
     man = json.loads((run / "manifest.json").read_text())
@@ -171,10 +166,8 @@ def check_report_numbers(run: Path) -> None:
             assert d["job"] in (run / d["jobfile"]).read_text()
 
 
-def test_zram_device_runs_all_four_tests(make_zram, tmp_path):
-    dev = make_zram(512 * 2**20)
-    out = tmp_path / "runs"
-    r = ssdpts("run", "all", "--target", dev, *FAST, "--destroy-data-on", dev, "--out", str(out), "--quiet")
+def test_zram_device_runs_all_four_tests(all_four_runs):
+    r, out, _dev = all_four_runs["zram"]
     assert r.returncode == 0, r.stderr
     run = run_dir_of(out)
     recompute_and_compare(run)
@@ -183,8 +176,9 @@ def test_zram_device_runs_all_four_tests(make_zram, tmp_path):
 
 
 def start_background_run(dev: str, out: Path, *extra: str) -> tuple[subprocess.Popen, Path]:
-    """Start 'ssdpts run iops' on dev (0.1 s steps, at most 6 rounds) and wait for its run directory."""
-    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.1", "--max-rounds", "6",
+    """Start 'ssdpts run iops' on dev (0.05 s steps, at most 6 rounds: a round of ~3 s) and wait for its
+    run directory."""
+    proc = subprocess.Popen(["ssdpts", "run", "iops", "--target", dev, "--step-seconds", "0.05", "--max-rounds", "6",
                              "--destroy-data-on", dev, "--out", str(out), "--quiet", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()

@@ -49,7 +49,10 @@ def test_a_step_starts_only_when_every_clone_of_the_previous_one_has_ended(gate)
     hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
     assert waiting[0].wait(timeout=5) == 0, "released by the last clone's end"
     assert b.chained and b.released_unix_s >= a.ended_unix_s
-    assert ("ended", a.number) in news and news.index(("released", b.number)) < news.index(("ended", a.number))
+    # The gate tells its listener after it has written the release (nothing may delay the next
+    # step), so step 2's shell can exit before the gate's thread has told it: wait for the news.
+    assert wait_until(lambda: ("ended", a.number) in news), news
+    assert news.index(("released", b.number)) < news.index(("ended", a.number))
     # fio's own hook output files stay in the gate's directory, not in the caller's
     assert (gate.root / "s0001.postrun.txt").exists() and not Path("s0001.postrun.txt").exists()
 

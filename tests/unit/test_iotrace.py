@@ -115,6 +115,23 @@ def test_wrap_offsets_keeps_sizes_alignment_and_sequential_runs():
         wrap_offsets(off, size, 32768)
 
 
+@pytest.mark.parametrize("argv, word", [
+    (["--runs", "4"], "odd number"),
+    (["--runs", "1"], "odd number"),
+    (["--runs", "101"], "3 to 99"),
+    (["--time-scale", "0"], "--time-scale"),
+])
+def test_replay_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, argv, word):
+    from ssdpts.cli import main as M
+
+    target, out = tmp_path / "t.img", tmp_path / "runs"
+    rc = M.main(["trace", "replay", "--trace", str(FIO_V3), "--target", str(target), "--size", "64M",
+                 "--out", str(out), *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and word in err and len(err.strip().splitlines()) == 1
+    assert not target.exists() and not out.exists()
+
+
 def test_replay_spec_and_job():
     with pytest.raises(UserError, match="odd"):
         ReplaySpec(runs=4)

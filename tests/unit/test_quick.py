@@ -217,6 +217,31 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     assert (run_dir / "report.html").exists()
 
 
+def test_the_run_directory_is_unlocked_at_every_end(tmp_path):
+    """start_quick hands back a run directory the next command can lock (report, verify, the results
+    library), after a complete run, an interruption and a failed fio alike; the returned store and
+    the exception (with its frames) are kept alive here, as a caller keeps them."""
+    from ssdpts.errors import Interrupted, RunFailed
+    from ssdpts.store import RunStore
+
+    def can_lock(run_dir: Path) -> None:
+        other = RunStore.open(run_dir)
+        other.lock()  # UserError "in use by another ssdpts process" while the run's lock is held
+        other.unlock()
+
+    store, _doc = quick_run(tmp_path, only=("seq1m-read-t1q64",))
+    can_lock(store.path)
+    for n, (fault, stop) in enumerate(((dict(interrupt_on_batch=2), Interrupted), (dict(fail_on_batch=2), RunFailed))):
+        spec = Q.QuickSpec(runs=3, seconds=1.0, only=("seq1m-read-t1q64",))
+        target = open_target(str(tmp_path / f"s{n}.img"), size_bytes=64 * 2**20)
+        out = tmp_path / f"stopped{n}"
+        with pytest.raises(stop) as info:
+            Q.start_quick(spec, target, executor=FakeExecutor(**fault), out_dir=out, confirm=None, argv=["ssdpts"])
+        (run_dir,) = list(out.iterdir())
+        assert str(run_dir) in str(info.value)
+        can_lock(run_dir)
+
+
 def test_a_figure_not_measured_is_na_not_unreliable(tmp_path):
     """Compared with a run of fewer figures (--only), the missing ones read n/a, without the star that
     says "unreliable" (which would claim a measurement that was never made)."""
@@ -280,6 +305,27 @@ def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp
     status = {r["cells"][0][0]: r["cells"][-1][0] for r in build(run_dir).rows}
     assert status["RND 4KiB read T4 QD64"] == "incomplete"
     assert status["SEQ 1MiB read T1 QD64"] == "ok"
+    # not judged is a warning, not the unreliable figure's style (reliable null in quick.json)
+    cells = {r["cells"][0][0]: r["cells"] for r in build(run_dir).rows}
+    median, rse, status_cell = (cells["RND 4KiB read T4 QD64"][i] for i in (2, 3, -1))
+    assert fig["reliable"] is None and (median[1], rse[1], status_cell[1]) == ("warn", "warn", "warn")
+
+
+def test_a_whole_figure_that_moved_no_data_is_unreliable_not_incomplete(tmp_path):
+    """Every run done, none moved data (mean 0, no RSE): judged, not reliable; the report says
+    UNRELIABLE (it said "incomplete", from the number of runs alone)."""
+    from ssdpts.report.quick_html import build
+
+    spec = Q.QuickSpec(runs=3, seconds=1.0, only=("seq1m-read-t1q64", "rnd4k-read-t1q1"))
+    target = open_target(str(tmp_path / "a.img"), size_bytes=64 * 2**20)
+    store, doc = Q.start_quick(spec, target, executor=FakeExecutor(model=lambda s: 0.0 if s.part == "seq1m-read-t1q64"
+                                                                   else 50e3),
+                               out_dir=tmp_path / "runs", confirm=None, argv=["ssdpts", "quick"])
+    zero = doc["figures"][0]
+    assert zero["n"] == 3 and zero["values"] == [0.0] * 3 and zero["rse"] is None and zero["reliable"] is False
+    cells = {r["cells"][0][0]: r["cells"] for r in build(store.path).rows}
+    assert cells["SEQ 1MiB read T1 QD64"][-1] == ("UNRELIABLE", "bad")
+    assert cells["RND 4KiB read T1 QD1"][-1] == ("ok", "")
 
 
 def test_every_run_of_a_figure_has_its_own_random_sequence(tmp_path):

@@ -478,6 +478,37 @@ def test_device_unsafe_between_rounds_stops_interrupted_and_resumes(tmp_path, sm
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(small_baseline[0])))
 
 
+@pytest.mark.parametrize("lost", [True, False], ids=["fio-server-lost", "other-reason"])
+def test_only_a_lost_fio_server_is_called_one(tmp_path, lost):
+    """An interruption that gives its reason keeps it; only a HostLost (engine/fioclient.py) is
+    recorded and told as a lost host to wait for. Either way the run resumes."""
+    from ssdpts.errors import HostLost
+
+    why = ("the fio server 127.0.0.1,8765 went away during round-002.json (client: host=127.0.0.1 disconnected)"
+           if lost else "the supervisor stopped this target")
+
+    class Stops(FakeExecutor):
+        def run(self, batch):
+            if len(self.batches) == 3:  # iops round 2
+                self.batches.append(batch)
+                raise (HostLost if lost else Interrupted)(why)
+            return super().run(batch)
+
+    with pytest.raises(Interrupted) as exc:
+        start(tmp_path, SMALL, Stops())
+    run_dir = only_run_dir(tmp_path)
+    m = manifest(run_dir)
+    assert m["status"] == "interrupted" and m["interruption"]["reason"] == why
+    assert m["interruption"]["host_lost"] is lost and m["interruption"]["signal"] is None
+    text = str(exc.value)
+    assert text.startswith(f"interrupted: {why}: every finished round is saved in {run_dir}")
+    assert ("once it is back" in text) is lost
+    assert text.endswith(f"continue with 'ssdpts resume {run_dir}'")
+    assert exc.value.exit_code == (1 if lost else Interrupted.exit_code)
+    _, summary = resume_run(run_dir, executor=FakeExecutor(), keep_window=True)
+    assert summary["status"] == "complete"
+
+
 def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
     from ssdpts.results import integrity
     from ssdpts.store import file_digest

@@ -29,7 +29,7 @@ import signal
 import subprocess
 import time
 
-from ..errors import Interrupted, RunFailed, UserError
+from ..errors import HostLost, RunFailed, UserError
 from .base import Batch, BatchResult
 from .fio import _PR_SET_PDEATHSIG, FioExecutor, _prepare_child, _stop, _timeline_from_end
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
@@ -42,12 +42,6 @@ _JOB_HEADER = """\
 ; ssdpts: run by a fio server through 'fio --client'; each step a stonewall, scheduled by fio (the
 ; step gate needs the controlling host's FIFOs, see engine/fioclient.py)
 """
-
-
-class HostLost(Interrupted):
-    """The fio server stopped answering during a batch: the run stops ``interrupted`` (exit 1)."""
-
-    exit_code = 1
 
 
 def server_address(text: str) -> str:

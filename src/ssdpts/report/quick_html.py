@@ -69,18 +69,25 @@ def run_head(man: dict) -> tuple[str, str, list[tuple[str, str]]]:
         ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}")]
 
 
+def verdict(reliable: bool | None) -> tuple[str, str]:
+    """A figure's status and its cells' style, from its recorded verdict (quick.json, replay.json):
+    judged reliable; not judged (None: an interruption stopped its runs before the set was whole,
+    seed 004 §4.2 judges only a whole set), shown as incomplete, a warning, not as unreliable; or
+    judged unreliable (RSE above 5% after the runs allowed, or no RSE at all: no data moved)."""
+    if reliable is None:
+        return "incomplete", "warn"
+    return ("ok", "") if reliable else ("UNRELIABLE", "bad")
+
+
 def build(run_dir: Path) -> QuickDoc:
     man, doc = load(run_dir)
     spec = doc["spec"]
 
     def cells(f: dict) -> list[tuple[str, str]]:
-        # seed 004 §4.2: unreliable only once the runs are all in (N >= 7, or the N asked for); a figure
-        # stopped before (an interruption while runs were being added) is incomplete, not judged
-        status = ("ok" if f["reliable"] else "incomplete" if f["n"] < max(spec["runs"], spec["max_runs"])
-                  else "UNRELIABLE")
-        return [(f["label"], "l"), (f["unit"], ""), (_num(f["median"]), "med" if f["reliable"] else "bad"),
-                (_rse(f["rse"]), "" if f["reliable"] else "bad"), (str(f["n"]), "warn" if f["n"] > spec["runs"] else ""),
-                (" · ".join(_num(v) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
+        status, css = verdict(f["reliable"])
+        return [(f["label"], "l"), (f["unit"], ""), (_num(f["median"]), css or "med"),
+                (_rse(f["rse"]), css), (str(f["n"]), "warn" if f["n"] > spec["runs"] else ""),
+                (" · ".join(_num(v) for v in f["values"]), "runs"), (status, css)]
 
     ident, kicker, head = run_head(man)
     return QuickDoc(

@@ -9,7 +9,8 @@ from pathlib import Path
 from markupsafe import escape
 
 from . import FORMATS, output_paths, parse_formats
-from .quick_html import QuickDoc, _grouped, _num, _rse, _size, _write, build_comparison as quick_comparison, run_head
+from .quick_html import (QuickDoc, _grouped, _num, _rse, _size, _write, build_comparison as quick_comparison,
+                         run_head, verdict)
 from ..replay import PCTS, load
 
 NOTE = ("Median: the value of the middle run (seed 004 §4.1); RSE = s / (x̄ · √N) over the N replays (seed 004 §4.2). "
@@ -71,10 +72,10 @@ def build(run_dir: Path) -> QuickDoc:
     tr = doc["trace"]
 
     def cells(f: dict) -> list[tuple[str, str]]:
-        status = "ok" if f["reliable"] else "incomplete" if f["n"] < spec["runs"] else "UNRELIABLE"
-        return [(f["label"], "l"), (f["unit"], ""), (_fig(f["median"], f["unit"]), "med" if f["reliable"] else "bad"),
-                (_rse(f["rse"]), "" if f["reliable"] else "bad"), (str(f["n"]), ""),
-                (" · ".join(_fig(v, f["unit"]) for v in f["values"]), "runs"), (status, "" if f["reliable"] else "bad")]
+        status, css = verdict(f["reliable"])
+        return [(f["label"], "l"), (f["unit"], ""), (_fig(f["median"], f["unit"]), css or "med"),
+                (_rse(f["rse"]), css), (str(f["n"]), ""),
+                (" · ".join(_fig(v, f["unit"]) for v in f["values"]), "runs"), (status, css)]
 
     cap, lrows = latency_rows(doc)
     mrun = doc["runs"][doc["median_run"] - 1] if doc.get("median_run") else None
