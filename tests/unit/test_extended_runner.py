@@ -158,3 +158,23 @@ def test_report_model_has_the_extended_pages(run):
     assert any("time compression" in k.lower() for k, _ in hdr)
     texts = " ".join(a.title for s in rep.sections for a in s.blocks if getattr(a, "kind", "") == "alert")
     assert "PTS text not verified" in texts
+
+
+def test_the_html_report_of_the_four_tests_draws_every_plot(run, tmp_path):
+    """Every plot of the extended pages is drawn, not only described: the XSR page's second,
+    logarithmic axis once called the log-axis helper with arguments it no longer takes, and only
+    the slow device tests rendered it."""
+    import shutil
+
+    from ssdpts.report import render
+    from ssdpts.report.model import Plot, load
+
+    path = tmp_path / "run"
+    shutil.copytree(run[1], path)
+    (html,) = render(path, formats=("html",))
+    text = html.read_text()
+    plots = [b.id for s in load(path).sections for b in s.blocks if isinstance(b, Plot)]
+    assert {"xsr-lat", "hir-time", "cbw-demand-intensity-cpu"} <= set(plots)
+    for pid in plots:
+        start = text.index(f'id="{pid}"')
+        assert "<svg" in text[start:start + 4000], pid

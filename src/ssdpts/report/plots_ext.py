@@ -77,7 +77,7 @@ def rate_and_latency(fig, x: list[float], rate: list[float], rate_label: str, la
     for (name, ys), c in zip(lat.items(), (WARN, BAD)):
         ax2.plot(x, ys, color=c, lw=0.8, ls="--", label=name)
     if any(v > 0 for ys in lat.values() for v in ys):
-        _log(ax2, minor=False, steps_below=20)
+        _log(ax2)
     ax2.set_ylabel("response time (µs, log)")
     ax2.grid(False)
     ax2.spines["right"].set_visible(True)
