@@ -18,6 +18,7 @@ from .device import audit, fingerprint, host, identify, purge_check, safety, tel
 from .device.claim import Claim
 from .device.purge import is_pts_purge, select_purge
 from .device.target import Target, open_target
+from .engine import rtsched
 from .engine.base import Area, Executor
 from .analysis import kept_sessions
 from .errors import UserError
@@ -81,7 +82,8 @@ def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor,
     cache = writecache.apply(target, spec.prof.write_cache, info=info)
     store.update_manifest(write_cache=cache.summary, write_cache_record=cache.to_dict(), telemetry=src.describe())
     try:
-        return execute(_context(store, spec, target, executor, progress, info, src, claim, session, keep))
+        with rtsched.realtime(spec.realtime):  # the tests only: the report is drawn at normal priority
+            return execute(_context(store, spec, target, executor, progress, info, src, claim, session, keep))
     finally:
         src.close()
         restored = writecache.restore(cache, target)
@@ -301,6 +303,8 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         path = recorded["path"]
     except (KeyError, TypeError) as exc:
         raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
+    if spec.realtime:  # as the run started: the same schedule, or a clear refusal before anything is written
+        rtsched.check()
     damage = integrity.check(run_dir)
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "

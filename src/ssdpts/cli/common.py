@@ -69,6 +69,10 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                    help="purge before each test (default: auto = the strongest method the device supports)")
     e.add_argument("--cpus", metavar="LIST", default="",
                    help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
+    e.add_argument("--realtime", action="store_true",
+                   help="run ssdpts's schedule and fio at real-time priority (SCHED_FIFO 1) while the tests run, so a "
+                        "busy host cannot stretch the idle between steps (docs/methodology.md); a CPU-bound fio "
+                        "then leaves the rest of the host 5%% of the CPUs")
     add_run_directory_options(e, many=many)
 
 
@@ -121,6 +125,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         dirth_block_size=_size("--dirth-block-size", args.dirth_block_size), dirth_read_pct=args.dirth_read_pct,
         wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,
         ar_amount_bytes=_size("--ar-amount", args.ar_amount), cpus=check_list(args.cpus) if args.cpus else "",
+        realtime=bool(getattr(args, "realtime", False)),
     )
 
 
@@ -148,6 +153,13 @@ def prepare(args: argparse.Namespace) -> Prepared:
         raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     tests = expand_tests(args.tests)
     spec = build_spec(args, tests)
+    if spec.realtime:
+        if getattr(args, "fio_server", None) or getattr(args, "host", None):
+            raise UserError("--realtime sets the priority of fio on this host; a fio server's fio runs with the "
+                            "server's own (start it with 'chrt -f 1 fio --server'): drop --realtime")
+        from ..engine import rtsched
+
+        rtsched.check()
     target, size = open_target_option(args)
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     return Prepared(spec=spec, target=target, parts=parts, size_bytes=size)

@@ -27,7 +27,7 @@ HIR_BURSTS = 360
 TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
                 "op_ceiling_ms": ("cbw", "dirth"), "op_mid": ("cbw", "dirth"), "dirth_block_size": ("dirth",),
                 "dirth_read_pct": ("dirth",)}
-WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": ""}
+WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,10 @@ class RunSpec:
     # fio's cpus_allowed ("" = not pinned): the CPUs this run's fio may use (--cpus, --cpus-per-device).
     # Host configuration, not a PTS parameter: it changes no result's meaning, so it is no deviation.
     cpus: str = ""
+    # ssdpts, its step gate and fio at real-time priority while the tests run (--realtime,
+    # engine/rtsched.py): boundaries within the PTS's no-delay limit on a busy host. Host
+    # configuration too, recorded with the run and kept by resume.
+    realtime: bool = False
 
     def __post_init__(self) -> None:
         validate(self)

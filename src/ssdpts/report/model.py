@@ -1449,8 +1449,15 @@ class Builder:
                                      f"from each step's observed timeline; resolution 1 ms), beyond the planned idle "
                                      f"after a step where the test plans one (HIR). Limits: idle ≤ {limit:g} ms; "
                                      f"no overlap when either step is TC1/QD1, else at most the previous step's "
-                                     f"maximum response time (its drain). Per boundary: steps.jsonl \"boundary\"."))
+                                     f"maximum response time (its drain). Per boundary: steps.jsonl \"boundary\". "
+                                     f"Schedule: {self._priority()}."))
         return sec
+
+    def _priority(self) -> str:
+        if self.spec.doc.get("realtime"):
+            return "ssdpts's step gate and fio at real-time priority (SCHED_FIFO 1, --realtime)"
+        return ("ssdpts's step gate and fio at normal priority (a busy host can stretch boundaries; "
+                "--realtime holds them)")
 
     # Temperature ---------------------------------------------------------------------------
     def temperature_section(self) -> Section:
