@@ -11,11 +11,15 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _devices import remove_zram  # noqa: E402  (the benchmarks' scratch devices: one way to remove zram)
 
 
 def require_root_and_losetup() -> None:
@@ -212,16 +216,7 @@ def zram_factory() -> Iterator[Callable[..., str]]:
     finally:
         _stop_our_ssdpts()
         for n in made:
-            # Right after fio exits the device can still be busy for a moment (EBUSY): retry.
-            for _ in range(50):
-                try:
-                    Path(f"/sys/block/zram{n}/reset").write_text("1")
-                    Path("/sys/class/zram-control/hot_remove").write_text(n)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            remove_zram(n)
 
 
 # The time-compressed settings of the shared runs below (steps of 0.1 s, at most 5 rounds).
