@@ -32,8 +32,12 @@ mount -t sysfs sys /host/sys
 mount -t devtmpfs dev /host/dev
 mkdir -p /host/dev/pts /host/dev/shm 2>/dev/null
 mount -t devpts devpts /host/dev/pts
+# The host's own copy of each directory the guest gets a fresh tmpfs for stays reachable under
+# /keep: the checkout and its python may lie there (a clone in /tmp), see below.
 for d in /dev/shm /tmp /run /var/tmp /var/lib/smartmontools /var/log; do
-    [ -d "/host$d" ] && mount -t tmpfs -o mode=1777 tmpfs "/host$d"
+    [ -d "/host$d" ] || continue
+    mkdir -p "/keep$d" && mount -o bind "/host$d" "/keep$d"
+    mount -t tmpfs -o mode=1777 tmpfs "/host$d"
 done
 [ -d /host/sys/kernel/tracing ] && mount -t tracefs nodev /host/sys/kernel/tracing 2>/dev/null
 # After the tmpfs mounts: the scratch directory may lie under one of them (/tmp, /var/tmp).
@@ -42,6 +46,14 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 scratch "/host$scratch
     || fail "cannot mount the scratch share at $scratch"
 
 . "/host$scratch/guest.env"  # LAB_PYTHON, LAB_AGENT, LAB_PATH, LAB_UDEVD, LAB_MPLCONFIGDIR
+
+# A checkout (tests/lab/agent.py's tree) or a python (a venv) under one of those directories:
+# bind the host's copy back at its own path over the guest's tmpfs, read-only as the rest.
+for p in "${LAB_AGENT%/tests/lab/agent.py}" "${LAB_PYTHON%/bin/*}"; do
+    [ -e "/host$p" ] && continue
+    [ -e "/keep$p" ] || continue
+    mkdir -p "/host$p" && mount -o bind "/keep$p" "/host$p" || say "cannot reach $p in the guest"
+done
 
 env="PATH=$LAB_PATH HOME=/tmp/home LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 MPLCONFIGDIR=$LAB_MPLCONFIGDIR"
 if [ -n "$LAB_UDEVD" ]; then
