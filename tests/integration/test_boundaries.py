@@ -6,8 +6,8 @@ issued while another is in flight. Every boundary's recorded idle stays within t
 the measurement's resolution. The host itself can stall fio (other work starving it of CPU or
 of disk for the programs it starts): the trace shows the stalls as idle periods inside steps,
 and a probe beside the run times how long the host takes to start a shell (what fio does at
-every boundary). When the host stalled longer than the limit during the run, no schedule can
-hold it: recorded idle is then held to that stall instead, and the test says so.
+every boundary). When the host stalled so long that no schedule can hold the limit, recorded idle
+is held to the median boundary plus twice that stall instead, and the test says so.
 """
 
 from __future__ import annotations
@@ -74,6 +74,15 @@ def stall_inside_steps_ms(ios: bt.TracedIOs, owner: np.ndarray) -> float:
     return float(idle_inside[same].max()) if same.any() else 0.0
 
 
+def allowed_idle_ms(idles_ms: list[float], stall_ms: float) -> float:
+    """What a recorded boundary is held to: the limit plus the resolution, or, when the host stalled
+    fio (or a shell) by stall_ms during the run, the median boundary plus twice that stall (a
+    boundary waits for a shell to start and for one to end) when that is more. Continuous in the
+    stall: a host that stalled fio by 9.8 ms cannot be held to 10 ms when one at 10.2 ms is allowed
+    30 ms. On a calm host (stalls of 1-4 ms here) the limit itself applies."""
+    return max(analysis.IDLE_LIMIT_MS, float(np.median(idles_ms)) + 2 * stall_ms) + analysis.RESOLUTION_MS
+
+
 @pytest.mark.parametrize("kind", ["loop", "zram"])
 def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path):
     dev = make_loop("192M") if kind == "loop" else make_zram(192 * 2**20)
@@ -106,16 +115,16 @@ def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path)
     assert spans[0][0] >= wipc_done, first["boundary"]
 
     # recorded boundaries: never an overlap; idle within the limit plus the resolution at every
-    # boundary when the host ran fio and its hook shells promptly. A host that stalled them longer
-    # than the limit (seen inside steps, or starting a shell beside the run) holds every boundary
-    # to the limit plus twice that stall (a boundary waits for a shell to start and one to end),
-    # and the medians of boundaries within and between rounds to the limit in any case.
+    # boundary when the host ran fio and its hook shells promptly. A host that stalled them (seen
+    # inside steps, or starting a shell beside the run) so long that the median boundary plus twice
+    # that stall exceeds the limit is held to that instead (a boundary waits for a shell to start
+    # and one to end: allowed_idle_ms), and the medians within and between rounds to the limit.
     host_stall_ms = max(stall_inside_steps_ms(ios, owner), spawn_ms)
     limit, res = analysis.IDLE_LIMIT_MS, analysis.RESOLUTION_MS
-    calm = host_stall_ms <= limit
-    allowed = limit + res + (0.0 if calm else 2 * host_stall_ms)
     recorded = [(s["round"], s["index"], s["boundary"]["kind"], s["boundary"]["idle_ms"], s["boundary"]["overlap_ms"])
                 for s in steps]
+    allowed = allowed_idle_ms([r[3] for r in recorded], host_stall_ms)
+    calm = allowed <= limit + res
     assert all(o == 0 for *_, o in recorded), recorded
     over = [r for r in recorded if r[3] > allowed]
     assert not over, (f"recorded idle over {allowed:.1f} ms (limit {limit:g} ms; the host stalled fio or a shell "
@@ -218,16 +227,17 @@ def test_realtime_holds_every_lat_boundary_to_the_limit_under_cpu_load(make_loop
     # Every boundary within the limit plus the resolution. Real-time priority keeps normal tasks
     # from delaying fio, not the kernel: when the trace shows the kernel holding fio longer than
     # the limit inside a step (seen once in several runs here: the kernel's own work, or its
-    # scheduler running starved normal tasks for a moment), a boundary is held to twice that
-    # stall instead, as in the test above, and the test says so.
+    # scheduler running starved normal tasks for a moment), a boundary is held to the median
+    # boundary plus twice that stall instead (allowed_idle_ms, as in the test above), and the
+    # test says so.
     limit, res = analysis.IDLE_LIMIT_MS, analysis.RESOLUTION_MS
     stall_ms = stall_inside_steps_ms(ios, owner)
-    allowed = limit + res + (0.0 if stall_ms <= limit else 2 * stall_ms)
+    allowed = allowed_idle_ms([s["boundary"]["idle_ms"] for s in steps], stall_ms)
     over = [(s["round"], s["index"], s["boundary"]["idle_ms"]) for s in steps
             if s["boundary"]["idle_ms"] > allowed or s["boundary"]["overlap_ms"] > 0]
     assert not over, (f"boundaries over {allowed:.1f} ms (or overlapping) at real-time priority, the longest "
                       f"stall inside a step being {stall_ms:.1f} ms: {over}")
     for kind in ("step", "round"):
         assert float(np.median([s["boundary"]["idle_ms"] for s in steps if s["boundary"]["kind"] == kind])) <= limit
-    if stall_ms > limit:
+    if allowed > limit + res:
         print(f"the kernel held fio for {stall_ms:.1f} ms inside a step: boundaries held to {allowed:.1f} ms")
