@@ -98,7 +98,8 @@ def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path)
     # (before it, the purge and the kernel's own probes of the new device read 4 and 8 KiB blocks)
     wipc = np.flatnonzero(ios.write & (ios.size_bytes >= 128 * 1024))
     assert len(wipc), "the WIPC's 128 KiB writes are in the trace"
-    ios = bt.TracedIOs(*(a[wipc[-1]:] for a in (ios.issue_ns, ios.complete_ns, ios.size_bytes, ios.write)))
+    ios = bt.TracedIOs(*(a[wipc[-1]:] for a in (ios.issue_ns, ios.complete_ns, ios.size_bytes, ios.write,
+                                                 ios.offset_bytes)))
     owner = bt.attribute(ios, [bt.StepShape.of(s["workload"]) for s in steps])
     owner[0] = -1  # the WIPC's last write itself
     spans = bt.step_spans(ios, owner, len(steps))
@@ -110,6 +111,18 @@ def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path)
     busy = bt.issued_while_busy(ios)
     in_rounds = owner >= 0
     assert int((busy & in_rounds).sum()) == 0, "LAT IOs were issued at QD > 1"
+    # every step draws its own LBAs: the same step of two rounds (the same job of two fio processes)
+    # does not repeat the other's offsets (fio 3.33 did, in order, while randrepeat was left on)
+    for i in range(per_round):
+        offs = [ios.offset_bytes[owner == r * per_round + i] for r in range(2)]
+        n = min(map(len, offs))
+        same = float(np.mean(offs[0][:n] == offs[1][:n]))
+        shared = len(np.intersect1d(offs[0], offs[1])) / len(np.unique(offs[0]))
+        # two independent uniform draws share about 1 - exp(-draws / blocks) of their blocks
+        chance = 1 - np.exp(-len(offs[1]) * steps[i]["workload"]["block_size_bytes"] / (192 * 2**20))
+        assert same < 0.05 and shared < chance + 0.1, (
+            f"step {i + 1} of rounds 1 and 2 used the same LBAs: {same:.0%} in the same order, {shared:.0%} shared "
+            f"(independent draws: {chance:.0%}); {steps[i]['workload']}")
     first = steps[0]  # WIPC (QD32) -> round 1 too: the first LAT IO waits for the WIPC's last completion
     wipc_done = ios.complete_ns[~in_rounds].max() if (~in_rounds).any() else 0
     assert spans[0][0] >= wipc_done, first["boundary"]

@@ -25,7 +25,7 @@ def _lat_round_batch() -> Batch:
     """Round 1 of the recorded run: LAT, 0.05-s steps, TC 1, on a 64 MiB zram device (4096-byte blocks)."""
     spec = RunSpec(tests=("lat",), threads=1, iodepth=4, step_seconds=0.05, max_rounds=5, ioengine="io_uring")
     part = build_parts(spec, 64 * 2**20, 4096)[0]
-    return Batch(steps=part.round_steps(1), filename="/dev/zram11", area=Area(0, 64 * 2**20), seed=spec.seed,
+    return Batch(steps=part.round_steps(1), filename="/dev/zram3", area=Area(0, 64 * 2**20), seed=spec.seed,
                  ioengine="io_uring")
 
 

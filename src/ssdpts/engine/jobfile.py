@@ -96,6 +96,11 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
         "group_reporting=1",
         "norandommap=1",
         "random_generator=tausworthe64",  # PTS: >= 48-bit RNG for LBAs and data
+        # Each step's own randseed decides its LBAs and data only with randrepeat off: with fio's
+        # default (randrepeat=1) fio 3.33 ignores randseed for the offsets and seeds a job by its
+        # position in the job file, so the n-th job of every fio process (every round) wrote the
+        # same LBAs in the same order. fio 3.36+ lets randseed win; randrepeat=0 works on both.
+        "randrepeat=0",
         f"offset={batch.area.offset_bytes}",
         f"size={batch.area.size_bytes}",
         "lat_percentiles=1",  # response time = total latency (submission + completion)

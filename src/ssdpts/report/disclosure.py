@@ -19,6 +19,7 @@ WHY = {
     "group_reporting": "one result per step over its TC threads",
     "norandommap": "random offsets may repeat (no coverage map): what a drive sees in service",
     "random_generator": "tausworthe64: a 64-bit RNG for LBAs on large devices (PTS: ≥ 48 bit)",
+    "randrepeat": "off: every step's LBAs and data come from its own recorded randseed, not from its place in the job file",
     "iodepth_batch_submit": "IOs submitted per system call: batching lowers CPU cost per IO",
     "iodepth_batch_complete_max": "completions reaped per call",
     "fixedbufs": "io_uring pre-registered buffers: less CPU per IO",
