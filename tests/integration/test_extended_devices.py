@@ -153,7 +153,9 @@ def recompute_extended(run: Path) -> None:
                 assert grp["mb_per_s"] == pytest.approx(np.mean(v), rel=1e-12)
                 assert grp["final_mb_per_s"] == pytest.approx(np.mean(v[-5:]), rel=1e-12)
             level = np.mean(mbps[:6])
-            first = next((n for n, m in enumerate(mbps[12:], start=1) if m >= level), None)
+            tol = json.loads((run / "manifest.json").read_text())["run_spec"]["xsr_recovery_tolerance_pct"]
+            assert tab["recovery_tolerance_pct"] == tol
+            first = next((n for n, m in enumerate(mbps[12:], start=1) if m >= level * (1 - tol / 100)), None)
             assert tab["recovery_level_mb_per_s"] == pytest.approx(level, rel=1e-12)
             assert tab["recovery_minutes"] == first
         elif test in ("cbw", "dirth"):

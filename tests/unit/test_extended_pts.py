@@ -142,6 +142,22 @@ def test_xsr_recovery_rules():
     assert recovery(series, "g1-mean") == (pytest.approx(460 / 6), 4)  # first G3 minute >= 76.7
     assert recovery(series, "g1-final") == (pytest.approx(72.0), 4)  # mean of the last 5: 72 -> minute 4 (80)
     assert recovery(series[:7] + [XsrMinute(8, "g3", 1, 1, 1)], "g1-mean")[1] is None
+    # with a tolerance: 65 is within 16% of 76.7 (minute 3) but not within 15%; "g1-final" 72 less 10%
+    # is 64.8: minute 3 (65)
+    assert recovery(series, "g1-mean", 16.0)[1] == 3 and recovery(series, "g1-mean", 15.0)[1] == 4
+    assert recovery(series, "g1-final", 10.0) == (pytest.approx(72.0), 3)
+
+
+def test_xsr_tolerance_recorded_and_old_runs_keep_the_exact_level():
+    from ssdpts.pts.runspec import RunSpec
+
+    spec = RunSpec(tests=("xsr",))
+    assert spec.xsr_recovery_tolerance_pct == 2.0
+    assert RunSpec.from_dict(spec.to_dict()).xsr_recovery_tolerance_pct == 2.0
+    old = spec.to_dict()
+    del old["xsr_recovery_tolerance_pct"]  # a manifest written before the option: judged as it was
+    assert RunSpec.from_dict(old).xsr_recovery_tolerance_pct == 0.0
+    assert "xsr_recovery_tolerance_pct" not in RunSpec(tests=("iops",)).to_dict()
 
 
 # ---- CBW and DIRTH -------------------------------------------------------------------------------
@@ -254,7 +270,8 @@ def test_time_compression_and_reduced_counts_are_disclosed():
     ({"hir_bursts": 0}, "--hir-bursts"), ({"xsr_minutes": (1, 2)}, "--xsr-minutes"), ({"op_ceiling_ms": 0}, "--op-ceiling-ms"),
     ({"op_mid": "median"}, "--op-mid"), ({"dirth_block_size": 1000}, "--dirth-block-size"),
     ({"dirth_read_pct": 101}, "--dirth-read-pct"), ({"wsat_pattern": "x"}, "--wsat-pattern"),
-    ({"xsr_recovery": "x"}, "--xsr-recovery")])
+    ({"xsr_recovery": "x"}, "--xsr-recovery"), ({"xsr_recovery_tolerance_pct": 60}, "--xsr-recovery-tolerance"),
+    ({"xsr_recovery_tolerance_pct": -1}, "--xsr-recovery-tolerance")])
 def test_bad_extended_options_are_refused(kw, word):
     with pytest.raises(UserError, match=word):
         RunSpec(tests=("hir",), **kw)

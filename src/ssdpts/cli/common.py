@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..cpus import check_list
 from ..errors import UserError
 from ..pts.runspec import (CHOICES, HIR_BURSTS, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
+                           XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
 
@@ -56,6 +57,9 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     x.add_argument("--xsr-recovery", choices=XSR_RECOVERY_RULES, default="g1-mean",
                    help="XSR [?]: group 3 has recovered at its first minute at G1's mean MB/s (g1-mean, default) or at "
                         "the mean of G1's last 5 minutes (g1-final)")
+    x.add_argument("--xsr-recovery-tolerance", type=float, default=XSR_RECOVERY_TOLERANCE_PCT, metavar="PCT",
+                   help=f"XSR [?]: a G3 minute within PCT %% below the recovery level counts as recovered "
+                        f"(default: {XSR_RECOVERY_TOLERANCE_PCT:g})")
     x.add_argument("--op-ceiling-ms", type=float, default=5.0, metavar="MS",
                    help="CBW/DIRTH [?]: Max operating point = highest IOPS with mean response time below this (default: 5)")
     x.add_argument("--op-mid", choices=OP_MID_RULES, default="iops-midpoint",
@@ -121,6 +125,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         wsat_hours=args.wsat_hours, wsat_capacity_multiple=args.wsat_capacity_multiple,
         ioengine=args.ioengine or default_ioengine(), purge=args.purge, pts_version=args.pts_version, seed=args.seed,
         hir_bursts=args.hir_bursts, xsr_minutes=_minutes(args.xsr_minutes), xsr_recovery=args.xsr_recovery,
+        xsr_recovery_tolerance_pct=args.xsr_recovery_tolerance,
         op_ceiling_ms=args.op_ceiling_ms, op_mid=args.op_mid,
         dirth_block_size=_size("--dirth-block-size", args.dirth_block_size), dirth_read_pct=args.dirth_read_pct,
         wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,

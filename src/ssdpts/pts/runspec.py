@@ -20,11 +20,13 @@ PTS_STEP_SECONDS = 60.0  # the PTS "1 minute" step
 WSAT_PATTERNS = ("rnd4k-w", "rnd8k-65", "seq128k-90", "seq0.5k-50", "cbw")  # PTS 2.0 WSAT options
 OP_MID_RULES = ("iops-midpoint", "toio-midpoint")
 XSR_RECOVERY_RULES = ("g1-mean", "g1-final")
+XSR_RECOVERY_TOLERANCE_PCT = 2.0
 XSR_MINUTES = (480, 360, 480)  # 8 h SEQ 1024KiB W, 6 h RND 8KiB W, 8 h SEQ 1024KiB W
 HIR_BURSTS = 360
 # Options of one test that are recorded (manifest run_spec) only when that test is in the run,
 # and options recorded only when set: a run of the basic tests keeps the fields of format 1.
 TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
+                "xsr_recovery_tolerance_pct": ("xsr",),
                 "op_ceiling_ms": ("cbw", "dirth"), "op_mid": ("cbw", "dirth"), "dirth_block_size": ("dirth",),
                 "dirth_read_pct": ("dirth",)}
 WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False}
@@ -53,6 +55,7 @@ class RunSpec:
     # XSR: PTS minutes of its three access groups.
     xsr_minutes: tuple[int, int, int] = XSR_MINUTES
     xsr_recovery: str = "g1-mean"  # [?] group 3 has recovered at its first minute at G1's mean MB/s
+    xsr_recovery_tolerance_pct: float = XSR_RECOVERY_TOLERANCE_PCT  # [?] ... within this much of it
     # CBW / DIRTH operating points [?]: Max = highest IOPS whose mean response time is below the
     # ceiling; Mid = the combination nearest the middle of Max and Min.
     op_ceiling_ms: float = 5.0
@@ -149,6 +152,8 @@ class RunSpec:
         kw["tests"] = tuple(kw["tests"])
         if "xsr_minutes" in kw:
             kw["xsr_minutes"] = tuple(kw["xsr_minutes"])
+        if "xsr" in kw["tests"] and "xsr_recovery_tolerance_pct" not in kw:
+            kw["xsr_recovery_tolerance_pct"] = 0.0  # a run recorded before the tolerance: G1's level exactly
         return cls(**kw)
 
     def with_(self, **kw) -> "RunSpec":
@@ -216,6 +221,9 @@ def _validate_extended(s: RunSpec) -> None:
     if len(s.xsr_minutes) != 3 or any(not isinstance(m, int) or not 1 <= m <= 100_000 for m in s.xsr_minutes):
         raise UserError(f"--xsr-minutes {s.xsr_minutes} is not three whole numbers of minutes in 1..100000: "
                         "give e.g. 480,360,480 (the PTS)")
+    if not 0 <= s.xsr_recovery_tolerance_pct < 50:
+        raise UserError(f"--xsr-recovery-tolerance {s.xsr_recovery_tolerance_pct:g} is out of range: give a percentage "
+                        f"in 0..50 (default {XSR_RECOVERY_TOLERANCE_PCT:g})")
     if s.xsr_recovery not in XSR_RECOVERY_RULES:
         raise UserError(f"--xsr-recovery {s.xsr_recovery!r} is not known: choose {' or '.join(XSR_RECOVERY_RULES)}")
     if not 0 < s.op_ceiling_ms <= 100_000:

@@ -109,7 +109,8 @@ def params(b: "Builder", test: str) -> list[tuple[str, str]]:
         out.append(("Operating points", f"Max: highest IOPS with mean response time < {s.get('op_ceiling_ms', 5):g} ms; "
                                         f"Mid: {s.get('op_mid', 'iops-midpoint')}; Min: TC1/QD1 [?]"))
     if test == "xsr":
-        out.append(("Recovery rule", f"{s.get('xsr_recovery', 'g1-mean')} [?]"))
+        out.append(("Recovery rule", f"{s.get('xsr_recovery', 'g1-mean')}, within "
+                                     f"{float(s.get('xsr_recovery_tolerance_pct', 0.0)):g}% [?]"))
     return out
 
 
@@ -121,7 +122,8 @@ def unverified(b: "Builder", test: str) -> Any:
                 "(--hir-bursts); the wait states as CH and AD implement them",
                 "the tracking variable is each preconditioning round's last-minute IOPS (CH, AD)"],
         "xsr": [f"recovery: the first minute of G3 whose MB/s reaches {'G1 mean' if s.get('xsr_recovery', 'g1-mean') == 'g1-mean' else 'the mean of G1’s last 5 minutes'} "
-                "(--xsr-recovery; AD uses G1's mean)",
+                f"less {float(s.get('xsr_recovery_tolerance_pct', 0.0)):g}% "
+                "(--xsr-recovery, --xsr-recovery-tolerance; AD uses G1's mean)",
                 "each one-minute SEQ step starts at the beginning of the active range (a fio job per minute, as "
                 "the TP test): on a drive that writes less than the active range in a minute the stream does not "
                 "sweep the whole range"],
@@ -270,10 +272,11 @@ def xsr_sections(b: "Builder", pids: list[str]) -> list:
         sec.blocks.append(m.Alert("ok", f"G3 recovered after {tab.recovery_minutes} PTS minute"
                                         f"{'s' if tab.recovery_minutes != 1 else ''}",
                                   [f"first G3 minute at or above {m.fmt_value(tab.recovery_level_mb_per_s, 'MB/s')} MB/s "
-                                   f"({tab.recovery_rule})"]))
+                                   f"less {tab.recovery_tolerance_pct:g}% ({tab.recovery_rule})"]))
     else:
         sec.blocks.append(m.Alert("warn", "G3 did not recover", [
-            f"no G3 minute reached {m.fmt_value(tab.recovery_level_mb_per_s, 'MB/s')} MB/s ({tab.recovery_rule})"]))
+            f"no G3 minute reached {m.fmt_value(tab.recovery_level_mb_per_s, 'MB/s')} MB/s less "
+            f"{tab.recovery_tolerance_pct:g}% ({tab.recovery_rule})"]))
     rows = [[m.Cell(names.get(g.group, g.group)), m.Cell(str(g.minutes), g.minutes),
              m.Cell(m.fmt_value(g.mb_per_s, "MB/s"), g.mb_per_s), m.Cell(m.fmt_value(g.final_mb_per_s, "MB/s"), g.final_mb_per_s),
              m.Cell(m.fmt_value(g.peak_lat_mean_us, "µs"), g.peak_lat_mean_us),
