@@ -26,9 +26,6 @@ if TYPE_CHECKING:  # the Builder and the blocks live in model.py, which imports 
     from .model import Builder
 
 VERIFY = "as implemented by ssdpts (PTS text not verified)"
-# fio starts a job on a ~100 ms poll: a scheduled idle is accurate to about this (engine/fio.py)
-FIO_START_RESOLUTION_S = 0.1
-
 
 def _m():
     from . import model
@@ -102,8 +99,8 @@ def params(b: "Builder", test: str) -> list[tuple[str, str]]:
     if c != 1:
         out.append(("Time compression", f"every PTS time constant × {c:.4g} (one PTS minute = {b.spec.step_seconds:g} s)"))
     if test == "hir":
-        out.append(("Idle periods", "every thread idle at once: one fio job per burst, the next started after the "
-                                    "idle (fio's job start: ±0.1 s)"))
+        out.append(("Idle periods", "every thread idle at once: one fio job per burst, the next released by the "
+                                    "step gate's timer when the planned idle has passed (measured per boundary)"))
     if test in ("cbw", "dirth"):
         out.append(("Demand intensity", "TC = fio numjobs (outer 32 → 1), QD = fio iodepth (inner 32 → 1)"))
         out.append(("Operating points", f"Max: highest IOPS with mean response time < {s.get('op_ceiling_ms', 5):g} ms; "
@@ -195,12 +192,13 @@ def hir_sections(b: "Builder", pids: list[str]) -> list:
     level = _level(b.parts.get(pre)) if pre else None
     c = _scale(b)
     idles = [idle * c for _, idle in hir.WAIT_STATES]
-    items = [f"each 5-s burst ({_s(5 * c)} as run) is a fio job of its own; the next starts after the idle, so every "
-             f"thread is idle at once; fio starts a job on a ~100 ms poll: an idle is accurate to about ±0.1 s "
-             f"({100 * FIO_START_RESOLUTION_S / min(idles):.1f}% of the shortest idle as run)"]
-    if min(idles) < 20 * FIO_START_RESOLUTION_S:
-        items.append(f"time compression makes the shortest idle {_s(min(idles))}: below ~2 s fio's job start "
-                     "resolution dominates it, so these idle periods show ssdpts working, not a drive recovering")
+    items = [f"each 5-s burst ({_s(5 * c)} as run) is a fio job of its own; the step gate releases the next one by a "
+             "timer once the planned idle after the burst's last IO has passed, so every thread is idle at once; "
+             "each boundary's measured idle is in the Step boundaries section and steps.jsonl"]
+    if c != 1:
+        items.append(f"time compression shortens the idle periods (the shortest: {_s(min(idles))}) but not the drive's "
+                     f"own time constants: its idle garbage collection gets {c:.3g} × the time the PTS gives it, so the "
+                     "recovery measured here is not the recovery at full length")
     sec.blocks.append(m.Alert("warn" if len(items) > 1 else "info", "idle periods", items))
     rows = []
     by_ws: dict[int, dict[str, Any]] = defaultdict(dict)
