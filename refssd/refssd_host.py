@@ -196,8 +196,10 @@ class ReferenceSSD:
 
     Needs root (losetup) and /dev/fuse. Only the loop device and process made here are touched."""
 
-    def __init__(self, workdir: Path | None = None, *, io_log: bool = False, interval_ms: float = 100, **drive):
+    def __init__(self, workdir: Path | None = None, *, io_log: bool = False, interval_ms: float = 100,
+                 loop: bool = True, **drive):
         self.drive = drive
+        self.loop = loop  # False: serve the file only (for QEMU to back an emulated drive with it)
         self.interval_ms = interval_ms
         self._own_dir = workdir is None
         self.dir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="refssd-", dir=os.environ.get("TMPDIR", "/var/tmp")))
@@ -237,6 +239,9 @@ class ReferenceSSD:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RefSSDError(f"refssd did not start: {self.log_path.read_text().strip()[-500:]}")
             time.sleep(0.02)
+        self.disk = disk
+        if not self.loop:
+            return
         out = subprocess.run(["losetup", "--direct-io=on", "-f", "--show", str(disk)], capture_output=True,
                              text=True, timeout=30)
         if out.returncode != 0:

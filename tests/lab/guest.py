@@ -74,6 +74,7 @@ class Drive:
     device_args: tuple[str, ...]  # the -device lines (beyond the controller)
     note: str = ""
     images: tuple[tuple[str, int, str], ...] = ()  # extra (image id, size, discard) for extra namespaces
+    path: str = ""  # an existing file or device to back the drive (e.g. the reference SSD) instead of an image
 
     def image_ids(self) -> list[tuple[str, int, str]]:
         return [(self.key, self.size_bytes, self.discard), *self.images]
@@ -318,20 +319,21 @@ class Guest:
     _buf: bytes = b""
     _next_id: int = 0
     log: list[tuple[str, float, int]] = field(default_factory=list)  # (command, seconds, rc) of every call
+    drives: tuple[Drive, ...] = DRIVES  # the emulated drives (the lab's own set unless a test brings its own)
 
     # -- launch
 
     def _images(self) -> list[str]:
         args = []
-        for d in DRIVES:
+        for d in self.drives:
             for img_id, size, discard in d.image_ids():
-                path = self.scratch / f"{img_id}.img"
+                path = Path(d.path) if d.path and img_id == d.key else self.scratch / f"{img_id}.img"
                 if not path.exists():
                     with open(path, "wb") as f:
                         f.truncate(size)
                 args += ["-drive", f"file={path},format=raw,if=none,id=img-{img_id},cache=none,aio=threads,"
                                    f"discard={discard}"]
-        for d in DRIVES:
+        for d in self.drives:
             for dev in d.device_args:
                 args += ["-device", dev]
         return args

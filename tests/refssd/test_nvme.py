@@ -1,0 +1,163 @@
+"""The reference SSD behind the device lab's emulated NVMe controller (make test-full).
+
+QEMU backs an NVMe namespace with the file the simulator serves (`-drive file=.../disk`), so the
+guest's own nvme driver, nvme-cli and ssdpts meet the simulated drive as an NVMe SSD: identify
+data from QEMU's controller, Format NVM and Deallocate through the real driver, and every IO the
+guest issues reaching the model. ssdpts chooses Format NVM as its purge there (a PTS purge, not
+the discard it uses on a loop device); the test checks against the simulator's own record that
+the Format reached the drive and left it fresh-out-of-box (every page unmapped, no page copied
+by GC until the spare is used), that WSAT through the controller shows the drop where the model
+puts it and the closed form's steady write amplification, and that every write ssdpts counted
+reached the drive and no other did.
+
+The guest runs under TCG here (docs/lab.md), which caps the IO rate it can issue: the drive is
+scaled (every modeled time x3: FOB 2,667 IOPS; the guest issues ~4,000 at TC 1 x QD 32, ~2,700
+at ssdpts's TC 4 x QD 32) so that the drive, not the guest, is the limit. The guest's clock is
+set beside the host's by the agent's round trips, before and after the run: the rate at which
+it runs against the host's (TCG guests calibrate their TSC at boot, seen 3% off) scales what
+ssdpts measured in guest seconds to host seconds, where the simulator counts.
+Set REFSSD_FIGURES=FILE to collect the figures as JSON lines."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import shutil
+import statistics
+import tempfile
+import time
+
+import pytest
+
+from .conftest import refssd_host, require_refssd
+from .test_wsat_purge import record
+
+pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.lab]
+
+SERIAL = "REFSSDNVME01"
+DRIVE = {"capacity": "64M", "pages_per_block": 32, "time_scale": 3}
+STEP_S = 2.0
+
+
+def clock_offset(guest, n: int = 7) -> tuple[float, float]:
+    """(host epoch, guest epoch minus host epoch in s), from the round trip with the shortest wait."""
+    best = None
+    for _ in range(n):
+        t0 = time.time()
+        out = guest.run(["date", "+%s.%N"], timeout=30, check=True).stdout
+        t1 = time.time()
+        if best is None or t1 - t0 < best[0]:
+            best = (t1 - t0, (t0 + t1) / 2, float(out) - (t0 + t1) / 2)
+    assert best[0] < 0.5, f"the guest answers too slowly to set its clock beside the host's: {best[0]:.3f} s"
+    return best[1], best[2]
+
+
+@pytest.fixture(scope="module")
+def nvme(tmp_path_factory):
+    require_refssd()
+    from tests.lab.guest import Drive, Guest, LabUnavailable, prepare
+
+    try:
+        image = prepare(log=lambda s: print(s, flush=True))
+    except LabUnavailable as exc:
+        pytest.skip(f"device lab unavailable: {exc}")
+    scratch = Path(tempfile.mkdtemp(prefix="ssdpts-lab-", dir=os.environ.get("SSDPTS_LAB_SCRATCH", "/var/tmp")))
+    with refssd_host.ReferenceSSD(tmp_path_factory.mktemp("refssd"), loop=False, **DRIVE) as ssd:
+        ssd.p = ssd.params()
+        drive = Drive("refssd", "nvme", SERIAL, ssd.p["capacity_bytes"], "unmap",
+                      ("pcie-root-port,id=rp0,chassis=1,slot=1,x-speed=8,x-width=4",
+                       f"nvme,id=nvmec0,serial={SERIAL},bus=rp0",
+                       "nvme-ns,drive=img-refssd,bus=nvmec0,nsid=1,logical_block_size=4096,physical_block_size=4096"),
+                      path=str(ssd.disk))
+        guest = Guest(image, scratch, drives=(drive,))
+        guest.start()
+        try:
+            dev = guest.run("ls /sys/class/nvme/nvme0/ | grep -m1 '^nvme0n'", check=True).stdout.strip()
+            got = guest.run(["cat", "/sys/class/nvme/nvme0/serial"], check=True).stdout.strip()
+            assert got == SERIAL, got
+            yield ssd, guest, f"/dev/{dev}", scratch
+        finally:
+            guest.stop()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_wsat_through_nvme_format_starts_fresh_and_matches_the_simulator(nvme):
+    ssd, guest, dev, scratch = nvme
+    p = ssd.p
+    info = json.loads(guest.run(["ssdpts", "info", dev, "--json"], check=True, timeout=120).stdout)
+    desc = ssd.describe_file(scratch / "describe.json")
+    out = scratch / "runs"
+    # the drive starts in steady state: written over several times, so that only a real purge
+    # can bring the FOB plateau back
+    pre = guest.run(["fio", "--name=pre", f"--filename={dev}", "--direct=1", "--ioengine=io_uring", "--rw=randwrite",
+                     "--bs=4k", "--iodepth=32", f"--io_size={4 * p['capacity_bytes']}", "--norandommap"],
+                    timeout=1800)
+    assert pre.rc == 0, pre.stderr[-2000:]
+    before = ssd.counters()
+    assert before["free_blocks"] < 0.25 * p["blocks_per_die"] * p["dies"], before
+    h0, off0 = clock_offset(guest)
+    res = guest.run(["ssdpts", "run", "wsat", "--target", dev, "--destroy-data-on", SERIAL, "--describe", str(desc),
+                     "--step-seconds", str(STEP_S), "--wsat-capacity-multiple", "5", "--wsat-hours", "2",
+                     "--threads", "1", "--iodepth", "32",
+                     "--out", str(out), "--quiet"], timeout=3600)
+    assert res.rc == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    h1, off1 = clock_offset(guest)
+    rate = 1 + (off1 - off0) / (h1 - h0)  # guest seconds per host second
+    assert abs(rate - 1) < 0.1, rate
+    run = next(d for d in out.iterdir() if d.is_dir())
+    man = json.loads((run / "manifest.json").read_text())
+    purge = man["parts"]["wsat"]["purge"]
+    assert purge["method"] == "nvme-format" and purge["is_pts_purge"], purge
+
+    steps = sorted((json.loads(x) for x in (run / "steps.jsonl").read_text().splitlines() if x.strip()),
+                   key=lambda s: s["index"])
+    def host_time(t: float) -> float:  # the guest's epoch on the host's clock, the offset drifting linearly
+        return t - (off0 + (off1 - off0) * (t - off0 - h0) / (h1 - h0))
+
+    samples, written = [], 0
+    for s in steps:
+        m = s["measurement"]
+        written += m["write"]["io_bytes"]
+        # ssdpts's IOPS are per guest second: per host second they are x rate
+        samples.append({"ssdpts_iops": m["iops"], "iops": m["iops"] * rate, "t0": host_time(m["start_time"]),
+                        "t1": host_time(m["end_time"]), "written": written})
+    truth = ssd.wait_truth(samples[-1]["t1"] + 0.2)
+    after = ssd.counters()
+    # the Format reached the drive: every page that held data was unmapped (QEMU turns Format NVM into a
+    # write-zeroes that may unmap, which reaches the file as a punched hole), and nothing else did
+    assert after["host_trim_ios"] - before["host_trim_ios"] >= 1, (before, after)
+    # (and the page or two ssdpts itself wrote before its purge: its claim on the drive)
+    assert 0 <= after["host_trim_pages"] - before["host_trim_pages"] - before["valid_pages"] <= 8, (before, after)
+    fob = refssd_host.fob_write_iops(p)
+    cap = p["capacity_bytes"]
+    fresh = [x for x in samples if x["written"] < 0.95 * (1 + p["op"]) * cap]
+    later = [x for x in samples if x["written"] > 1.5 * cap]
+    for x in samples:
+        x["simulator_iops"] = truth.rate("host_write_ios", x["t0"], x["t1"])
+        x["gc_copy_pages"] = truth.sum("gc_copy_pages", x["t0"], x["t1"])
+    ssdpts_ios = sum(s["measurement"]["write"]["ios"] for s in steps)
+    sim_ios = truth.sum("host_write_ios", samples[0]["t0"] - 0.5, samples[-1]["t1"] + 0.5)
+    last5 = sum(s["measurement"]["write"]["ios"] for s in steps[-5:])
+    sim_last5 = truth.sum("host_write_ios", samples[-5]["t0"], samples[-1]["t1"])
+    wa = truth.wa(samples[-5]["t0"], samples[-1]["t1"])
+    wa_cf = refssd_host.wa_greedy_uniform(p["spare_factor"])
+    record("nvme-wsat", controller=info.get("identity", {}).get("model"), purge=purge["method"], fob_model_iops=fob,
+           guest_clock_rate=rate, guest_clock_offsets_s=(off0, off1), ssdpts_write_ios=ssdpts_ios,
+           simulator_write_ios=sim_ios, ssdpts_last5_ios=last5, simulator_last5_ios=sim_last5,
+           steady_closed_form_iops=refssd_host.steady_write_iops(p), wa_simulator=wa, wa_closed_form=wa_cf,
+           samples=samples)
+    # Fresh after the Format: until the spare is used, the simulator copied no page for GC (before it,
+    # in steady state, every write cost 1.7 copies). The rate is the guest's under TCG, not the
+    # drive's: the FOB rate itself is proven on the host (test_wsat_purge.py).
+    assert len(fresh) >= 2, samples[:3]
+    assert all(x["gc_copy_pages"] == 0 for x in fresh), fresh
+    # the drop: once the spare is used, GC copies in every sample, at the closed form's steady WA
+    assert later and all(x["gc_copy_pages"] > 0 for x in later), later[:5]
+    assert abs(wa / wa_cf - 1) <= 0.10, (wa, wa_cf)
+    assert max(x["iops"] for x in later) < 0.7 * max(x["iops"] for x in fresh), (fresh, later[:5])
+    # every write ssdpts counted reached the drive (seen: the simulator counted 0.2% more over the
+    # 60 samples and the ~80-ms gaps the TCG guest leaves between them)
+    assert sim_ios == pytest.approx(ssdpts_ios, rel=0.005), (sim_ios, ssdpts_ios)
+    # and over the steady samples the same writes were counted (commands in flight at the edges: 1%)
+    assert sim_last5 == pytest.approx(last5, rel=0.02), (sim_last5, last5)
