@@ -173,20 +173,24 @@ class Truth:
         return self.intervals[i]
 
 
-def read_io_log(path: Path, t0: float, t1: float, op: str = "W", length: int | None = None) -> list[int]:
-    """Modeled service times (ns) of the commands that arrived in [t0, t1] (epoch seconds)."""
-    lo, hi = int(t0 * 1e9), int(t1 * 1e9)
-    out = []
+def io_log_commands(path: Path, op: str = "W"):
+    """(arrival epoch ns, length, modeled service time ns) of every command ``op`` in the io log."""
     with open(path) as f:
         for line in f:
             parts = line.rstrip("\n").split(",")
-            if len(parts) != 5:
-                continue
-            at = int(parts[0])
-            if at < lo or at > hi or parts[1] != op or (length is not None and int(parts[3]) != length):
-                continue
-            out.append(int(parts[4]))
-    return out
+            if len(parts) == 5 and parts[1] == op:
+                yield int(parts[0]), int(parts[3]), int(parts[4])
+
+
+def read_io_log(path: Path, t0: float, t1: float, op: str = "W", length: int | None = None) -> list[int]:
+    """Modeled service times (ns) of the commands that arrived in [t0, t1] (epoch seconds)."""
+    lo, hi = int(t0 * 1e9), int(t1 * 1e9)
+    return [svc for at, n, svc in io_log_commands(path, op) if lo <= at <= hi and (length is None or n == length)]
+
+
+def completions(path: Path, op: str = "W") -> list[float]:
+    """Epoch seconds at which the simulator completed each command ``op`` (arrival + modeled time), in order."""
+    return sorted((at + svc) / 1e9 for at, _n, svc in io_log_commands(path, op))
 
 
 # ---- serving ----------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ minutes: 83 ms) leaves it 33 ms; TC 1 x QD 16 keeps the drive's 8 dies busy with
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import statistics
 
 import numpy as np
@@ -31,17 +30,6 @@ WAIT_STATES = (1, 2, 3, 5, 10)
 BURSTS = 8
 
 
-def write_completions(io_log: Path) -> np.ndarray:
-    """Epoch seconds at which the simulator completed each host write (arrival + modeled time)."""
-    done = []
-    with open(io_log) as f:
-        for line in f:
-            p = line.rstrip("\n").split(",")
-            if len(p) == 5 and p[1] == "W":
-                done.append(int(p[0]) + int(p[4]))
-    return np.sort(np.array(done, dtype=np.int64)) / 1e9
-
-
 def simulator_iops(done: np.ndarray, t0: float, t1: float) -> float:
     return float(np.searchsorted(done, t1) - np.searchsorted(done, t0)) / (t1 - t0)
 
@@ -54,7 +42,7 @@ def test_hir_recovery_grows_with_idle_as_the_simulators_background_gc(tmp_path_f
                          timeout=3600)
         steps = steps_of(run, "hir")
         truth = ssd.wait_truth(max(s["end_time"] for s in steps) + 0.1)
-        done = write_completions(ssd.io_log_path)
+        done = np.array(refssd_host.completions(ssd.io_log_path))
     summary = json.loads((run / "summary.json").read_text())
     pre = summary["parts"]["hir-precondition"]
     assert pre["steady_state"]["reached"], pre["steady_state"]
