@@ -12,6 +12,7 @@ is held to the median boundary plus twice that stall instead, and the test says 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -66,6 +67,12 @@ def trace_run(dev: str, tmp_path: Path, *args: str) -> tuple[Path, bt.TracedIOs,
     return run_dir_of(out), tracer.ios(), offset_s, probe.worst_ms
 
 
+def ios_from(ios: bt.TracedIOs, first: int) -> bt.TracedIOs:
+    """The traced IOs from index ``first`` on, every field (offsets included) cut alike."""
+    return bt.TracedIOs(**{f.name: None if getattr(ios, f.name) is None else getattr(ios, f.name)[first:]
+                           for f in dataclasses.fields(ios)})
+
+
 def stall_inside_steps_ms(ios: bt.TracedIOs, owner: np.ndarray) -> float:
     """The longest time, inside any step, that fio did not issue its next IO after the last one
     completed (QD1): the host stopping fio, seen by the kernel's trace."""
@@ -98,8 +105,7 @@ def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path)
     # (before it, the purge and the kernel's own probes of the new device read 4 and 8 KiB blocks)
     wipc = np.flatnonzero(ios.write & (ios.size_bytes >= 128 * 1024))
     assert len(wipc), "the WIPC's 128 KiB writes are in the trace"
-    ios = bt.TracedIOs(*(a[wipc[-1]:] for a in (ios.issue_ns, ios.complete_ns, ios.size_bytes, ios.write,
-                                                 ios.offset_bytes)))
+    ios = ios_from(ios, wipc[-1])
     owner = bt.attribute(ios, [bt.StepShape.of(s["workload"]) for s in steps])
     owner[0] = -1  # the WIPC's last write itself
     spans = bt.step_spans(ios, owner, len(steps))
@@ -234,7 +240,7 @@ def test_realtime_holds_every_lat_boundary_to_the_limit_under_cpu_load(make_loop
     steps = sorted((s for s in steps_of(run) if s["phase"] == "round"), key=lambda s: (s["round"], s["index"]))
     assert {"step", "round"} <= {s["boundary"]["kind"] for s in steps}  # and the WIPC -> round 1 one
     wipc = np.flatnonzero(ios.write & (ios.size_bytes >= 128 * 1024))
-    ios = bt.TracedIOs(*(a[wipc[-1] + 1:] for a in (ios.issue_ns, ios.complete_ns, ios.size_bytes, ios.write)))
+    ios = ios_from(ios, wipc[-1] + 1)
     assert int(bt.issued_while_busy(ios).sum()) == 0, "LAT IOs were issued at QD > 1"
     owner = bt.attribute(ios, [bt.StepShape.of(s["workload"]) for s in steps])
     # Every boundary within the limit plus the resolution. Real-time priority keeps normal tasks
