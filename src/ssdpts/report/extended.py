@@ -291,7 +291,7 @@ def xsr_sections(b: "Builder", pids: list[str]) -> list:
     marker = (g3_start + tab.recovery_minutes - 1, "G3 recovered") if tab.recovery_minutes and g3_start else None
     sec.blocks.append(m.Plot("xsr-mbps", "XSR: MB/s vs time",
                              "Write MB/s of every PTS minute, coloured by access group; dashed: the recovery level; "
-                             "dotted: the first G3 minute at that level.",
+                             f"dotted: the first G3 minute at that level less {tab.recovery_tolerance_pct:g}%.",
                              partial(plots_ext.segments_vs_time, segments=[sg for sg in segs if sg[1]],
                                      xlabel="time (PTS minutes)", ylabel="MB/s (10⁶ B/s)",
                                      level=(tab.recovery_level_mb_per_s, f"recovery level ({tab.recovery_rule})")
