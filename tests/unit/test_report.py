@@ -441,6 +441,11 @@ def test_description_is_shown_and_a_simulated_device_is_disclosed(tmp_path):
     assert "simulated device under test" in doc and "a simulation, not a physical SSD" in doc
     assert "refssd.t_prog_us 1000.0" in doc and "refssd.channels_x_dies 4 x 2" in doc
     assert "Ref drive (described)" in doc  # the file target reports no model of its own
+    # ... in the administrative table and the running page header too, not only under the device
+    rep = load(run)
+    admin = dict(rep.admin)
+    assert admin["Model"] == "Ref drive (described)" and admin["Vendor"] == "not available"
+    assert rep.short_header["device"] == "Ref drive"
     man["description"] = {"nand_type": "TLC"}
     (run / "manifest.json").write_text(json.dumps(man))
     doc = re.sub(r"\s+", " ", text(html_of(run)))

@@ -279,6 +279,16 @@ class Builder:
         t = self.man.target
         return getattr(t, name) if t is not None else None
 
+    def _identity(self, name: str) -> str:
+        """A device identity field (vendor, model, serial, firmware): what the device reported, else
+        what the operator's --describe file says, marked as described (a loop device over a drive
+        model, a disk behind a RAID controller), else "not available"."""
+        v = self._t(name)
+        if v:
+            return str(v)
+        d = self._description().get(name)
+        return f"{d} (described)" if d else NA
+
     # ---- top level -----------------------------------------------------------------------
     def tests_in_run(self) -> list[str]:
         present = list(self.summary.tests) or list(self.spec.tests)
@@ -306,9 +316,10 @@ class Builder:
             sections.append(temp)
         prof = str(self.profile.get("name") or self.spec.profile or "").capitalize()
         pts = self.spec.pts_version or "2.0.2"
-        model = self._t("model") or self._t("name") or NA
+        model = self._t("model") or self._description().get("model") or self._t("name") or NA
+        serial = self._identity("serial")
         title = f"SNIA SSS PTS {pts} {prof} — test report".replace("  ", " ")
-        subtitle = f"{model}" + (f" · serial {self._t('serial')}" if self._t("serial") else "")
+        subtitle = f"{model}" + (f" · serial {serial}" if serial != NA else "")
         overview = self.overview_table(tests)
         front = [datasheet.section(self), self.verdicts_section(tests, overview),
                  self.header_section(tests, headers, disclosure)]
@@ -320,7 +331,7 @@ class Builder:
             pdf_title += f" — {compliance.title}"
         short = {
             "pts": f"SNIA SSS PTS {pts} {prof}".strip(), "device": model,
-            "serial": _na(self._t("serial")), "run_date": fmt_time(self.man.created),
+            "serial": serial, "run_date": fmt_time(self.man.created),
             "report_date": self.generated, "run": self.run_dir.name,
             "software": f"ssdpts {self.man.ssdpts_version or '?'}, {self.man.fio_version or '?'}",
             "sponsor": self.sponsor(),
@@ -421,8 +432,8 @@ class Builder:
             ("PTS revision", rev),
             ("Test ID", self.test_id),
             ("Test sponsor", self.sponsor()),
-            ("Vendor", _na(self._t("vendor"))),
-            ("Model", _na(self._t("model"))),
+            ("Vendor", self._identity("vendor")),
+            ("Model", self._identity("model")),
             ("Run status", self.status),
             ("Run directory", self.run_dir.name),
             ("Command line", " ".join(self.man.command_line) or NA),
@@ -473,12 +484,11 @@ class Builder:
         wc = (f"{wc_state}" if wc_state else NA) + (f" (profile asks: {wc_req})" if wc_req else "")
         iface = self._t("transport") or self._t("kind") or None
         lbs = self._t("logical_block_size_bytes")
-        described = lambda k: f"{desc[k]} (described)" if desc.get(k) else None  # noqa: E731
         return [
-            ("Vendor", _na(self._t("vendor") or described("vendor"))),
-            ("Model", _na(self._t("model") or described("model"))),
-            ("Serial number", _na(self._t("serial"))),
-            ("Firmware", _na(self._t("firmware"))),
+            ("Vendor", self._identity("vendor")),
+            ("Model", self._identity("model")),
+            ("Serial number", self._identity("serial")),
+            ("Firmware", self._identity("firmware")),
             ("Capacity", fmt_bytes10(self._t("size_bytes"))),
             ("Interface", _na(iface)),
             ("NAND type", _na(desc.get("nand_type"))),
