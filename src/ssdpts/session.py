@@ -14,14 +14,14 @@ import sys
 from typing import Callable
 
 from . import __version__, preflight
-from .device import audit, fingerprint, host, identify, purge_check, safety, telemetry, writecache
+from .device import fingerprint, identify, safety
 from .device.claim import Claim
-from .device.purge import is_pts_purge, select_purge
+from .device.side import Collected, LocalSide, PurgeChoice
 from .device.target import Target, open_target
 from .engine import rtsched
 from .engine.base import Area, Executor
 from .analysis import kept_sessions
-from .errors import UserError
+from .errors import HostLost, Interrupted, UserError
 from .runner import RunContext, execute
 from .pts.runspec import RunSpec
 from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
@@ -29,78 +29,66 @@ from .results import integrity
 from .store import RunStore, utc_now
 
 
-def _prepare_file(target: Target) -> Target:
-    """Files are safe targets: ssdpts creates them (sparse) and marks them as its own."""
-    if target.kind != "file":
-        return target
-    if not target.exists:
-        with open(target.path, "wb") as f:
-            f.truncate(target.size_bytes)
-        safety.mark_created(target.path)
-        return open_target(target.path)
-    return target
-
-
-def _context(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             telemetry_source, claim: Claim | None, session: int = 0,
-             keep: frozenset[int] = frozenset()) -> RunContext:
+def _context(store: RunStore, spec: RunSpec, side, executor: Executor, progress, info: dict | None,
+             telemetry_source, session: int = 0, keep: frozenset[int] = frozenset()) -> RunContext:
+    target = side.target
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
-    method = select_purge(target, spec.purge, info=info)
-    deviations = run_deviations(spec, target, method)
     ar = active_range_bytes(target.size_bytes, spec.ar_pct)
-
-    def purge(log):
-        # Judged by its effect (device/purge_check.py): blocks written before it must not survive it.
-        samples = purge_check.write_samples(target) if purge_check.applies(target, method.name) else None
-        rec = method.run(target, log=log)
-        if samples is not None:
-            purge_check.check(samples, target, method.name)
-        return rec.to_dict()
-
     return RunContext(
         store=store, parts=parts, executor=executor, filename=target.real_path,
         area=Area(0, ar, segments_of(spec, ar)), capacity_bytes=target.size_bytes,
-        seed=spec.seed, ioengine=spec.ioengine, purger=purge,
-        deviations=deviations, progress=progress,
-        telemetry=telemetry_source, guard=claim.check if claim is not None else None, session=session, keep=keep,
+        seed=spec.seed, ioengine=spec.ioengine, purger=lambda log: side.purge(spec.purge, info, log),
+        deviations=store.manifest().get("deviations") or [], progress=progress,
+        telemetry=telemetry_source, guard=side.guard, session=session, keep=keep,
         cpus_allowed=spec.cpus,
     )
 
 
-def run_deviations(spec: RunSpec, target: Target, method) -> list[str]:
+def run_deviations(spec: RunSpec, target: Target, method: PurgeChoice) -> list[str]:
     """Every deviation from the PTS a run records (``ssdpts plan`` states the same list)."""
     out = deviations_for(spec, target.logical_block_size_bytes)
-    if spec.purge != "none" and not is_pts_purge(method):
+    if spec.purge != "none" and not method.pts:
         out.append(f"purge by {method.disclosure}")
     return out
 
 
-def _execute(store: RunStore, spec: RunSpec, target: Target, executor: Executor, progress, info: dict | None,
-             claim: Claim | None = None, session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
+def _execute(store: RunStore, spec: RunSpec, side, executor: Executor, progress, info: dict | None,
+             session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
     """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run."""
-    src = telemetry.make_source(target, info=info)
-    cache = writecache.apply(target, spec.prof.write_cache, info=info)
-    store.update_manifest(write_cache=cache.summary, write_cache_record=cache.to_dict(), telemetry=src.describe())
     try:
-        with rtsched.realtime(spec.realtime):  # the tests only: the report is drawn at normal priority
-            return execute(_context(store, spec, target, executor, progress, info, src, claim, session, keep))
-    finally:
-        src.close()
-        restored = writecache.restore(cache, target)
         try:
-            store.update_manifest(write_cache_restored=restored.to_dict())
-        except UserError:
-            pass  # the results disk is full: the run's own error says so
+            src = side.start_telemetry(info)
+            summary, record = side.apply_write_cache(spec.prof.write_cache, info)
+        except HostLost as exc:  # the device's host went away before the first round (device/remote.py)
+            store.update_manifest(status="interrupted", interruption={
+                "at": utc_now(), "signal": None, "reason": str(exc), "host_lost": True})
+            stop = Interrupted(f"interrupted: {exc}: nothing was measured yet; once it is back continue with "
+                               f"'ssdpts resume {store.path}'")
+            stop.exit_code = exc.exit_code  # type: ignore[misc]
+            stop.run_dir = store.path  # type: ignore[attr-defined]
+            raise stop from None
+        store.update_manifest(write_cache=summary, write_cache_record=record, telemetry=src.describe())
+        with rtsched.realtime(spec.realtime):  # the tests only: the report is drawn at normal priority
+            return execute(_context(store, spec, side, executor, progress, info, src, session, keep))
+    finally:
+        restored = side.finish()
+        if restored is not None:
+            try:
+                store.update_manifest(write_cache_restored=restored)
+            except UserError:
+                pass  # the results disk is full: the run's own error says so
 
 
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
               interactive: bool = False, progress=None, argv: list[str] | None = None,
-              describe: str | None = None, ready: Callable[[], None] | None = None) -> tuple[RunStore, dict]:
+              describe: str | None = None, ready: Callable[[], None] | None = None,
+              side=None) -> tuple[RunStore, dict]:
     """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure.
 
     ``ready``: called once every check has passed, before the run directory is made and the first
     byte written; a parallel run (parallel.py) waits there until every other device passed too, and
-    raises to stop when one did not.
+    raises to stop when one did not. ``side``: where the device's checks, purge and telemetry run
+    (device/side.py; default: this host, on ``target``; device/remote.py: the device's own host).
 
     Every check that can refuse comes before the first byte is written, to the device or anywhere
     else: the results disk, the ssdpts lock on the device (another run?), the safety verdict and the
@@ -108,22 +96,21 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     from .runner import NullProgress
 
     progress = progress or NullProgress()
+    side = side or LocalSide(target)
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
-    with claimed(target, needed if target.kind == "block" else target.size_bytes, confirm, interactive) as (claim, target):
-        info, raw = identify.gather(target)
-        method = select_purge(target, spec.purge, info=info)  # refuse an unknown method before anything is written
-        checks = audit.audit()
-        deviations = run_deviations(spec, target, method)
+    with side.claimed(needed if target.kind == "block" else target.size_bytes, confirm, interactive):
+        target = side.target
+        got = side.collect(spec.purge, tool_version)  # refuses an unknown purge method before anything is written
+        deviations = run_deviations(spec, target, got.purge)
         if getattr(executor, "server", None):  # engine/fioclient.py: no step gate on a fio server
             deviations.append("steps scheduled by a fio server's stonewall (fio --client): gaps of ~0.1-0.4 s "
                               "between steps, boundaries not measured")
         manifest = {
-            **device_manifest(target, claim, executor.name, tool_version, confirm, argv, description, info, checks,
-                              space),
+            **device_manifest(target, got, executor.name, tool_version, confirm, argv, description, space, side),
             "fio_server": getattr(executor, "server", None),  # engine/fioclient.py; resume runs there again
             "run_spec": spec.to_dict(),
             "pts_compliant": not deviations,
@@ -136,52 +123,43 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
             ready()
         label = "-".join(spec.tests) + "-" + target.identity_label
         store = RunStore.create(out_dir, label, manifest)
-        claim.set_run_dir(store.path)
-        store_device_files(store, raw, manifest)
+        side.set_run_dir(str(store.path))
+        store_device_files(store, got.raw, manifest)
         if space.warning:
             progress.message(space.warning)
-        for c in checks:
-            if c.ok is False:
-                progress.message(f"host audit: {c.name} is {c.current}, recommended {c.recommended}: {c.fix_command}")
-        return store, _execute(store, spec, target, executor, progress, info, claim)
+        for line in got.audit_failed:
+            progress.message(line)
+        return store, _execute(store, spec, side, executor, progress, got.info)
 
 
 @contextmanager
 def claimed(target: Target, needed_bytes: int, confirm: str | None, interactive: bool):
-    """The checks every writing command passes before its first byte, in this order: the ssdpts lock
-    on the device (another run?), the safety verdict and the destruction confirmation, the kernel's
-    exclusive claim; a file target is then created. Yields (claim, target); the claim is held until
-    the block ends."""
-    claim = Claim(target)
-    claim.lock()
-    try:
-        safety.check_writable(target, needed_bytes=needed_bytes, confirm=confirm, interactive=interactive)
-        claim.claim_device()
-        target = _prepare_file(target)
-        claim.target = target
-        yield claim, target
-    finally:
-        claim.release()
+    """The checks every writing command passes before its first byte (device/side.py,
+    LocalSide.claimed). Yields (side, target); the claim is held until the block ends."""
+    with LocalSide(target).claimed(needed_bytes, confirm, interactive) as side:
+        yield side, side.target
 
 
-def device_manifest(target: Target, claim: Claim, executor_name: str, tool_version: str, confirm: str | None,
-                    argv: list[str] | None, description, info, checks, space) -> dict:
+def device_manifest(target: Target, got: Collected, executor_name: str, tool_version: str, confirm: str | None,
+                    argv: list[str] | None, description, space, side) -> dict:
     """The manifest entries every run directory has: versions, command line, the target, its
-    fingerprint and identity, the confirmation and claim, the host and its audit."""
+    fingerprint and identity, the confirmation and claim, the host and its audit; ``device_host``:
+    the host the device is on, when that is not this one (device/remote.py)."""
     return {
         "ssdpts_version": __version__,
         "fio_version": tool_version,
         "executor": executor_name,
         "command_line": argv if argv is not None else sys.argv,
         "target": target.to_dict(),
-        "fingerprint": fingerprint.take(target, claim.fd),
+        "fingerprint": got.fingerprint,
         "confirmation": confirm,
-        "claim": _claim_record(claim),
+        "claim": got.claim,
         "results_space": space.to_dict(),
-        "device": info,
-        "host": host.collect(fio_version=tool_version),
-        "audit": audit.manifest_entry(checks),
+        "device": got.info,
+        "host": got.host,
+        "audit": got.audit,
         "description": description,
+        **({"device_host": side.remote} if side.remote else {}),
     }
 
 
@@ -206,17 +184,16 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
     space = preflight.results_space(out_dir, [])
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
-    with claimed(target, target.size_bytes, confirm, interactive) as (claim, target):
-        info, raw = identify.gather(target)
-        checks = audit.audit()
-        manifest = {"kind": kind, **device_manifest(target, claim, executor.name, tool_version, confirm, argv,
-                                                    description, info, checks, space), **entries(target)}
+    with claimed(target, target.size_bytes, confirm, interactive) as (side, target):
+        got = side.collect(None, tool_version)
+        manifest = {"kind": kind, **device_manifest(target, got, executor.name, tool_version, confirm, argv,
+                                                    description, space, side), **entries(target)}
         store = RunStore.create(out_dir, f"{kind}-{target.identity_label}", manifest)
         try:
-            claim.set_run_dir(store.path)
-            store_device_files(store, raw, manifest)
+            side.set_run_dir(str(store.path))
+            store_device_files(store, got.raw, manifest)
             with outcome_recorded(store, manifest["deviations"], render_partial):
-                doc = body(store, target, claim, info)
+                doc = body(store, target, side.claim, got.info)
         finally:
             store.unlock()
         return store, doc
@@ -260,13 +237,9 @@ def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Cal
     mark("complete")
 
 
-def _claim_record(claim: Claim) -> dict:
-    return {"kernel_exclusive": claim.fd is not None, "locks": [what for _key, what in claim.keys]}
-
-
 def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive: bool = False,
                confirm: str | None = None, keep_window: bool = False,
-               ready: Callable[[], None] | None = None) -> tuple[RunStore, dict]:
+               ready: Callable[[], None] | None = None, side=None) -> tuple[RunStore, dict]:
     """Continue a run at the round in flight, on the device it started on. ``confirm``: ``resume
     --destroy-data-on``, needed (or typed at the prompt when ``interactive``) when nothing proves the
     device is the one the run started on (no serial: loop re-attached, zram, a manifest without a
@@ -276,20 +249,22 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
     steady-state window counts only rounds run from now on (hours of idle break the PTS's 'no delay
     between rounds'; analysis.window_rounds_from). ``keep_window``: rounds from before count too,
     and the window discloses the resume it spans. ``ready``: as for start_run, before anything is
-    written."""
+    written. ``side``: where the device is (default: this host, at the manifest's target path;
+    device/remote.py for a run whose device is on another host)."""
     from .runner import NullProgress
 
     store = RunStore.open(run_dir)
     store.lock()
     try:
         return store, _resume(store, Path(run_dir), executor, progress or NullProgress(), interactive, confirm,
-                              keep_window, ready)
+                              keep_window, ready, side)
     finally:
         store.unlock()
 
 
 def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool,
-            confirm: str | None, keep_window: bool = False, ready: Callable[[], None] | None = None) -> dict:
+            confirm: str | None, keep_window: bool = False, ready: Callable[[], None] | None = None,
+            side=None) -> dict:
     man = store.manifest()
     status = man.get("status")
     if status == "complete":
@@ -309,9 +284,10 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "
                         f"{integrity.describe(damage.problems, run_dir)}; restore the files or start a new run")
-    target = open_target(path)
+    side = side or LocalSide(open_target(path))
+    target = side.target
     before = man.get("fingerprint")
-    now = fingerprint.take(target)
+    now = side.fingerprint()
     if isinstance(before, dict):
         diffs = fingerprint.differences(before, now)
         if diffs:
@@ -328,28 +304,22 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         proof, why = None, f"the run's manifest has no fingerprint of {path} (made by an older ssdpts)"
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     preflight.results_space(run_dir, parts)
-    claim = Claim(target)
-    claim.lock()
-    try:
-        if target.kind == "block":
-            use = confirm if confirm is not None else (man.get("confirmation") if proof else None)
-            ask = input
-            if use is None and why is not None:
-                if not interactive:
-                    raise UserError(f"{why}, so nothing proves it is the device this run started on: pass "
-                                    f"--destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' to confirm "
-                                    "that its data may be destroyed (nothing was written)")
+    use, needed, ask = None, target.size_bytes, input  # a file: still ssdpts's file?
+    if target.kind == "block":
+        use, needed = (confirm if confirm is not None else (man.get("confirmation") if proof else None)), \
+            required_bytes(parts)
+        if use is None and why is not None:
+            if not interactive:
+                raise UserError(f"{why}, so nothing proves it is the device this run started on: pass "
+                                f"--destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' to confirm "
+                                "that its data may be destroyed (nothing was written)")
 
-                def ask(prompt: str) -> str:
-                    return input(f"{why}, so nothing proves it is the device this run started on. {prompt}")
-            safety.check_writable(target, needed_bytes=required_bytes(parts), confirm=use, interactive=interactive,
-                                  ask=ask)
-        else:
-            safety.check_writable(target, needed_bytes=target.size_bytes, confirm=None)  # still ssdpts's file?
-        claim.claim_device()
+            def ask(prompt: str) -> str:
+                return input(f"{why}, so nothing proves it is the device this run started on. {prompt}")
+    with side.claimed(needed, use, interactive and target.kind == "block", ask):
         if ready is not None:
             ready()
-        claim.set_run_dir(store.path)
+        side.set_run_dir(str(store.path))
         forgotten = store.forget_unbacked_rounds()
         resumptions = man.get("resumptions", [])
         resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
@@ -361,7 +331,5 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
         for note in damage.notes:
             progress.message(note)
-        return _execute(store, spec, target, executor, progress, man.get("device"), claim,
+        return _execute(store, spec, side, executor, progress, man.get("device"),
                         session=len(resumptions), keep=kept_sessions(man))
-    finally:
-        claim.release()

@@ -47,7 +47,7 @@ def make_run(root: Path, name: str, model, tests=("iops", "lat"), target: str | 
     spec.setdefault("step_seconds", 1)
     spec.setdefault("max_rounds", 5)
     with pytest.MonkeyPatch.context() as mp:  # host facts are not what these tests are about (and cost 0.5 s)
-        mp.setattr("ssdpts.session.host.collect", lambda *a, **kw: {"hostname": "testhost", "kernel": "6.1"})
+        mp.setattr("ssdpts.device.side.host.collect", lambda *a, **kw: {"hostname": "testhost", "kernel": "6.1"})
         store, _ = start_run(RunSpec(tests=tuple(tests), **spec), t, executor=FakeExecutor(model=model),
                              out_dir=root / "runs" / name, confirm=None, argv=["test"])
     return store.path

@@ -33,7 +33,7 @@ def _run(root: Path, name: str, *, iops: float, tests=("iops", "lat"), model_nam
     ex = FakeExecutor(model=lambda s: iops * 4096 / max(s.workload.block_size_bytes, 4096),
                       interrupt_on_batch=interrupt_on_batch)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("ssdpts.session.host.collect", lambda *a, **kw: {"hostname": "labhost", "kernel": "6.1", "cpu_count": 8,
+        mp.setattr("ssdpts.device.side.host.collect", lambda *a, **kw: {"hostname": "labhost", "kernel": "6.1", "cpu_count": 8,
                                                            "memory_bytes": 2**34, "cpu_model": "Test CPU"})
         try:
             store, _ = start_run(RunSpec(tests=tuple(tests), **spec), t, executor=ex, out_dir=root / "runs",

@@ -66,6 +66,7 @@ def cmd(args) -> int:
     from ..pts.segments import disclosure
     from ..pts.registry import title as test_title
     from ..pts.steady_state import WINDOW_ROUNDS
+    from ..device.side import purge_choice
     from ..session import run_deviations
 
     prep = prepare(args)
@@ -84,7 +85,7 @@ def cmd(args) -> int:
                 f"{zoned_abs(segs)[:60]}…", markup=True)
     # The run's own list: what the options ask for and what the target forces (lab defect D8:
     # a 4096-byte-LBA namespace leaves out the 0.5 KiB block sizes), and a fallback purge.
-    deviations = run_deviations(spec, target, purge)
+    deviations = run_deviations(spec, target, purge_choice(purge))
     if deviations:
         c.print("[yellow]not PTS compliant:[/] " + "; ".join(deviations))
     total_written = 0
