@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ssdpts.cli.hosts import check_reachable, hosts_of, resolve
+from ssdpts.cli.hosts import check_reachable, hosts_of, resolve, shells_of
 from ssdpts.errors import UserError
 
 
@@ -20,10 +20,28 @@ def _args(*hosts: str) -> argparse.Namespace:
 def test_targets_resolve_to_a_path_on_their_host():
     hosts = hosts_of(_args("a=ip:127.0.0.1,8765", "b=localhost"))
     assert hosts == {"a": "ip:127.0.0.1,8765", "b": "localhost"}
-    assert resolve("a:/dev/zram3", hosts) == ("/dev/zram3", "ip:127.0.0.1,8765")
-    assert resolve("/dev/zram3", hosts) == ("/dev/zram3", None)
-    assert resolve("b:/dev/sdb", hosts) == ("/dev/sdb", "localhost")
-    assert resolve("/tmp/x:y", {}) == ("/tmp/x:y", None)  # a file name with a colon is a path
+    assert resolve("a:/dev/zram3", hosts) == ("/dev/zram3", "ip:127.0.0.1,8765", "a")
+    assert resolve("/dev/zram3", hosts) == ("/dev/zram3", None, None)
+    assert resolve("b:/dev/sdb", hosts) == ("/dev/sdb", "localhost", "b")
+    assert resolve("/tmp/x:y", {}) == ("/tmp/x:y", None, None)  # a file name with a colon is a path
+
+
+def test_remote_shells_by_host_name():
+    hosts = {"rack1": "10.0.0.5", "rack2": "10.0.0.6"}
+
+    def shells(*values: str) -> dict:
+        return shells_of(argparse.Namespace(remote_shell=list(values)), hosts)
+
+    # NAME= only when NAME is a --host: an option's own '=' stays part of the command
+    assert shells("rack1=ssh -o BatchMode=yes rack1") == {"rack1": ["ssh", "-o", "BatchMode=yes", "rack1"]}
+    assert shells("ssh -o BatchMode=yes far") == {None: ["ssh", "-o", "BatchMode=yes", "far"]}
+    assert shells("rack1=ssh a", "rack2=ssh b") == {"rack1": ["ssh", "a"], "rack2": ["ssh", "b"]}
+    with pytest.raises(UserError, match="given twice for rack1"):
+        shells("rack1=ssh a", "rack1=ssh b")
+    with pytest.raises(UserError, match="no --host rack3=ADDRESS was given"):
+        shells("rack3=ssh c")
+    # with a remote shell the device's checks run on the server's host: any address is accepted
+    check_reachable("192.0.2.7,8765", remote=True)
 
 
 @pytest.mark.parametrize("hosts, target, message", [
@@ -75,12 +93,20 @@ def test_fio_server_applies_to_every_one_of_many_targets(tmp_path: Path):
 
 def test_the_docs_examples_name_servers_ssdpts_accepts():
     """docs/hosts.md's examples must run as shown: every --host/--fio-server address in its sh blocks
-    is one check_reachable accepts (a server on another host is refused, so no example may show one)."""
+    is one check_reachable accepts (a server on another host only with that host's --remote-shell in
+    the same command)."""
     import re
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "hosts.md").read_text(encoding="utf-8")
     blocks = "\n".join(re.findall(r"```sh\n(.*?)```", doc, re.S))
-    servers = re.findall(r"--host \S+?=(\S+)", blocks) + re.findall(r"--fio-server (\S+)", blocks)
-    assert servers, "no example server found in docs/hosts.md: the test would check nothing"
-    for s in servers:
-        check_reachable(s)
+    commands = [c for c in blocks.replace("\\\n", " ").splitlines() if c.strip().startswith("ssdpts ")]
+    checked = 0
+    for cmd in commands:
+        remote = set(re.findall(r"--remote-shell (\w+)=", cmd))
+        for name, server in re.findall(r"--host (\S+?)=(\S+)", cmd):
+            check_reachable(server, remote=name in remote)
+            checked += 1
+        for server in re.findall(r"--fio-server (\S+)", cmd):
+            check_reachable(server, remote="--remote-shell" in cmd)
+            checked += 1
+    assert checked >= 4, "too few example servers found in docs/hosts.md: the test would check little"

@@ -134,24 +134,31 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
     )
 
 
-def open_target_option(args: argparse.Namespace):
-    """--target (or TARGET) and --size: the target and the size of a file to create (None)."""
+def size_option(args: argparse.Namespace) -> int | None:
+    """--size in bytes (None when not given)."""
+    if getattr(args, "size", None) is None:
+        return None
+    try:
+        return parse_size(args.size)
+    except ValueError as exc:
+        raise UserError(f"--size: {exc}") from None
+
+
+def open_target_option(args: argparse.Namespace, target=None):
+    """--target (or TARGET) and --size: the target and the size of a file to create (None).
+    ``target``: the target already opened where it is (a device on another host, device/remote.py)."""
     from ..device.target import open_target
 
-    size = None
-    if args.size is not None:
-        try:
-            size = parse_size(args.size)
-        except ValueError as exc:
-            raise UserError(f"--size: {exc}") from None
-    target = open_target(args.target, size_bytes=size)
+    size = size_option(args)
+    target = target or open_target(args.target, size_bytes=size)
     if size is not None and target.kind == "block":
         raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
     return target, size
 
 
-def prepare(args: argparse.Namespace) -> Prepared:
-    """Validate everything that can be validated without touching a device."""
+def prepare(args: argparse.Namespace, target=None) -> Prepared:
+    """Validate everything that can be validated without touching a device. ``target``: the
+    target as its host's agent opened it (device/remote.py), instead of opening --target here."""
     from ..pts.plan import build_parts
 
     if getattr(args, "out", None) is not None and not args.out.strip():
@@ -165,6 +172,6 @@ def prepare(args: argparse.Namespace) -> Prepared:
         from ..engine import rtsched
 
         rtsched.check()
-    target, size = open_target_option(args)
+    target, size = open_target_option(args, target)
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     return Prepared(spec=spec, target=target, parts=parts, size_bytes=size)

@@ -8,13 +8,14 @@ import copy
 import json
 import os
 from pathlib import Path
+import shlex
 import sys
 
 from ..errors import Interrupted, RunFailed, UserError
 
 # Options of the parallel command that the per-device solo command does not take as they are.
 _PER_DEVICE = {"target", "targets_from", "destroy_data_on", "cpus_per_device", "cpus", "quiet", "events_fd",
-               "run_dir", "tests", "host", "fio_server"}
+               "run_dir", "tests", "host", "fio_server", "remote_shell"}
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -118,38 +119,58 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
     from ..device import safety
     from ..pts.plan import required_bytes
     from .common import prepare
-    from .hosts import check_reachable, hosts_of, resolve
+    from .hosts import check_reachable, hosts_of, remote_side, resolve, shells_of
 
     hosts = hosts_of(args)
+    shells = shells_of(args, hosts)
     # --fio-server names the server of every target not given as NAME:PATH (as for one target): it must
     # not be dropped, or the paths would be run on this host instead of the server's
-    where = [(path, server or getattr(args, "fio_server", None))
-             for path, server in (_named(t, resolve, t, hosts) for t in targets)]
+    where = [(path, server or getattr(args, "fio_server", None), name)
+             for path, server, name in (_named(t, resolve, t, hosts) for t in targets)]
+    shell_of = [shells.get(name) if name is not None else shells.get(None) for _p, _s, name in where]
     seen: dict[str, str] = {}
-    for t, (path, _server) in zip(targets, where):  # every fio server is on this host (cli/hosts.py)
-        other = seen.setdefault(os.path.realpath(path), t)
+    for t, (path, server, name), shell in zip(targets, where, shell_of):
+        key = f"{name or server}:{path}" if shell else os.path.realpath(path)  # a remote path names a device there
+        other = seen.setdefault(key, t)
         if other != t:
-            raise UserError(f"{t} and {other} are the same device on this host: give each device once")
-    preps = []
-    for t, (path, server) in zip(targets, where):
-        if server:
-            _named(t, check_reachable, server)
-        a = copy.copy(args)
-        a.target = path
-        preps.append(_named(t, prepare, a))
-    confirm = confirmations(args.destroy_data_on, [p.target for p in preps])
-    pins = cpus.split(args.cpus_per_device, len(targets)) if args.cpus_per_device else [args.cpus or ""] * len(targets)
-    tokens = []
-    for t, prep, conf in zip(targets, preps, confirm):
-        needed = required_bytes(prep.parts) if prep.target.kind == "block" else prep.target.size_bytes
-        _named(t, safety.check_writable, prep.target, needed_bytes=needed, confirm=conf,
-               interactive=sys.stdin.isatty())
-        tokens.append(conf or safety.confirm_token(prep.target) if prep.target.kind == "block" else None)
+            raise UserError(f"{t} and {other} are the same device on {'its host' if shell else 'this host'}: "
+                            "give each device once")
+    preps, sides = [], []
+    try:
+        for t, (path, server, name), shell in zip(targets, where, shell_of):
+            if server:
+                _named(t, check_reachable, server, shell is not None)
+            side = _named(t, remote_side, path, server, name, shells) if shell else None
+            sides.append(side)
+            a = copy.copy(args)
+            a.target = path
+            preps.append(_named(t, prepare, a, side.target if side else None))
+        confirm = confirmations(args.destroy_data_on, [p.target for p in preps])
+        pins = (cpus.split(args.cpus_per_device, len(targets)) if args.cpus_per_device
+                else [args.cpus or ""] * len(targets))
+        tokens = []
+        for t, prep, conf, side in zip(targets, preps, confirm, sides):
+            needed = required_bytes(prep.parts) if prep.target.kind == "block" else prep.target.size_bytes
+            if side is not None:  # checked where the device is; no terminal there to ask at
+                _named(t, side.check, needed, conf)
+            else:
+                _named(t, safety.check_writable, prep.target, needed_bytes=needed, confirm=conf,
+                       interactive=sys.stdin.isatty())
+            tokens.append(conf or safety.confirm_token(prep.target) if prep.target.kind == "block" else None)
+    finally:
+        for side in sides:
+            if side is not None:
+                side.close()
     shared = solo_argv(args.run_parser, sys.argv[1:])
     children = []
-    for t, (path, server), tok, pin in zip(targets, where, tokens, pins):
-        argv = ["run", *args.tests, *shared, "--target", path]
-        argv += ["--fio-server", server] if server else []
+    for t, (path, server, name), shell, tok, pin in zip(targets, where, shell_of, tokens, pins):
+        argv = ["run", *args.tests, *shared]
+        if name is not None:  # the host keeps its name (messages, the manifest's device_host)
+            argv += ["--host", f"{name}={server}", "--target", f"{name}:{path}"]
+            argv += ["--remote-shell", f"{name}={shlex.join(shell)}"] if shell else []
+        else:
+            argv += ["--target", path, *(["--fio-server", server] if server else [])]
+            argv += ["--remote-shell", shlex.join(shell)] if shell else []
         argv += ["--destroy-data-on", tok] if tok else []
         argv += ["--cpus", pin] if pin else []
         children.append(_child(t if server else os.path.basename(t) or t, argv))
@@ -198,12 +219,18 @@ def _status(run_dir: Path) -> str | None:
 def resume_parallel(args: argparse.Namespace, run_dirs: list[Path]) -> int:
     """One supervised 'ssdpts resume RUN_DIR' per unfinished run; --destroy-data-on values go to
     the run whose target they name."""
+    from ..device.remote import side_for
     from ..device.target import open_target
 
     def target_of(d: Path):
         try:
-            return open_target(json.loads((d / "manifest.json").read_text(encoding="utf-8"))["target"]["path"])
-        except (OSError, ValueError, KeyError, TypeError, UserError):
+            man = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+            side = side_for(man.get("device_host"), man["target"]["path"])
+            if side is None:
+                return open_target(man["target"]["path"])
+            with side:
+                return side.target
+        except (OSError, ValueError, KeyError, TypeError, UserError, Interrupted):
             return None  # the child says what is wrong with it
 
     confirm = confirmations(args.destroy_data_on, [target_of(d) for d in run_dirs])

@@ -42,19 +42,35 @@ def cmd(args) -> int:
     run_dirs = unfinished_runs(args.run_dir)
     if len(run_dirs) > 1:
         return resume_parallel(args, run_dirs)
+    from ..device.remote import side_for
+
     events = EventProgress(args.events_fd) if args.events_fd is not None else None
-    fio = executor(_fio_server(run_dirs[0]))
-    return run_one(lambda: resume_run(
-        run_dirs[0], executor=fio, progress=events or make_progress(args.quiet),
-        interactive=sys.stdin.isatty(), confirm=one_confirmation(args.destroy_data_on), keep_window=args.keep_window,
-        ready=events_ready(events)), events)
+    man = _manifest(run_dirs[0])
+    where = man.get("device_host")  # the device is on the fio server's host: its agent again, by the recorded shell
+    fio = executor(man.get("fio_server"), remote=bool(where))
+    sides = []
+
+    def start():
+        side = side_for(where, man["target"]["path"]) if where else None
+        if side is not None:
+            sides.append(side)
+        return resume_run(run_dirs[0], executor=fio, progress=events or make_progress(args.quiet),
+                          interactive=sys.stdin.isatty() and side is None,
+                          confirm=one_confirmation(args.destroy_data_on), keep_window=args.keep_window,
+                          ready=events_ready(events), side=side)
+    try:
+        return run_one(start, events)
+    finally:
+        for side in sides:
+            side.close()
 
 
-def _fio_server(run_dir: Path) -> str | None:
-    """The fio server the run was started with (manifest ``fio_server``): a resume runs there too."""
+def _manifest(run_dir: Path) -> dict:
+    """The run's manifest, for where it ran (``fio_server``, ``device_host``): a resume runs there too."""
     import json
 
     try:
-        return json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8")).get("fio_server")
-    except (OSError, ValueError, AttributeError):
-        return None  # resume_run says what is wrong with the directory
+        man = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # resume_run says what is wrong with the directory
+    return man if isinstance(man, dict) else {}

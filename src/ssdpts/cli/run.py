@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import add_run_options, prepare
+from .common import add_run_options, prepare, size_option
 from .parallel import add_options
 
 
@@ -27,21 +27,30 @@ def cmd(args) -> int:
     targets = targets_of(args)
     if len(targets) > 1:
         return run_parallel(args, targets)
-    from .hosts import check_reachable, executor, hosts_of, resolve
+    from .hosts import check_reachable, executor, hosts_of, remote_side, resolve, shells_of
 
-    args.target, server = resolve(targets[0], hosts_of(args))
+    hosts = hosts_of(args)
+    args.target, server, name = resolve(targets[0], hosts)
     server = server or args.fio_server
+    shells = shells_of(args, hosts)
+    remote = (shells.get(name) if name is not None else shells.get(None)) is not None
     if server:
-        check_reachable(server)  # before the target is looked at: its checks would run on this host
+        # before the target is looked at: without a remote shell its checks would run on this host
+        check_reachable(server, remote)
     if args.cpus_per_device:
         from ..cpus import split
 
         args.cpus = split(args.cpus_per_device, 1)[0]
-    prep = prepare(args)
-    fio = executor(server)
-    events = EventProgress(args.events_fd) if args.events_fd is not None else None
-    return run_one(lambda: start_run(
-        prep.spec, prep.target, executor=fio, out_dir=Path(args.out),
-        confirm=one_confirmation(args.destroy_data_on), interactive=sys.stdin.isatty(),
-        progress=events or make_progress(args.quiet), argv=solo_command(sys.argv), describe=args.describe,
-        ready=events_ready(events)), events)
+    side = remote_side(args.target, server, name, shells, size_bytes=size_option(args))
+    try:
+        prep = prepare(args, target=side.target if side else None)
+        fio = executor(server, remote)
+        events = EventProgress(args.events_fd) if args.events_fd is not None else None
+        return run_one(lambda: start_run(
+            prep.spec, prep.target, executor=fio, out_dir=Path(args.out),
+            confirm=one_confirmation(args.destroy_data_on), interactive=sys.stdin.isatty() and side is None,
+            progress=events or make_progress(args.quiet), argv=solo_command(sys.argv), describe=args.describe,
+            ready=events_ready(events), side=side), events)
+    finally:
+        if side is not None:
+            side.close()

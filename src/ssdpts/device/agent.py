@@ -1,0 +1,122 @@
+"""``ssdpts agent PATH``: the device side of a run whose ssdpts runs on another host.
+
+The controlling ssdpts starts this command on the device's host through a command prefix of the
+user's choosing (``--remote-shell rack1='ssh -o BatchMode=yes rack1'``; docs/hosts.md) and talks
+to it over the command's stdin and stdout, one JSON object per line: a request
+``{"op": NAME, ...}``, then zero or more ``{"log": LINE}`` (a purge's progress) and one
+``{"ok": RESULT}`` or ``{"error": MESSAGE, "type": CLASS}``. Every request is answered by the
+same code a local run calls (device/side.py, LocalSide): the safety verdict, the confirmation,
+the lock and the kernel's exclusive claim, identity, purge and its check, telemetry, the write
+cache. Nothing listens on a port: the agent lives as long as its ssh session, and when that ends
+(the controller finished, was killed, or lost the network) it closes the telemetry, restores the
+write cache and releases the claim, so a lost controller never leaves the device held.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from typing import Any, Callable, TextIO
+
+from .. import __version__
+from ..errors import Interrupted, UserError
+from .side import LocalSide
+from .target import open_target
+
+PROTOCOL = 1
+
+
+class _Agent:
+    def __init__(self, path: str, send: Callable[[dict], None]):
+        self.path = path
+        self.send = send
+        self.side: LocalSide | None = None
+        self.telemetry = None
+
+    def _side(self) -> LocalSide:
+        if self.side is None:
+            raise UserError("the agent has no target yet: the controller must send 'open' first")
+        return self.side
+
+    # every op takes the request and returns a JSON-safe result
+    def op_open(self, req: dict) -> dict:
+        self.side = LocalSide(open_target(self.path, size_bytes=req.get("size_bytes")))
+        return {"target": self.side.target.to_dict()}
+
+    def op_fingerprint(self, _req: dict) -> dict:
+        return self._side().fingerprint()
+
+    def op_check(self, req: dict) -> None:
+        self._side().check(int(req["needed_bytes"]), req.get("confirm"))
+
+    def op_take(self, req: dict) -> dict:
+        # no terminal here: a confirmation comes from the controller (--destroy-data-on) or not at all
+        return {"target": self._side().take(int(req["needed_bytes"]), req.get("confirm")).to_dict()}
+
+    def op_collect(self, req: dict) -> dict:
+        return self._side().collect(req.get("purge"), req.get("fio_version")).to_dict()
+
+    def op_run_dir(self, req: dict) -> None:
+        self._side().set_run_dir(str(req["run_dir"]))
+
+    def op_telemetry(self, req: dict) -> dict:
+        self.telemetry = self._side().start_telemetry(req.get("info"))
+        return {"available": self.telemetry.available, "reason": self.telemetry.reason,
+                "describe": self.telemetry.describe()}
+
+    def op_snapshot(self, _req: dict) -> dict:
+        if self.telemetry is None:
+            raise UserError("no telemetry source: the controller must send 'telemetry' first")
+        return self.telemetry.snapshot()
+
+    def op_write_cache(self, req: dict) -> list:
+        return list(self._side().apply_write_cache(req["want"], req.get("info")))
+
+    def op_purge(self, req: dict) -> dict:
+        return self._side().purge(req["requested"], req.get("info"), lambda line: self.send({"log": line}))
+
+    def op_guard(self, _req: dict) -> None:
+        self._side().guard()
+
+    def op_finish(self, _req: dict) -> dict | None:
+        self.telemetry = None
+        return self._side().finish()
+
+    def op_release(self, _req: dict) -> None:
+        self._side().release()
+
+    def close(self) -> None:
+        if self.side is not None:
+            self.side.close()
+
+
+def serve(path: str, rfile: TextIO = sys.stdin, wfile: TextIO = sys.stdout) -> int:
+    """Answer requests until the controller closes stdin; then give everything back."""
+    def send(obj: dict) -> None:
+        wfile.write(json.dumps(obj, default=str, separators=(",", ":")) + "\n")
+        wfile.flush()
+
+    agent = _Agent(path, send)
+    send({"agent": PROTOCOL, "ssdpts": __version__, "host": socket.gethostname()})
+    try:
+        for line in rfile:
+            if not line.strip():
+                continue
+            try:
+                req = json.loads(line)
+                fn = getattr(agent, f"op_{req.get('op')}", None)
+                if not isinstance(req, dict) or fn is None:
+                    raise UserError(f"the agent does not know the request {line.strip()[:80]!r}: use the same "
+                                    f"ssdpts version on both hosts (this one is {__version__})")
+                result: Any = fn(req)
+            except (UserError, Interrupted) as exc:
+                send({"error": str(exc), "type": type(exc).__name__})
+                continue
+            except (ValueError, KeyError, TypeError) as exc:
+                send({"error": f"bad request to the agent ({exc.__class__.__name__}: {exc})", "type": "UserError"})
+                continue
+            send({"ok": result})
+    finally:
+        agent.close()
+    return 0

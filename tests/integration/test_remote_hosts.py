@@ -1,0 +1,222 @@
+"""A device on another host (issue 17): its fio runs on that host's fio server, its checks, purge,
+claim and telemetry in 'ssdpts agent' there, started through --remote-shell (device/agent.py,
+device/remote.py, docs/hosts.md).
+
+The other host is a network namespace with its own veth address (the fio server listens there
+and nowhere else), and its device exists only in that host's view of the filesystem: the remote
+shell is 'ip netns exec NS' (a mount namespace of its own) which bind-mounts a zram device at a
+path where this host sees an empty file. A check or purge run here instead of there would find a
+regular file, not the device, and the run would be refused or record a file target; so a run that
+records the zram block device proves every device-side step ran on the other host."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import shlex
+import signal
+import subprocess
+import time
+
+import pytest
+
+from ssdpts.results import integrity
+
+from .conftest import checksum, ssdpts
+from .test_parallel_devices import _rounds_done, _wait
+from .test_run_devices import recompute_and_compare, steps_of
+
+pytestmark = pytest.mark.root
+
+FAST = ["--step-seconds", "0.05", "--threads", "1", "--iodepth", "4", "--max-rounds", "5"]
+LAT_STEPS = 6  # 2 block sizes x 3 R/W mixes (0.5 KiB is below zram's 4096-byte logical block)
+PORT = 8765
+
+
+@pytest.fixture(autouse=True)
+def _html_only(monkeypatch):
+    monkeypatch.setenv("SSDPTS_CHROMIUM", "ssdpts-test-no-chromium")
+
+
+def sh(*argv: str) -> None:
+    subprocess.run(argv, check=True, capture_output=True, text=True, timeout=30)
+
+
+class OtherHost:
+    """A network namespace with its own address, a fio server listening only there, and a device
+    at ``path`` that only commands started through ``shell`` see."""
+
+    def __init__(self, tmp: Path, dev: str):
+        n = os.getpid() % 200 + 20
+        self.ns, self.veth = f"ssdpts-h{os.getpid()}", f"vsp{os.getpid()}"
+        self.ip, self.peer = f"10.231.{n}.2", f"10.231.{n}.1"
+        self.dev, self.path = dev, str(tmp / "remote-disk")  # this host sees an empty file there
+        Path(self.path).touch()
+        self.log, self.proc = tmp / "fio-server.log", None
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "link", "add", self.veth, "type", "veth", "peer", "name", self.veth + "b")
+        sh("ip", "link", "set", self.veth + "b", "netns", self.ns)
+        sh("ip", "addr", "add", f"{self.peer}/24", "dev", self.veth)
+        sh("ip", "link", "set", self.veth, "up")
+        for cmd in (["ip", "addr", "add", f"{self.ip}/24", "dev", self.veth + "b"],
+                    ["ip", "link", "set", self.veth + "b", "up"], ["ip", "link", "set", "lo", "up"]):
+            sh("ip", "netns", "exec", self.ns, *cmd)
+
+    @property
+    def shell(self) -> list[str]:
+        # ip netns exec gives each command a mount namespace of its own: the bind mount stays there
+        return ["ip", "netns", "exec", self.ns, "sh", "-c", f'mount --bind {self.dev} {self.path} && exec "$@"', "sh"]
+
+    @property
+    def address(self) -> str:
+        return f"ip:{self.ip},{PORT}"
+
+    def start(self) -> None:
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen([*self.shell, "fio", f"--server={self.address}"], stdout=log,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        t0 = time.monotonic()
+        while True:
+            probe = subprocess.run(["fio", f"--client={self.address}"], capture_output=True, text=True, timeout=10)
+            if "connect" not in probe.stdout + probe.stderr:
+                return
+            assert self.proc.poll() is None and time.monotonic() - t0 < 10, self.log.read_text()
+            time.sleep(0.05)
+
+    def kill_fio(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+            time.sleep(0.2)  # its per-client child ends with the group
+
+    def agents(self) -> list[int]:
+        out = subprocess.run(["pgrep", "-f", f"agent {self.path}$"], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def lose(self) -> None:
+        """The host goes away: its fio server and its ssdpts agent killed."""
+        self.kill_fio()
+        for pid in self.agents():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def remove(self) -> None:
+        self.lose()
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.veth], capture_output=True)
+
+
+@pytest.fixture
+def other_host(make_zram, tmp_path):
+    h = OtherHost(tmp_path, make_zram(64 * 2**20))
+    try:
+        h.start()
+        yield h
+    finally:
+        h.remove()
+
+
+def _remote_shape(run: Path, host: OtherHost) -> dict:
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "complete", man.get("error") or man.get("interruption")
+    assert man["executor"] == "fio-client" and man["fio_server"] == host.address
+    assert man["device_host"]["name"] == "h" and man["device_host"]["shell"] == host.shell
+    # the device as the other host sees it: a zram block device at a path that is an empty file here
+    t = man["target"]
+    assert t["kind"] == "block" and t["name"] == os.path.basename(host.dev) and t["path"] == host.path
+    assert man["claim"]["kernel_exclusive"] is True and man["fingerprint"]["class"] == "zram"
+    assert man["telemetry"]["host"] == "h" and man["telemetry"]["available"] is True
+    assert man["parts"]["lat"]["purge"]["method"] == "discard"
+    rounds: dict[int, list[int]] = {}
+    sampled = 0
+    for s in steps_of(run):
+        if s["phase"] == "round":
+            rounds.setdefault(s["round"], []).append(s["index"])
+            tel = s["telemetry"]
+            for snap in (tel.get("before"), tel.get("after")):
+                if snap:  # the other host's block counters, asked of its agent at batch start and end
+                    assert isinstance(snap["block"], dict) and snap["request_ms"] >= 0
+                    sampled += 1
+    assert sampled >= 2 * len(rounds)
+    assert all(sorted(ix) == list(range(1, LAT_STEPS + 1)) for ix in rounds.values())
+    recompute_and_compare(run)
+    assert not integrity.check(run).problems
+    return man
+
+
+def _bytes_written(dev: str) -> int:
+    return int(Path(f"/sys/block/{os.path.basename(dev)}/stat").read_text().split()[6]) * 512
+
+
+def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_path):
+    h = other_host
+    out = tmp_path / "runs"
+    before = checksum(h.dev), _bytes_written(h.dev)
+    # without a remote shell the device's checks would run here: refused in one line, nothing written
+    r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--destroy-data-on", h.path,
+               *FAST, "--out", str(out), timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "is on another host" in r.stderr and "--remote-shell" in r.stderr
+    # a wrong confirmation is refused by the agent, there, before anything is written
+    shell = f"h={shlex.join(h.shell)}"
+    r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell", shell,
+               "--destroy-data-on", "/dev/not-this-one", *FAST, "--out", str(out), timeout=120)
+    assert r.returncode == 2 and "on host h: --destroy-data-on names /dev/not-this-one" in r.stderr, r.stderr
+    r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell", shell,
+               *FAST, "--out", str(out), timeout=120)  # no confirmation, no terminal there to ask at
+    assert r.returncode == 2 and "destroy" in r.stderr.lower(), r.stderr
+    assert not out.exists() or not list(out.iterdir())
+    assert (checksum(h.dev), _bytes_written(h.dev)) == before and not h.agents()
+
+    # one run on two hosts: a zram device here and the other host's, each its own run
+    local = make_zram(64 * 2**20)
+    r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", local, "--target", f"h:{h.path}",
+               "--remote-shell", shell, "--destroy-data-on", local, "--destroy-data-on", h.path,
+               *FAST, "--out", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    runs = {json.loads((d / "manifest.json").read_text())["target"]["path"]: d for d in out.iterdir()}
+    _remote_shape(runs[h.path], h)
+    mine = json.loads((runs[local] / "manifest.json").read_text())
+    assert mine["status"] == "complete" and "device_host" not in mine and mine["executor"] == "fio"
+    assert _bytes_written(h.dev) > before[1] and not h.agents()  # the agent ended with the run
+
+
+def test_other_host_lost_mid_run_then_resumed(other_host, tmp_path):
+    h = other_host
+    out = tmp_path / "runs"
+    shell = f"h={shlex.join(h.shell)}"
+    argv = ["ssdpts", "run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell", shell,
+            "--destroy-data-on", h.path, *FAST, "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def run_dir() -> Path | None:
+        runs = [d for d in out.iterdir() if (d / "manifest.json").exists()] if out.exists() else []
+        return runs[0] if runs else None
+
+    _wait(lambda: run_dir() is not None and _rounds_done(run_dir()) >= 1, proc, "a round on the other host")
+    h.lose()
+    _stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    run = run_dir()
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "interrupted" and man["interruption"]["host_lost"] is True, man.get("interruption")
+    kept = _rounds_done(run)
+    assert kept >= 1 and not integrity.check(run).problems
+
+    # while the host is away: refused in one line, the run untouched
+    r = ssdpts("resume", str(run), timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
+    h.start()
+    r = ssdpts("resume", str(run), timeout=300)  # a zram device has no serial: the path confirms again
+    assert r.returncode == 2 and "--destroy-data-on" in r.stderr, r.stderr
+    r = ssdpts("resume", str(run), "--destroy-data-on", h.path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    man = _remote_shape(run, h)
+    assert man["resumptions"][0]["steps_kept"] >= kept * LAT_STEPS and not h.agents()
