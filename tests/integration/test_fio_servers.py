@@ -39,6 +39,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(address: str, proc: subprocess.Popen, log: Path, timeout_s: float = 10) -> None:
+    """Until the fio server at ``address`` (process ``proc``, output in ``log``) listens."""
+    t0 = time.monotonic()
+    while True:  # fio's client without a job file: connects and exits, silent once the server listens
+        probe = subprocess.run(["fio", f"--client={address}"], capture_output=True, text=True, timeout=10)
+        if "connect" not in probe.stdout + probe.stderr:
+            return
+        assert proc.poll() is None and time.monotonic() - t0 < timeout_s, log.read_text()
+        time.sleep(0.05)
+
+
 class Server:
     """A fio server on 127.0.0.1:port, in a process group of its own (killed whole: its forked
     per-client process and job threads with it)."""
@@ -54,13 +65,7 @@ class Server:
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(["fio", f"--server={self.address}"], stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
-        t0 = time.monotonic()
-        while True:  # fio's client without a job file: connects and exits, silent once the server listens
-            probe = subprocess.run(["fio", f"--client={self.address}"], capture_output=True, text=True, timeout=10)
-            if "connect" not in probe.stdout + probe.stderr:
-                return
-            assert self.proc.poll() is None and time.monotonic() - t0 < 10, self.log.read_text()
-            time.sleep(0.05)
+        wait_listening(self.address, self.proc, self.log)
 
     def kill(self) -> None:
         if self.proc is None:

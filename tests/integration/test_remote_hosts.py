@@ -24,6 +24,7 @@ import pytest
 from ssdpts.results import integrity
 
 from .conftest import checksum, ssdpts
+from .test_fio_servers import wait_listening
 from .test_parallel_devices import _rounds_done, _wait
 from .test_run_devices import recompute_and_compare, steps_of
 
@@ -76,13 +77,7 @@ class OtherHost:
         with open(self.log, "a") as log:
             self.proc = subprocess.Popen([*self.shell, "fio", f"--server={self.address}"], stdout=log,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        t0 = time.monotonic()
-        while True:
-            probe = subprocess.run(["fio", f"--client={self.address}"], capture_output=True, text=True, timeout=10)
-            if "connect" not in probe.stdout + probe.stderr:
-                return
-            assert self.proc.poll() is None and time.monotonic() - t0 < 10, self.log.read_text()
-            time.sleep(0.05)
+        wait_listening(self.address, self.proc, self.log)
 
     def kill_fio(self) -> None:
         if self.proc is not None:
