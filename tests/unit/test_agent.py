@@ -4,6 +4,7 @@ device). The device case, through a network namespace, is tests/integration/test
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 import signal
@@ -75,3 +76,30 @@ def test_a_shell_that_cannot_start_the_agent_is_refused_in_one_line(tmp_path):
     assert side_for(None, "/dev/x") is None
     with pytest.raises(UserError, match="without a remote shell"):
         side_for({"name": "rack1"}, "/dev/x")
+
+
+def test_a_host_lost_before_the_first_round_leaves_an_interrupted_run(tmp_path):
+    """The agent can go away between the run directory's creation and the first round (its
+    telemetry or write cache request): the run is marked interrupted by a lost host, not left
+    'running', and the write cache it may have set is given back by the agent itself."""
+    from ssdpts.device.side import LocalSide
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.fake import FakeExecutor
+    from ssdpts.errors import Interrupted
+    from ssdpts.pts.runspec import RunSpec
+    from ssdpts.session import start_run
+
+    class Lost(LocalSide):
+        remote = {"name": "rack1", "shell": ["ssh", "rack1"]}
+
+        def start_telemetry(self, info):
+            raise HostLost("the ssdpts agent on rack1 went away during telemetry (exit 255)")
+
+    target = open_target(str(tmp_path / "t.img"), size_bytes=256 << 20)
+    spec = RunSpec(tests=("iops",), step_seconds=1, max_rounds=5)
+    with pytest.raises(Interrupted, match="went away during telemetry .*nothing was measured yet.*ssdpts resume") as e:
+        start_run(spec, target, executor=FakeExecutor(), out_dir=tmp_path / "runs", confirm=None, argv=["t"],
+                  side=Lost(target))
+    man = json.loads((e.value.run_dir / "manifest.json").read_text())
+    assert man["status"] == "interrupted" and man["interruption"]["host_lost"] is True
+    assert man["device_host"]["name"] == "rack1" and e.value.exit_code == HostLost.exit_code
