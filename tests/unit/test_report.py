@@ -446,6 +446,7 @@ def test_description_is_shown_and_a_simulated_device_is_disclosed(tmp_path):
     admin = dict(rep.admin)
     assert admin["Model"] == "Ref drive (described)" and admin["Vendor"] == "not available"
     assert rep.short_header["device"] == "Ref drive"
+    assert all("SSD model: Ref drive (described)" in h.lines[1] for h in rep.page_headers.values())
     man["description"] = {"nand_type": "TLC"}
     (run / "manifest.json").write_text(json.dumps(man))
     doc = re.sub(r"\s+", " ", text(html_of(run)))

@@ -616,8 +616,8 @@ class Builder:
         h = self.host
         cap = self._t("size_bytes")
         device = " · ".join(x for x in (
-            f"Vendor: {_na(self._t('vendor'))}", f"SSD model: {_na(self._t('model'))}",
-            f"S/N {_na(self._t('serial'))}", f"FW {_na(self._t('firmware'))}",
+            f"Vendor: {self._identity('vendor')}", f"SSD model: {self._identity('model')}",
+            f"S/N {self._identity('serial')}", f"FW {self._identity('firmware')}",
             (f"{cap / 1e9:,.2f} GB" if cap else "capacity " + NA)) if x)
         platform = " · ".join(str(x) for x in (
             f"Platform: {_na(h.get('hostname'))}", _na(h.get("cpu_model")), _na(h.get("kernel")),
