@@ -158,6 +158,10 @@ def test_report_model_has_the_extended_pages(run):
     assert any("time compression" in k.lower() for k, _ in hdr)
     texts = " ".join(a.title for s in rep.sections for a in s.blocks if getattr(a, "kind", "") == "alert")
     assert "PTS text not verified" in texts
+    # the executive verdicts: a fixed plan (HIR's wait states) is its rounds, never "0 samples"
+    verdicts = " ".join(" ".join(a.items) for s in rep.front for a in s.blocks if getattr(a, "kind", "") == "alert")
+    assert "wait states and returns to baseline: 10 rounds of a fixed plan, complete" in verdicts, verdicts
+    assert " 0 samples" not in verdicts
 
 
 def test_the_html_report_of_the_four_tests_draws_every_plot(run, tmp_path):

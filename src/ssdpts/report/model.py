@@ -709,7 +709,9 @@ class Builder:
             for pid in pids:
                 p = self.parts[pid]
                 name = p.title or pid
-                if p.steady_state is None:
+                if p.steady_state is None and p.samples is None and p.rounds_run:  # a fixed plan (HIR, XSR, ...)
+                    items.append(f"{name}: {p.rounds_run} rounds of a fixed plan, {p.stop_reason or 'stopped early'}")
+                elif p.steady_state is None:
                     items.append(f"{name}: {p.samples or 0} samples, {p.stop_reason or 'stopped early'}")
                 elif not p.rounds_run:
                     items.append(f"{name}: not run")
