@@ -103,3 +103,17 @@ def test_a_host_lost_before_the_first_round_leaves_an_interrupted_run(tmp_path):
     man = json.loads((e.value.run_dir / "manifest.json").read_text())
     assert man["status"] == "interrupted" and man["interruption"]["host_lost"] is True
     assert man["device_host"]["name"] == "rack1" and e.value.exit_code == HostLost.exit_code
+
+
+def test_a_late_answer_is_not_taken_for_the_next_requests(tmp_path):
+    """A controller interrupted while it waits (Ctrl-C during a purge) asks its next request while
+    the agent still works on the last: the late answer is skipped by its id."""
+    with side(tmp_path / "t.bin", size_bytes=8 << 20) as s:
+        s._seq += 1  # noqa: SLF001 - a request whose answer is never read: as if interrupted while waiting
+        s._proc.stdin.write(json.dumps({"op": "fingerprint", "id": s._seq}) + "\n")  # noqa: SLF001
+        s._proc.stdin.flush()  # noqa: SLF001
+        fp = s.fingerprint()
+        assert fp["kind"] == "file"
+        with s.claimed(s.target.size_bytes, None, False):
+            got = s.collect(None, "fio-3.33")  # had the late fingerprint been taken for 'take', this failed
+            assert got.purge is None and got.fingerprint["kind"] == "file"

@@ -4,7 +4,7 @@ The controlling ssdpts starts this command on the device's host through a comman
 user's choosing (``--remote-shell rack1='ssh -o BatchMode=yes rack1'``; docs/hosts.md) and talks
 to it over the command's stdin and stdout, one JSON object per line: a request
 ``{"op": NAME, ...}``, then zero or more ``{"log": LINE}`` (a purge's progress) and one
-``{"ok": RESULT}`` or ``{"error": MESSAGE, "type": CLASS}``. Every request is answered by the
+``{"ok": RESULT, "id": ID}`` or ``{"error": MESSAGE, "type": CLASS, "id": ID}`` (ID: the request's). Every request is answered by the
 same code a local run calls (device/side.py, LocalSide): the safety verdict, the confirmation,
 the lock and the kernel's exclusive claim, identity, purge and its check, telemetry, the write
 cache. Nothing listens on a port: the agent lives as long as its ssh session, and when that ends
@@ -103,20 +103,28 @@ def serve(path: str, rfile: TextIO = sys.stdin, wfile: TextIO = sys.stdout) -> i
         for line in rfile:
             if not line.strip():
                 continue
+            req: Any = None
             try:
                 req = json.loads(line)
-                fn = getattr(agent, f"op_{req.get('op')}", None)
-                if not isinstance(req, dict) or fn is None:
+                fn = getattr(agent, f"op_{req.get('op')}", None) if isinstance(req, dict) else None
+                if fn is None:
                     raise UserError(f"the agent does not know the request {line.strip()[:80]!r}: use the same "
                                     f"ssdpts version on both hosts (this one is {__version__})")
                 result: Any = fn(req)
             except (UserError, Interrupted) as exc:
-                send({"error": str(exc), "type": type(exc).__name__})
+                send({"error": str(exc), "type": type(exc).__name__, "id": _id(req)})
                 continue
             except (ValueError, KeyError, TypeError) as exc:
-                send({"error": f"bad request to the agent ({exc.__class__.__name__}: {exc})", "type": "UserError"})
+                send({"error": f"bad request to the agent ({exc.__class__.__name__}: {exc})", "type": "UserError",
+                      "id": _id(req)})
                 continue
-            send({"ok": result})
+            send({"ok": result, "id": _id(req)})
     finally:
         agent.close()
     return 0
+
+
+def _id(req: Any) -> Any:
+    """The request's id, echoed in its answer: a controller interrupted while it waited (Ctrl-C
+    during a purge) skips the late answer instead of taking it for the next request's."""
+    return req.get("id") if isinstance(req, dict) else None

@@ -60,6 +60,7 @@ class RemoteSide:
             raise UserError(f"cannot start {shlex.join(argv)} ({exc.strerror}): check --remote-shell "
                             f"{shlex.join(self.shell)!r} (nothing was written)") from None
         self._telemetry: RemoteTelemetry | None = None
+        self._seq = 0
         try:
             hello = self._read("its start")
             if hello.get("agent") != AGENT_PROTOCOL:
@@ -90,7 +91,7 @@ class RemoteSide:
         return HostLost(f"the ssdpts agent on {self.name} went away during {when} ({why}"
                         f"{': ' + said[-300:] if said else ''})")
 
-    def _read(self, when: str, log: Log | None = None) -> dict:
+    def _read(self, when: str, log: Log | None = None, rid: int | None = None) -> dict:
         while True:
             line = self._proc.stdout.readline() if self._proc.stdout else ""
             if not line:
@@ -105,17 +106,20 @@ class RemoteSide:
                 if log is not None:
                     log(str(msg["log"]))
                 continue
+            if rid is not None and msg.get("id") != rid:
+                continue  # the late answer of a request this side stopped waiting for (interrupted)
             return msg
 
     def _call(self, op: str, log: Log | None = None, **kw: Any) -> Any:
         if self._proc.poll() is not None or self._proc.stdin is None:
             raise self._gone(op)
+        self._seq += 1
         try:
-            self._proc.stdin.write(json.dumps({"op": op, **kw}, default=str) + "\n")
+            self._proc.stdin.write(json.dumps({"op": op, "id": self._seq, **kw}, default=str) + "\n")
             self._proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise self._gone(op) from None
-        msg = self._read(op, log)
+        msg = self._read(op, log, self._seq)
         if "error" in msg:
             cls = getattr(errors, str(msg.get("type")), None)
             cls = cls if isinstance(cls, type) and issubclass(cls, (UserError, errors.Interrupted)) else UserError
