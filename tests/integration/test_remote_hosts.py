@@ -70,6 +70,11 @@ class OtherHost:
         return ["ip", "netns", "exec", self.ns, "sh", "-c", f'mount --bind {self.dev} {self.path} && exec "$@"', "sh"]
 
     @property
+    def shell_option(self) -> str:
+        """--remote-shell for this host as --host h."""
+        return f"h={shlex.join(self.shell)}"
+
+    @property
     def address(self) -> str:
         return f"ip:{self.ip},{PORT}"
 
@@ -159,7 +164,7 @@ def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_pat
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "is on another host" in r.stderr and "--remote-shell" in r.stderr
     # a wrong confirmation is refused by the agent, there, before anything is written
-    shell = f"h={shlex.join(h.shell)}"
+    shell = h.shell_option
     r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell", shell,
                "--destroy-data-on", "/dev/not-this-one", *FAST, "--out", str(out), timeout=120)
     assert r.returncode == 2 and "on host h: --destroy-data-on names /dev/not-this-one" in r.stderr, r.stderr
@@ -185,7 +190,7 @@ def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_pat
 def test_other_host_lost_mid_run_then_resumed(other_host, tmp_path):
     h = other_host
     out = tmp_path / "runs"
-    shell = f"h={shlex.join(h.shell)}"
+    shell = h.shell_option
     argv = ["ssdpts", "run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell", shell,
             "--destroy-data-on", h.path, *FAST, "--out", str(out)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

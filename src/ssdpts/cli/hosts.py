@@ -65,7 +65,7 @@ def shells_of(args: argparse.Namespace, hosts: dict[str, str]) -> dict[str | Non
 def remote_side(path: str, server: str | None, name: str | None, shells: dict[str | None, list[str]],
                 size_bytes: int | None = None):
     """The device side of a target whose host has a --remote-shell (device/remote.py), else None."""
-    shell = shells.get(name) if name is not None else shells.get(None)
+    shell = shells.get(name)  # name None: --fio-server's shell
     if shell is None:
         return None
     if not server:

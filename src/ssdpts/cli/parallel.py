@@ -127,7 +127,7 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
     # not be dropped, or the paths would be run on this host instead of the server's
     where = [(path, server or getattr(args, "fio_server", None), name)
              for path, server, name in (_named(t, resolve, t, hosts) for t in targets)]
-    shell_of = [shells.get(name) if name is not None else shells.get(None) for _p, _s, name in where]
+    shell_of = [shells.get(name) for _p, _s, name in where]  # name None: --fio-server's shell
     seen: dict[str, str] = {}
     for t, (path, server, name), shell in zip(targets, where, shell_of):
         key = f"{name or server}:{path}" if shell else os.path.realpath(path)  # a remote path names a device there

@@ -33,7 +33,7 @@ def cmd(args) -> int:
     args.target, server, name = resolve(targets[0], hosts)
     server = server or args.fio_server
     shells = shells_of(args, hosts)
-    remote = (shells.get(name) if name is not None else shells.get(None)) is not None
+    remote = shells.get(name) is not None  # name None: --fio-server's shell
     if server:
         # before the target is looked at: without a remote shell its checks would run on this host
         check_reachable(server, remote)

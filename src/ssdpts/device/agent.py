@@ -32,7 +32,6 @@ class _Agent:
         self.path = path
         self.send = send
         self.side: LocalSide | None = None
-        self.telemetry = None
 
     def _side(self) -> LocalSide:
         if self.side is None:
@@ -61,14 +60,14 @@ class _Agent:
         self._side().set_run_dir(str(req["run_dir"]))
 
     def op_telemetry(self, req: dict) -> dict:
-        self.telemetry = self._side().start_telemetry(req.get("info"))
-        return {"available": self.telemetry.available, "reason": self.telemetry.reason,
-                "describe": self.telemetry.describe()}
+        src = self._side().start_telemetry(req.get("info"))
+        return {"available": src.available, "reason": src.reason, "describe": src.describe()}
 
     def op_snapshot(self, _req: dict) -> dict:
-        if self.telemetry is None:
+        src = self._side().telemetry
+        if src is None:
             raise UserError("no telemetry source: the controller must send 'telemetry' first")
-        return self.telemetry.snapshot()
+        return src.snapshot()
 
     def op_write_cache(self, req: dict) -> list:
         return list(self._side().apply_write_cache(req["want"], req.get("info")))
@@ -80,7 +79,6 @@ class _Agent:
         self._side().guard()
 
     def op_finish(self, _req: dict) -> dict | None:
-        self.telemetry = None
         return self._side().finish()
 
     def op_release(self, _req: dict) -> None:

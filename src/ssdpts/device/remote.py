@@ -11,17 +11,16 @@ a new agent (its shell is recorded in the manifest as ``device_host``).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 import json
 import shlex
 import subprocess
 import tempfile
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .. import errors
 from ..errors import HostLost, UserError
-from .side import Collected
+from .side import Collected, DeviceSide
 from .target import Target
 
 Log = Callable[[str], None]
@@ -40,14 +39,13 @@ def parse_shell(text: str) -> list[str]:
     return argv
 
 
-class RemoteSide:
+class RemoteSide(DeviceSide):
     """``ssdpts agent PATH`` on the device's host, through ``shell`` (argv prefix). ``name``: the
     host's name in this run (--host NAME=...), for messages and the manifest."""
 
     def __init__(self, shell: list[str], path: str, *, name: str, size_bytes: int | None = None,
                  command: tuple[str, ...] = ("ssdpts",)):
         self.shell = list(shell)
-        self.path = path
         self.name = name
         self._err = tempfile.TemporaryFile(mode="w+")
         argv = [*self.shell, *command, "agent", path]
@@ -59,15 +57,13 @@ class RemoteSide:
         except OSError as exc:
             raise UserError(f"cannot start {shlex.join(argv)} ({exc.strerror}): check --remote-shell "
                             f"{shlex.join(self.shell)!r} (nothing was written)") from None
-        self._telemetry: RemoteTelemetry | None = None
         self._seq = 0
         try:
             hello = self._read("its start")
             if hello.get("agent") != AGENT_PROTOCOL:
                 raise UserError(f"{self.name}: 'ssdpts agent' answered with protocol {hello.get('agent')!r}, this "
                                 f"ssdpts speaks {AGENT_PROTOCOL}: install the same ssdpts version on both hosts")
-            self.agent_host = hello.get("host")
-            self.remote = {"name": name, "shell": self.shell, "agent_host": self.agent_host,
+            self.remote = {"name": name, "shell": self.shell, "agent_host": hello.get("host"),
                            "agent_ssdpts": hello.get("ssdpts")}
             self.target = Target(**self._call("open", size_bytes=size_bytes)["target"])
         except HostLost as exc:  # before anything was asked of the device: a refusal, not an interruption
@@ -134,18 +130,9 @@ class RemoteSide:
     def check(self, needed_bytes: int, confirm: str | None, interactive: bool = False) -> None:
         self._call("check", needed_bytes=needed_bytes, confirm=confirm)
 
-    @contextmanager
-    def claimed(self, needed_bytes: int, confirm: str | None, interactive: bool,
-                ask: Callable[[str], str] | None = None) -> Iterator["RemoteSide"]:
-        """As LocalSide.claimed, on the device's host. No prompt: the agent has no terminal, so a
-        block device needs its confirmation from the command line (--destroy-data-on)."""
-        self.take(needed_bytes, confirm)
-        try:
-            yield self
-        finally:
-            self.release()
-
     def take(self, needed_bytes: int, confirm: str | None, interactive: bool = False, ask=None) -> Target:
+        """As LocalSide.take, on the device's host. No prompt: the agent has no terminal, so a block
+        device needs its confirmation from the command line (--destroy-data-on)."""
         self.target = Target(**self._call("take", needed_bytes=needed_bytes, confirm=confirm)["target"])
         return self.target
 
@@ -158,9 +145,7 @@ class RemoteSide:
         self._call("run_dir", run_dir=f"{socket.gethostname()}:{run_dir}")
 
     def start_telemetry(self, info: dict | None) -> "RemoteTelemetry":
-        got = self._call("telemetry", info=info)
-        self._telemetry = RemoteTelemetry(self, got)
-        return self._telemetry
+        return RemoteTelemetry(self, self._call("telemetry", info=info))
 
     def apply_write_cache(self, want: str, info: dict | None) -> tuple[str, dict]:
         summary, record = self._call("write_cache", want=want, info=info)
@@ -175,7 +160,6 @@ class RemoteSide:
     def finish(self) -> dict | None:
         """The write cache restored there; an agent already gone restored it itself when its stdin
         closed (device/agent.py), so nothing is lost by not asking."""
-        self._telemetry = None
         try:
             return self._call("finish")
         except HostLost:

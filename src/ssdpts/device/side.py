@@ -61,28 +61,21 @@ class Collected:
         return cls(**{**d, "purge": PurgeChoice(**d["purge"]) if d.get("purge") else None})
 
 
-class LocalSide:
-    """The device on this host: the collectors and checks called directly."""
+class DeviceSide:
+    """What LocalSide and RemoteSide share: the claim held for the length of a block."""
 
     remote: dict | None = None  # where the side is, for the manifest (None: this host)
 
-    def __init__(self, target: Target):
-        self.target = target
-        self.claim: Claim | None = None
-        self._cache: writecache.WriteCacheRecord | None = None
-        self._telemetry: telemetry.TelemetrySource | None = None
+    def take(self, needed_bytes: int, confirm: str | None, interactive: bool = False,
+             ask: Callable[[str], str] = input) -> Target:
+        raise NotImplementedError
 
-    # ---- before the first byte ---------------------------------------------------------------
-    def fingerprint(self) -> dict:
-        return fingerprint.take(self.target)
-
-    def check(self, needed_bytes: int, confirm: str | None, interactive: bool = False) -> None:
-        """The safety verdict and the confirmation alone (nothing held): a parallel run's pre-check."""
-        safety.check_writable(self.target, needed_bytes=needed_bytes, confirm=confirm, interactive=interactive)
+    def release(self) -> None:
+        raise NotImplementedError
 
     @contextmanager
     def claimed(self, needed_bytes: int, confirm: str | None, interactive: bool,
-                ask: Callable[[str], str] = input) -> Iterator["LocalSide"]:
+                ask: Callable[[str], str] = input) -> Iterator["DeviceSide"]:
         """The checks every writing command passes before its first byte, in this order: the ssdpts
         lock on the device (another run?), the safety verdict and the destruction confirmation, the
         kernel's exclusive claim; a file target is then created. Held until the block ends."""
@@ -91,6 +84,24 @@ class LocalSide:
             yield self
         finally:
             self.release()
+
+
+class LocalSide(DeviceSide):
+    """The device on this host: the collectors and checks called directly."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.claim: Claim | None = None
+        self._cache: writecache.WriteCacheRecord | None = None
+        self.telemetry: telemetry.TelemetrySource | None = None  # from start_telemetry until finish
+
+    # ---- before the first byte ---------------------------------------------------------------
+    def fingerprint(self) -> dict:
+        return fingerprint.take(self.target)
+
+    def check(self, needed_bytes: int, confirm: str | None, interactive: bool = False) -> None:
+        """The safety verdict and the confirmation alone (nothing held): a parallel run's pre-check."""
+        safety.check_writable(self.target, needed_bytes=needed_bytes, confirm=confirm, interactive=interactive)
 
     def take(self, needed_bytes: int, confirm: str | None, interactive: bool = False,
              ask: Callable[[str], str] = input) -> Target:
@@ -128,8 +139,8 @@ class LocalSide:
 
     # ---- during the run ----------------------------------------------------------------------
     def start_telemetry(self, info: dict | None):
-        self._telemetry = telemetry.make_source(self.target, info=info)
-        return self._telemetry
+        self.telemetry = telemetry.make_source(self.target, info=info)
+        return self.telemetry
 
     def apply_write_cache(self, want: str, info: dict | None) -> tuple[str, dict]:
         self._cache = writecache.apply(self.target, want, info=info)
@@ -151,9 +162,9 @@ class LocalSide:
 
     def finish(self) -> dict | None:
         """Telemetry closed, the write cache restored: the restore's record (None: nothing applied)."""
-        if self._telemetry is not None:
-            self._telemetry.close()
-            self._telemetry = None
+        if self.telemetry is not None:
+            self.telemetry.close()
+            self.telemetry = None
         cache, self._cache = self._cache, None
         return writecache.restore(cache, self.target).to_dict() if cache is not None else None
 
