@@ -21,9 +21,8 @@ import tempfile
 
 import pytest
 
-pytest.importorskip("matplotlib")
 pytest.importorskip("jinja2")
-Image = pytest.importorskip("PIL.Image")  # pillow comes with matplotlib
+from PIL import Image  # noqa: E402  (pillow: a test dependency)
 
 from ssdpts.device.target import open_target  # noqa: E402
 from ssdpts.engine.fake import FakeExecutor  # noqa: E402
@@ -33,6 +32,7 @@ from ssdpts.report import chromium, render  # noqa: E402
 from ssdpts.report.html import render_html  # noqa: E402
 from ssdpts.report.model import load  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
+from tests.report_browser import PLOTS_DRAWN_JS  # noqa: E402
 
 PT_PER_MM = 72 / 25.4
 MARGIN_MM = {"top": 27, "right": 11, "bottom": 13, "left": 11}  # report.css @page
@@ -350,12 +350,14 @@ def test_html_text_stays_in_its_box(browser, reports, tmp_path, kind):
     run, html, _ = reports[kind]
     page = Page(browser)
     page.open(html)
+    assert page.js(PLOTS_DRAWN_JS)["problems"] == []
     assert page.js(OVERFLOW_JS) == []
     printed = tmp_path / "printed.html"
     printed.write_text(render_html(load(run), interactive=False), encoding="utf-8")
     page = Page(browser, width=round(188 / 25.4 * 96))  # the A4 page body: 188 mm
     page.print_media(True)
     page.open(printed)
+    assert page.js(PLOTS_DRAWN_JS)["problems"] == []
     assert page.js(OVERFLOW_JS) == []
 
 
@@ -376,7 +378,7 @@ def test_html_hover_shows_the_exact_value(browser, reports, tmp_path):
     page.open(html)
     # the point of the 4KiB series in round 3 of the convergence plot, in window coordinates
     where = page.js("""(() => {
-      const d = JSON.parse(document.getElementById('ssdpts-data').textContent).plots['iops-convergence-bs'];
+      const d = window.SSDPTS_HOVER['iops-convergence-bs'];
       const s = d.s.find(s => s.n === '4KiB'); const p = s.p.find(p => p[2] === 3);
       const svg = document.querySelector('#iops-convergence-bs svg');
       svg.scrollIntoView({block: 'center'});
@@ -415,7 +417,7 @@ def test_html_series_toggle(browser, reports):
       const fig = document.getElementById('lat-convergence');
       const b = fig.querySelector('.toggles button[data-name="4KiB 0/100"]');
       b.click();
-      const d = JSON.parse(document.getElementById('ssdpts-data').textContent).plots['lat-convergence'];
+      const d = window.SSDPTS_HOVER['lat-convergence'];
       const gids = d.s.filter(s => s.n === '4KiB 0/100').map(s => s.g);
       return [gids.length, gids.filter(g => getComputedStyle(fig.querySelector(`[id="${g}"]`)).display === 'none').length,
               fig.querySelectorAll('.toggles button').length];

@@ -363,19 +363,13 @@ class Guest:
         path = f"{venv_bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         udevd = next((p for p in ("/lib/systemd/systemd-udevd", "/usr/lib/systemd/systemd-udevd") if os.path.exists(p)),
                      "")
-        # matplotlib builds its font list on first import: 40 s under TCG, a second on the host.
-        # Same fonts, same paths on both sides, so the host builds it into the shared scratch.
-        mpl = self.scratch / "mpl"
-        mpl.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env={**os.environ, "MPLCONFIGDIR": str(mpl)},
-                       capture_output=True, check=False)
         # A fio that stops a run right after its purge (tests/lab/fio_stop.py), first on PATH when asked.
         stop = self.scratch / "fio-stop"
         stop.mkdir(exist_ok=True)
         (stop / "fio").write_text(f"#!{sys.executable}\n" + (HERE / "fio_stop.py").read_text())
         (stop / "fio").chmod(0o755)
         env = {"LAB_PYTHON": sys.executable, "LAB_AGENT": str(HERE / "agent.py"), "LAB_PATH": path,
-               "LAB_UDEVD": udevd, "LAB_MPLCONFIGDIR": str(mpl)}
+               "LAB_UDEVD": udevd}
         (self.scratch / "guest.env").write_text("".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
 
     def _boot(self, accel: str, timeout_s: float) -> None:

@@ -45,7 +45,7 @@ mkdir -p "/host$scratch" 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 scratch "/host$scratch" \
     || fail "cannot mount the scratch share at $scratch"
 
-. "/host$scratch/guest.env"  # LAB_PYTHON, LAB_AGENT, LAB_PATH, LAB_UDEVD, LAB_MPLCONFIGDIR
+. "/host$scratch/guest.env"  # LAB_PYTHON, LAB_AGENT, LAB_PATH, LAB_UDEVD
 
 # A checkout (tests/lab/agent.py's tree) or a python (a venv) under one of those directories:
 # bind the host's copy back at its own path over the guest's tmpfs, read-only as the rest.
@@ -55,7 +55,7 @@ for p in "${LAB_AGENT%/tests/lab/agent.py}" "${LAB_PYTHON%/bin/*}"; do
     mkdir -p "/host$p" && mount -o bind "/keep$p" "/host$p" || say "cannot reach $p in the guest"
 done
 
-env="PATH=$LAB_PATH HOME=/tmp/home LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 MPLCONFIGDIR=$LAB_MPLCONFIGDIR"
+env="PATH=$LAB_PATH HOME=/tmp/home LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1"
 if [ -n "$LAB_UDEVD" ]; then
     say "starting udev"
     chroot /host /usr/bin/env -i $env "$LAB_UDEVD" --daemon >/dev/null 2>&1

@@ -17,7 +17,6 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-pytest.importorskip("matplotlib")
 pytest.importorskip("jinja2")
 
 from ssdpts.device.target import open_target  # noqa: E402
@@ -28,6 +27,7 @@ from ssdpts.pts.qos import QOS_PERCENTILES, approx_max_note, ios_needed, window_
 from ssdpts.pts.runspec import RunSpec  # noqa: E402
 from ssdpts.report import output_paths, parse_formats, render  # noqa: E402
 from ssdpts.report.datasheet import parse_targets  # noqa: E402
+from ssdpts.report import html as html_module  # noqa: E402
 from ssdpts.report.html import css_string, render_html  # noqa: E402
 from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
@@ -105,6 +105,26 @@ def data_of(doc: str) -> dict:
     return json.loads(m.group(1))
 
 
+def plots_of(doc: str) -> dict:
+    """The plots' descriptions (report/chart.py) the page's script draws."""
+    m = re.search(r'<script type="application/json" id="ssdpts-plots">(.*?)</script>', doc, re.S)
+    return json.loads(m.group(1))
+
+
+def series_of(spec: dict) -> dict[str, list[tuple[float, float]]]:
+    """Every hover series of a plot description: name -> its points (x, value shown)."""
+    out: dict[str, list] = {}
+    for panel in spec["P"]:
+        for layer in panel.get("L", []):
+            if "s" not in layer:
+                continue
+            name = spec["S"][layer["s"]]["n"]
+            xs = layer.get("hx", layer.get("x"))
+            ys = layer.get("hy", layer.get("v", layer.get("y")))
+            out.setdefault(name, []).extend((x, y) for x, y in zip(xs, ys) if x is not None and y is not None)
+    return out
+
+
 def check_numbers(run: Path, doc: str, targets: dict | None = None) -> int:
     """Every table value of the report carries the statistic it is, and equals its recomputation."""
     rc = Recompute(run, targets=targets)
@@ -157,10 +177,14 @@ def test_complete_report_has_every_required_section(complete):
     # no telemetry: the temperature is "not available", saying why, on the pages and in its section
     assert re.search(r"temperature not available: \S", t) and "Temperature and throttling: not available" in t
     assert "Write amplification: not available" in t
-    # the interactive document: the script, its data, no fetch
-    assert doc.count("<script") == 2 and "<link" not in doc.lower()
-    assert not re.search(r'\bsrc=', doc) and not re.search(r'(?:href|src)="(?:https?:)?//', doc)
-    assert doc.count("<svg") == len(re.findall(r'<figure class="plot"', doc)) >= 20
+    # the interactive document: its data and script, the plots' descriptions and their script, no fetch
+    assert doc.count("<script") == 4 and "<link" not in doc.lower()
+    markup = re.sub(r"<script.*?</script>", " ", doc, flags=re.S)  # (d3's source says 'src=')
+    assert not re.search(r'\bsrc=', markup) and not re.search(r'(?:href|src)="(?:https?:)?//', markup)
+    d3 = (Path(html_module.__file__).parent / "templates" / "vendor" / html_module.D3).read_text()
+    assert d3 in doc and "fetch(" not in doc.replace(d3, "")  # our own scripts fetch nothing
+    figures = re.findall(r'<figure class="plot" id="([^"]+)"', doc)
+    assert len(figures) >= 20 and sorted(figures) == sorted(plots_of(doc))  # one description per plot
 
 
 def test_every_number_equals_its_recomputation(complete):
@@ -310,23 +334,24 @@ def test_bad_targets_are_refused_in_one_line(content, message):
 
 
 def test_interactive_data(complete):
-    """Hover data for every 2D plot, details for every linked cell, each equal to the raw steps."""
+    """A description for every plot, its series named, details for every linked cell, each equal to
+    the raw steps (the points' positions are the browser's: tests/integration/test_report_render.py)."""
     run, doc = complete
     data = data_of(doc)
-    plots = re.findall(r'<figure class="plot" id="([^"]+)">', doc)
-    flat = [p for p in plots if not p.endswith("-3d")]
-    assert set(flat) <= set(data["plots"]), set(flat) - set(data["plots"])
-    for pid, d in data["plots"].items():
-        svg = figure(doc, pid)
-        for s in d["s"]:
-            assert f'id="{s["g"]}"' in svg or f'id="{s["g"]}.0"' in svg, (pid, s["n"])  # the series' SVG group
-            assert all(0 <= p[0] <= d["w"] and 0 <= p[1] <= d["h"] for p in s["p"]), (pid, s["n"])
+    specs = plots_of(doc)
+    for pid, spec in specs.items():
+        assert spec["w"] > 0 and spec["h"] > 0 and spec["P"], pid
+        for panel in spec["P"]:
+            for layer in panel.get("L", []):
+                if "s" in layer:
+                    assert 0 <= layer["s"] < len(spec["S"]), pid
     # the convergence plot's points are the raw IOPS of each round's 0/100 steps
     rc = Recompute(run)
     steps = {(s["round"], s["key"]): s for s in rc.steps if s["test"] == "iops" and s["phase"] == "round"}
-    conv = {s["n"]: s for s in data["plots"]["iops-convergence-bs"]["s"]}
-    for p in conv["4KiB"]["p"]:
-        assert p[3] == pytest.approx(rc.step_value(steps[(p[2], "rand-4096-0")], "iops"), rel=1e-12)
+    conv = series_of(specs["iops-convergence-bs"])
+    assert [x for x, _ in conv["4KiB"]] == list(range(1, 9))
+    for x, y in conv["4KiB"]:
+        assert y == pytest.approx(rc.step_value(steps[(x, "rand-4096-0")], "iops"), rel=1e-12)
     # every linked cell has its details; their rows are the raw per-round values
     links = set(re.findall(r'data-detail="([^"]+)"', doc))
     assert links and links <= set(data["details"])
@@ -342,7 +367,9 @@ def test_pdf_document_is_the_same_html_without_script(complete):
     run, _ = complete
     report = load(run)
     printed = render_html(report, interactive=False)
-    assert "<script" not in printed and 'class="cell"' not in printed
+    # no interactions, no details: the plots' descriptions and the script that draws them only
+    assert printed.count("<script") == 2 and 'id="ssdpts-data"' not in printed and 'class="cell"' not in printed
+    assert sorted(plots_of(printed)) == sorted(re.findall(r'<figure class="plot" id="([^"]+)"', printed))
     assert "@page t-iops" in printed and "counter(pages)" in printed
     assert "IOPS Test (REQUIRED) – Report Page" in printed
     assert "<title>SNIA SSS PTS 2.0.2 Enterprise — test report: t.bin — time-compressed — not PTS compliant</title>" \
@@ -417,7 +444,7 @@ def test_device_strings_are_escaped(tmp_path):
     (run / "manifest.json").write_text(json.dumps(man))
     doc = html_of(run)
     assert EVIL not in doc
-    assert doc.count("<script") == 2  # ours: the data and the script
+    assert doc.count("<script") == 4  # ours: the data, the script, the plots and their script
     assert "<img" not in doc and "<b>fw</b>" not in doc and "</style><script>" not in doc
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in doc
     assert "S/N $x^2$ 100%_{a}\\" in text(doc)
@@ -504,7 +531,7 @@ def test_temperature_with_telemetry(tmp_path):
     assert 'id="temperature-plot"' in doc
     assert values(doc, "temperature-table")[0] == 37  # min (the sample count is the row header)
     # overlaid on the convergence plot, on its own right axis
-    conv = {s["n"] for s in data_of(doc)["plots"]["lat-convergence"]["s"]}
+    conv = {s["n"] for s in plots_of(doc)["lat-convergence"]["S"]}
     assert "temperature (°C)" in conv
     assert "Temperature and throttling: not available" not in text(doc)
 
@@ -595,8 +622,8 @@ def test_cli_subcommand(tmp_path, capsys):
     assert data_of(doc)["base"] == f"../{run.relative_to(tmp_path).as_posix()}/"
 
 
-def test_cli_module_does_not_import_matplotlib():
-    code = "import sys, ssdpts.cli.report; print('matplotlib' in sys.modules, 'jinja2' in sys.modules)"
+def test_cli_module_does_not_import_jinja2():
+    code = "import sys, ssdpts.cli.report; print('numpy' in sys.modules, 'jinja2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 

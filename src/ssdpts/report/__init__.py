@@ -6,9 +6,10 @@
     render(run_dir, targets="ocp-targets.csv")                      # page 1 compares with targets
 
 Reads manifest.json, steps.jsonl and summary.json (never fio, never a device). One document model
-(model.py), one HTML template; the PDF is that HTML printed by headless Chromium (chromium.py).
-matplotlib and jinja2 are imported by this package only, when it renders, so the rest of ssdpts
-starts fast without them.
+(model.py), one HTML template; the plots are JSON descriptions (chart.py, plots.py) that the page's
+script draws with d3 (templates/chart.js); the PDF is that HTML printed by headless Chromium
+(chromium.py). jinja2 is imported by this package only, when it renders, so the rest of ssdpts
+starts fast without it.
 """
 
 from __future__ import annotations
@@ -81,9 +82,9 @@ def _imports():
     try:
         from . import html
         from .model import load
-    except ImportError as exc:  # a broken installation: matplotlib and jinja2 are dependencies of ssdpts
-        raise UserError(f"reports need matplotlib and jinja2 ({exc.name} is missing): pip install ssdpts "
-                        f"again (they are its dependencies)") from None
+    except ImportError as exc:  # a broken installation: jinja2 is a dependency of ssdpts
+        raise UserError(f"reports need jinja2 ({exc.name} is missing): pip install ssdpts "
+                        f"again (it is a dependency)") from None
     return load, html
 
 
@@ -91,10 +92,9 @@ def _imports():
 def _few_collections():
     """The cyclic garbage collector, quieter while a report renders: what is imported and, once read
     (``gc.freeze()`` again after loading), the run's records (a long run: 10 MB of step records) are
-    frozen out of its scans, and it runs every 50,000 allocations instead of every 700 (matplotlib
-    allocates millions of small objects for ~20 figures and frees nearly all of them by reference
-    counting). Frozen objects are not written to by the collector in the forked plot workers either,
-    so their memory pages stay shared. Restored afterwards."""
+    frozen out of its scans, and it runs every 50,000 allocations instead of every 700 (loading a run
+    allocates millions of small objects and frees nearly all of them by reference counting).
+    Restored afterwards."""
     threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(50_000, *threshold[1:])
@@ -110,8 +110,8 @@ def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None,
     """Render the report of a run directory; returns the files written. ``targets``: a file of
     datasheet targets (report/datasheet.py) for page 1.
 
-    The plots are drawn once (in parallel where possible) for both formats; the PDF is the same
-    HTML printed by Chromium, which starts while the plots are drawn."""
+    The plots are described once for both formats and drawn by the page; the PDF is the same HTML
+    printed by Chromium, which starts while the run is read."""
     run_dir = Path(run_dir)
     if isinstance(formats, str):
         formats = parse_formats(formats)
@@ -137,12 +137,9 @@ def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None,
 
 
 def _render(run_dir: Path, formats: tuple[str, ...], out, targets, load, html) -> list[Path]:
-    report = load(run_dir, targets=targets)
-    gc.freeze()  # the report's content, read once, lives until the end: out of the collector's scans
-    paths = output_paths(run_dir, formats, out)
     browser = None
     no_browser: UserError | None = None
-    if "pdf" in formats:
+    if "pdf" in formats:  # the browser starts while the run is read
         from . import chromium
 
         try:
@@ -150,7 +147,10 @@ def _render(run_dir: Path, formats: tuple[str, ...], out, targets, load, html) -
         except UserError as exc:
             no_browser = exc
     try:
-        rendered = html.render_plots(report)
+        report = load(run_dir, targets=targets)
+        gc.freeze()  # the report's content, read once, lives until the end: out of the collector's scans
+        paths = output_paths(run_dir, formats, out)
+        rendered = html.render_plots(report)  # the plots' descriptions, for both media
         written: list[Path] = []
         for fmt in formats:
             if fmt == "html":

@@ -155,8 +155,6 @@ class Browser:
                                 f"{MIN_MAJOR} or newer prints page headers): upgrade Chromium")
             target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             self._session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            # the printed document needs no script: none runs, so nothing can differ from the HTML's markup
-            self.call("Emulation.setScriptExecutionDisabled", {"value": True}, self._session)
         return self._session
 
     def print_pdf(self, html: str) -> bytes:
@@ -164,8 +162,11 @@ class Browser:
         s = self._page()
         frame = self.call("Page.getFrameTree", session=s)["frameTree"]["frame"]["id"]
         self.call("Page.setDocumentContent", {"frameId": frame, "html": html}, s)
-        # fonts are system fonts; wait until they are loaded so that line breaks are final
-        self.call("Runtime.evaluate", {"expression": "document.fonts.ready.then(() => true)", "awaitPromise": True}, s)
+        # fonts are system fonts; wait until they are loaded so that line breaks are final, and until
+        # the page's script drew the plots (templates/chart.js; a page without plots has no script)
+        # (a plot that cannot be drawn says so in its place, on the screen and on paper alike)
+        self.call("Runtime.evaluate", {"expression": "document.fonts.ready.then(() => window.ssdptsPlots || '')",
+                                       "awaitPromise": True}, s)
         result = self.call("Page.printToPDF", {
             "preferCSSPageSize": True, "printBackground": True, "displayHeaderFooter": False,
             "generateTaggedPDF": True, "generateDocumentOutline": True,  # bookmarks from the headings

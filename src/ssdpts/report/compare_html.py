@@ -1,5 +1,5 @@
 """Comparison and repeated-runs reports, in the style of the run reports: one self-contained HTML
-file (jinja2 with autoescape, the report stylesheet, inline SVG plots) and its A4 PDF, the same
+file (jinja2 with autoescape, the report stylesheet, plots drawn in the page by templates/chart.js) and its A4 PDF, the same
 HTML printed by Chromium (report/chromium.py) as the run reports are.
 
     from ssdpts.compare import compare_runs
@@ -7,8 +7,8 @@ HTML printed by Chromium (report/chromium.py) as the run reports are.
     render(compare_runs([run_a, run_b]), formats=("html", "pdf"), out="drive-a-vs-b")
 
 Both formats render the same document (:class:`Doc`: alerts, tables, plots); the tables and the
-numbers come from ssdpts.compare, which reads only the run directories. matplotlib and jinja2 are
-imported by this module alone, which the CLI imports only when it renders.
+numbers come from ssdpts.compare, which reads only the run directories. jinja2 is imported by this
+module alone, which the CLI imports only when it renders.
 """
 
 from __future__ import annotations
@@ -19,26 +19,17 @@ from pathlib import Path
 import time
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib import colormaps  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
-import numpy as np  # noqa: E402
-
-from ..compare import (  # noqa: E402
+from ..compare import (
     METRICS, MIX_ORDER, RSE_LIMIT, SETTINGS, SHORT, Comparison, Repeats, comparison_dict, fmt_delta, fmt_pct,
     fmt_value, headline_rows, repeats_dict, settings_of,
 )
-from ..errors import UserError  # noqa: E402
-from ..pts.units import fmt_block_size  # noqa: E402
-from ..pts.wsat import WsatTable  # noqa: E402
-from . import _write_atomic, model, output_paths, plots  # noqa: E402
-from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc  # noqa: E402
-from .plots import BAD, INK  # noqa: E402  (the run reports' palette)
+from ..errors import UserError
+from ..pts.units import fmt_block_size
+from ..pts.wsat import WsatTable
+from . import _write_atomic, chart, model, output_paths
+from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc
+from .chart import Axes, Figure
+from .plots import BAD, BLUE, INK, _legend_w, _log, _s, log_ticks  # the run reports' palette and axes
 
 TEMPLATES = Path(__file__).parent / "templates"
 FORMATS = ("html", "pdf", "json")
@@ -89,11 +80,6 @@ class Doc:
     @property
     def toc(self) -> list[tuple[Section, list[Section]]]:
         return sections_toc(self.sections)
-
-
-def _esc(label: str) -> str:
-    """Legend text is mathtext in matplotlib: device names may contain '$'."""
-    return str(label).replace("$", r"\$")
 
 
 def _delta_css(d: float | None) -> str:
@@ -532,193 +518,163 @@ def _repeat_section(rep: Repeats, p) -> Section:
     return sec
 
 
-# ---- plots ---------------------------------------------------------------------------------------
+# ---- plots (described for templates/chart.js, like the run reports' plots) -----------------------
 
-def _colors(n: int) -> list:
-    return [colormaps["tab10"](i % 10) for i in range(n)]
-
-
-def _log_axis(ax, axis: str = "y") -> None:
-    a = ax.yaxis if axis == "y" else ax.xaxis
-    lim = ax.dataLim
-    lo, hi = (lim.y0, lim.y1) if axis == "y" else (lim.x0, lim.x1)
-    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
-    narrow = lo > 0 and np.isfinite(hi) and hi / lo < 100
-    subs = (1.0, 2.0, 5.0) if narrow else (1.0,)
-    a.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
-    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:.3g}"))
-    a.set_minor_locator(NullLocator())
-    a.set_minor_formatter(NullFormatter())
+def _colors(n: int) -> list[str]:
+    return [f"tab10:{i % 10}" for i in range(n)]
 
 
-def _legend_handles(labels, ss_any: list[bool]) -> list:
-    out = []
+def _run_name(label: str, i: int, missed: bool) -> str:
+    return label + (" (baseline)" if i == 0 else "") + (" — SS NOT reached" if missed else "")
+
+
+def _legend_below(ax: Axes, labels: list[str], missed: list[bool], bars: bool = False) -> None:
+    """Every run's key centred under the axes (four per row)."""
     for i, (lab, c) in enumerate(zip(labels, _colors(len(labels)))):
-        out.append(Line2D([], [], color=c, marker=MARKERS[i % len(MARKERS)], lw=2.2 if i == 0 else 1.5,
-                          ls="--" if ss_any[i] else "-",
-                          label=_esc(lab + (" (baseline)" if i == 0 else "") + (" — SS NOT reached" if ss_any[i] else ""))))
-    return out
+        if bars:
+            ax.legend_patch(_run_name(lab, i, missed[i]), color=c, hatch=missed[i], edge=BAD)
+        else:
+            ax.legend_line(_run_name(lab, i, missed[i]), color=c, marker=MARKERS[i % len(MARKERS)],
+                           lw=2.2 if i == 0 else 1.5, ls="--" if missed[i] else "-")
+    ax.legend("below", ncol=min(len(labels), 4), offset=30)
 
 
-def iops_overlay(fig, labels: list[str], values: list[dict], ss: list[bool | None],
+def _legend_rows(labels: list[str]) -> float:
+    """Inches the legend under a plot takes."""
+    return 0.2 * ((len(labels) + 3) // 4) + 0.15
+
+
+def iops_overlay(fig: Figure, labels: list[str], values: list[dict], ss: list[bool | None],
                  mixes: tuple[str, ...] = ("100/0", "65/35", "0/100")) -> None:
     """IOPS vs block size, one panel per R/W mix, one line per run (log-log)."""
-    axes = fig.subplots(1, len(mixes), sharey=True, squeeze=False)[0]
+    row, = fig.grid(1, len(mixes), left=0.8, right=0.2, top=0.3, bottom=0.6 + _legend_rows(labels), wgap=0.3)
     colors = _colors(len(labels))
     allbs = sorted({bs for v in values for (bs, _m) in v})
     kib = [b / 1024 for b in allbs]
-    for ax, mix in zip(axes, mixes):
+    yall = [v for vals in values for v in vals.values() if v is not None and v > 0]
+    axes = []
+    for k, (box, mix) in enumerate(zip(row, mixes)):
+        ax = fig.axes(box)
+        axes.append(ax)
         for i, (vals, c) in enumerate(zip(values, colors)):
             pts = sorted((bs / 1024, v) for (bs, m), v in vals.items() if m == mix and v is not None)
-            if not pts:
-                continue
-            ax.plot([x for x, _ in pts], [y for _, y in pts], color=c, marker=MARKERS[i % len(MARKERS)],
-                    lw=2.2 if i == 0 else 1.5, ls="--" if ss[i] is False else "-", zorder=3 if i == 0 else 4)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_locator(FixedLocator(kib))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_title(f"RND R/W {mix}", loc="left")
-        ax.set_xlabel("block size (KiB)")
-    if any(ax.lines for ax in axes):
-        _log_axis(axes[0])
-    axes[0].set_ylabel("IOPS")
-    fig.legend(handles=_legend_handles(labels, [s is False for s in ss]), loc="outside lower center",
-               ncol=min(len(labels), 4), frameon=False)
+            if pts:
+                ax.line([x for x, _ in pts], [y for _, y in pts], color=c, marker=MARKERS[i % len(MARKERS)],
+                        lw=2.2 if i == 0 else 1.5, ls="--" if ss[i] is False else "-",
+                        series=_s(labels[i], "IOPS", "block size KiB"))
+        ax.x(scale="log2", ticks=kib, labels=[f"{v:g}" for v in kib], label="block size (KiB)")
+        ax.y(**_log(yall, "IOPS" if k == 0 else ""), hide=k > 0)
+        ax.title(f"RND R/W {mix}")
+    _legend_below(axes[len(axes) // 2], labels, [s is False for s in ss])
 
 
-def grouped_bars(fig, labels: list[str], groups: list[tuple[str, list[float | None]]], ss: list[bool | None],
-                 ylabel: str, log: bool | None = None, ax=None, title: str = "", legend: bool = True) -> None:
+def grouped_bars(fig: Figure, labels: list[str], groups: list[tuple[str, list[float | None]]], ss: list[bool | None],
+                 ylabel: str, log: bool | None = None, box: tuple | None = None, title: str = "",
+                 legend: bool = True) -> None:
     """One group per cell, one bar per run, value on top; hatched where steady state was not reached.
     ``log`` None: a log axis when the values span more than 30× (a RAM disk next to a disk), else linear."""
-    if ax is None:
-        ax = fig.add_subplot()
+    many = len(groups) > 4
+    if box is None:
+        box = fig.grid(left=0.8, right=0.2, top=0.2, bottom=0.6 + (_legend_rows(labels) if legend else 0))[0][0]
+    ax = fig.axes(box)
     n = len(labels)
-    x = np.arange(len(groups))
     w = min(0.8 / max(n, 1), 0.32)
-    colors = _colors(n)
     pos = [v for g in groups for v in g[1] if v is not None and v > 0]
     if log is None:
         log = bool(pos) and max(pos) / min(pos) > 30
-    ymax = max(pos, default=0.0)
-    many = len(groups) > 4
-    for i in range(n):
+    for i, c in enumerate(_colors(n)):
         vals = [g[1][i] for g in groups]
-        hs = [0 if v is None else v for v in vals]
-        xs = x + (i - (n - 1) / 2) * w
-        bars = ax.bar(xs, hs, w, color=colors[i], edgecolor="white" if ss[i] is not False else BAD,
-                      hatch="//" if ss[i] is False else None, lw=0.6)
-        if len(groups) * n <= 27:
-            ax.bar_label(bars, labels=["" if v is None else fmt_value(v, "") for v in vals], padding=2,
-                         fontsize=6.5 if many else 7, rotation=90 if many else 0)
-        for xi, v in zip(xs, vals):
-            if v is None:
-                ax.annotate("n/a", (xi, 0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                            fontsize=6.5, color="#59636e", rotation=90, xycoords=("data", "axes fraction"))
-    ax.set_xticks(x, [g[0] for g in groups])
-    ax.set_ylabel(ylabel + (" (log)" if log else ""))
-    if title:
-        ax.set_title(title, loc="left")
+        ax.bars([k + (i - (n - 1) / 2) * w for k in range(len(groups))], vals, w, color=c,
+                hatch=[ss[i] is False] * len(groups), edge=BAD,
+                labels=["n/a" if v is None else fmt_value(v, "") for v in vals] if len(groups) * n <= 27 else
+                ["n/a" if v is None else "" for v in vals], label_size=6.5 if many else 7, rotate=many,
+                series=_s(labels[i], ylabel, "", [g[0].replace("\n", " ") for g in groups]))
+    ax.x(lim=(-0.6, len(groups) - 0.4), ticks=list(range(len(groups))), labels=[g[0].replace("\n", " ") for g in groups],
+         grid=False, size=7 if many else None)
     if log and pos:
-        ax.set_yscale("log")
-        ax.set_ylim(min(pos) / 2, max(pos) * (12 if many else 3))  # room for the rotated labels
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:.3g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        lo, hi = min(pos) / 2, max(pos) * (12 if many else 3)  # room for the rotated labels
+        ticks = log_ticks(lo, hi)
+        ax.y(scale="log", lim=(lo, hi), ticks=ticks, labels=[f"{v:,.0f}" if v >= 1 else f"{v:.3g}" for v in ticks],
+             label=ylabel + " (log)")
     else:
-        ax.set_ylim(0, max(ymax, 1e-9) * (1.35 if many else 1.18))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 10 or v == 0 else f"{v:g}"))
-    ax.grid(axis="x", visible=False)
+        ax.y(lim=(0, max(max(pos, default=0.0), 1e-9) * (1.35 if many else 1.18)), fmt="k", label=ylabel)
+    if title:
+        ax.title(title)
     if legend:
-        handles = [Rectangle((0, 0), 1, 1, facecolor=c, edgecolor=BAD if ss[i] is False else "white",
-                             hatch="//" if ss[i] is False else None,
-                             label=_esc(lab + (" (baseline)" if i == 0 else "") + (" — SS NOT reached" if ss[i] is False else "")))
-                   for i, (lab, c) in enumerate(zip(labels, colors))]
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(n, 4), frameon=False)
+        _legend_below(ax, labels, [s is False for s in ss], bars=True)
 
 
-def lat_panels(fig, labels: list[str], panels: list[tuple[str, list[tuple[str, list[float | None]]]]],
+def lat_panels(fig: Figure, labels: list[str], panels: list[tuple[str, list[tuple[str, list[float | None]]]]],
                ss: list[bool | None]) -> None:
-    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    for k, (ax, (title, groups)) in enumerate(zip(axes, panels)):
-        grouped_bars(fig, labels, groups, ss, "µs", ax=ax, title=title, legend=k == len(panels) - 1)
+    boxes = fig.grid(len(panels), 1, left=0.8, right=0.2, top=0.3, bottom=0.6 + _legend_rows(labels), hgap=0.75)
+    for k, (row, (title, groups)) in enumerate(zip(boxes, panels)):
+        grouped_bars(fig, labels, groups, ss, "µs", box=row[0], title=title, legend=k == len(panels) - 1)
 
 
-def wsat_overlay(fig, labels: list[str], series: list[tuple[list, list, list, float | None]]) -> None:
-    ax = fig.add_subplot()
-    colors = _colors(len(labels))
+def wsat_overlay(fig: Figure, labels: list[str], series: list[tuple[list, list, list, float | None]]) -> None:
+    ax = fig.axes(fig.grid(left=0.8, right=0.6, top=0.2, bottom=0.6 + _legend_rows(labels))[0][0])
     top = 0.0
-    for i, ((xs, ys, win, level), c) in enumerate(zip(series, colors)):
+    for i, ((xs, ys, win, level), c) in enumerate(zip(series, _colors(len(labels)))):
         pts = [(x, y) for x, y in zip(xs, ys) if x is not None and y is not None]
         if not pts:
             continue
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=c, marker=MARKERS[i % len(MARKERS)],
-                markersize=2.5 if len(pts) > 60 else 3.5, lw=2.0 if i == 0 else 1.3,
-                label=_esc(labels[i] + (" (baseline)" if i == 0 else "")))
+        ax.line([p[0] for p in pts], [p[1] for p in pts], color=c, marker=MARKERS[i % len(MARKERS)],
+                ms=2.5 if len(pts) > 60 else 3.5, lw=2.0 if i == 0 else 1.3, series=_s(labels[i], "IOPS", "sample"))
         top = max(top, max(p[1] for p in pts))
         if level is not None and win:
-            ax.hlines(level, min(win), max(win), colors=[c], linestyles="--", lw=1.6)
-            ax.annotate(fmt_value(level, "IOPS"), (max(win), level), xytext=(4, 0), textcoords="offset points",
-                        va="center", fontsize=7, color=c)
-    ax.set_ylim(0, max(top, 1e-9) * 1.12)
-    ax.set_xlabel("sample (one PTS step each)")
-    ax.set_ylabel("IOPS")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    fig.legend(loc="outside lower center", ncol=min(len(labels), 4), frameon=False)
+            ax.line([min(win), max(win)], [level, level], color=c, ls="--", lw=1.6)
+            ax.text(max(win), level, fmt_value(level, "IOPS"), color=c, dx=4)
+    ax.x(label="sample (one PTS step each)", fmt="k")
+    ax.y(lim=(0, max(top, 1e-9) * 1.12), fmt="k", label="IOPS")
+    _legend_below(ax, labels, [False] * len(labels))
 
 
-def spread_rse(fig, labels: list[str], names: list[str], dev: list[list[float | None]],
+def spread_rse(fig: Figure, labels: list[str], names: list[str], dev: list[list[float | None]],
                rses: list[float | None]) -> None:
-    ax1, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[1.3, 1])
-    x = np.arange(len(names))
-    colors = _colors(len(labels))
-    for i, (lab, c) in enumerate(zip(labels, colors)):
-        ys = [np.nan if d[i] is None else d[i] * 100 for d in dev]
-        ax1.scatter(x, ys, color=c, marker=MARKERS[i % len(MARKERS)], s=16, label=_esc(lab), zorder=3)
-    ax1.axhline(0, color=INK, lw=0.8)
-    ax1.set_ylabel("vs median run (%)")
-    ax1.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
-    vals = [0 if r is None else r * 100 for r in rses]
-    ax2.bar(x, vals, color=[BAD if (r is not None and r > RSE_LIMIT) else "#0969da" for r in rses], width=0.7)
-    ax2.axhline(RSE_LIMIT * 100, color=BAD, lw=1, ls="--")
-    ax2.text(1.005, RSE_LIMIT * 100, f"{RSE_LIMIT:.0%}", transform=ax2.get_yaxis_transform(), color=BAD, fontsize=7,
-             va="center")
-    ax2.set_ylim(0, max([*vals, RSE_LIMIT * 100]) * 1.2)
-    ax2.set_ylabel("RSE (%)")
     many = len(names) > 12
-    ax2.set_xticks(x, names, rotation=90 if many else 0, fontsize=6 if len(names) > 30 else None)
-    for ax in (ax1, ax2):
-        ax.grid(axis="x", visible=False)
+    bottom = 0.5 + (max(len(n) for n in names) * 0.075 if many and names else 0.1)
+    (top_box,), (low_box,) = fig.grid(2, 1, left=0.8, right=_legend_w(labels) + 0.1, top=0.15, bottom=bottom,
+                                      hgap=0.2, height_ratios=[1.3, 1])
+    x = list(range(len(names)))
+    ax1 = fig.axes(top_box)
+    for i, (lab, c) in enumerate(zip(labels, _colors(len(labels)))):
+        ax1.line(x, [None if d[i] is None else d[i] * 100 for d in dev], ls="none", color=c,
+                 marker=MARKERS[i % len(MARKERS)], ms=4.5, label=lab, series=_s(lab, "%", "", names))
+    ax1.hline(0, color=INK, lw=0.8)
+    ax1.x(lim=(-0.6, len(names) - 0.4), ticks=x, labels=names, hide=True, grid=False)
+    ax1.y(label="vs median run (%)", fmt="k")
+    ax1.legend("right")
+    ax2 = fig.axes(low_box)
+    vals = [0 if r is None else r * 100 for r in rses]
+    ax2.bars(x, vals, 0.7, color=[BAD if (r is not None and r > RSE_LIMIT) else BLUE for r in rses],
+             series=_s("RSE", "%", "", names))
+    ax2.hline(RSE_LIMIT * 100, color=BAD, lw=1, ls="--")
+    ax2.text(1.005, RSE_LIMIT * 100, f"{RSE_LIMIT:.0%}", color=BAD, axes_x=True)
+    ax2.x(lim=(-0.6, len(names) - 0.4), ticks=x, labels=names, rotate=many, size=6 if len(names) > 30 else None,
+          grid=False)
+    ax2.y(lim=(0, max([*vals, RSE_LIMIT * 100]) * 1.2), fmt="k", label="RSE (%)")
 
 
 # ---- HTML ----------------------------------------------------------------------------------------
 
-def to_svg(draw, size: tuple[float, float], salt: str) -> str:
-    """plots.to_svg in matplotlib's constrained layout (the legends here are placed "outside")."""
-    def constrained(fig) -> None:
-        fig.set_layout_engine("constrained")
-        draw(fig)
-
-    return plots.to_svg(constrained, size, salt)
+def render_specs(doc: Doc) -> dict[str, dict]:
+    """Every plot of the document as its description (report/chart.py): made once for both media."""
+    return {b.id: chart.render(b.draw, b.size, b.id) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
 
 
-def render_svgs(doc: Doc) -> dict[str, str]:
-    """Every plot of the document as inline SVG: drawn once for both media."""
-    return {b.id: to_svg(b.draw, b.size, salt=b.id) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
-
-
-def render_html(doc: Doc, interactive: bool = True, svgs: dict[str, str] | None = None) -> str:
-    """The document's HTML (the run reports' template environment); ``svgs``: its plots, when
-    already drawn (render_svgs)."""
+def render_html(doc: Doc, interactive: bool = True, specs: dict[str, dict] | None = None) -> str:
+    """The document's HTML (the run reports' template environment); ``specs``: its plots, when
+    already described (render_specs)."""
     from markupsafe import Markup
 
-    from .html import _env
+    from .html import _env, plot_script, plots_json
 
-    if svgs is None:
-        svgs = render_svgs(doc)
+    if specs is None:
+        specs = render_specs(doc)
     css_path = TEMPLATES / "report.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
     return _env().get_template("compare.html.j2").render(
-        d=doc, svgs={pid: Markup(svg) for pid, svg in svgs.items()},  # matplotlib escapes the text it writes
+        d=doc, plots=plots_json(specs), plot_script=plot_script(),
         css=Markup(css), page_css=Markup(page_css(doc)), interactive=interactive)
 
 
@@ -737,12 +693,12 @@ def page_css(doc: Doc) -> str:
             f" @bottom-right {{ content: \"ssdpts {doc.kind}\"; }} }}")
 
 
-def render_pdf(doc: Doc, browser=None, svgs: dict[str, str] | None = None) -> bytes:
+def render_pdf(doc: Doc, browser=None, specs: dict[str, dict] | None = None) -> bytes:
     """The comparison's HTML printed by Chromium (report/chromium.py): the same machinery, the same
     layout as the run reports' PDF."""
     from . import chromium
 
-    return chromium.print_pdf(render_html(doc, interactive=False, svgs=svgs), browser)
+    return chromium.print_pdf(render_html(doc, interactive=False, specs=specs), browser)
 
 
 # ---- files ---------------------------------------------------------------------------------------
@@ -774,12 +730,12 @@ def render(obj: Comparison | Repeats, formats=("html", "pdf"), out: str | Path |
     doc = build(obj)
     stem = "ssdpts-compare" if doc.kind == "comparison" else "ssdpts-repeats"
     paths = output_paths(".", tuple(formats), out, stem)  # default: <stem>.<fmt> in the current directory
-    svgs = render_svgs(doc) if {"html", "pdf"} & set(formats) else None  # drawn once for both
+    specs = render_specs(doc) if {"html", "pdf"} & set(formats) else None  # described once for both
     for fmt in formats:
         if fmt == "html":
-            _write_atomic(paths[fmt], render_html(doc, svgs=svgs).encode("utf-8"), what="")  # errors name the path alone
+            _write_atomic(paths[fmt], render_html(doc, specs=specs).encode("utf-8"), what="")  # errors name the path alone
         elif fmt == "pdf":
-            _write_atomic(paths[fmt], render_pdf(doc, svgs=svgs), what="")
+            _write_atomic(paths[fmt], render_pdf(doc, specs=specs), what="")
         elif fmt == "json":
             _write_atomic(paths[fmt], (json.dumps(doc.data, indent=1, ensure_ascii=False, default=str) + "\n").encode(),
                           what="")

@@ -1,12 +1,14 @@
 """The report as one HTML document, for the screen and for print: one template, one stylesheet.
 
-* Screen (``interactive=True``): one self-contained file (inline CSS, inline SVG plots, a small
-  inline script and its data; nothing fetched). Hovering a plot shows the exact value, round and
-  step of the nearest point; the legend and a row of buttons toggle series; a table value opens
-  its cell's rounds, histogram, QoS and fio job section.
-* Print (``interactive=False``): the same document without script and data; CSS paged media gives
-  the SNIA running header of each test's pages (``@page`` margin boxes, "Page x of y"), and
-  Chromium prints it to the PDF (report/chromium.py).
+* Both media: the plots are JSON descriptions (chart.py, plots.py) drawn into inline SVG by the
+  page's script (templates/chart.js on d3, both inline; nothing fetched).
+* Screen (``interactive=True``): one self-contained file; hovering a plot shows the exact value,
+  round and step of the nearest point; the legend and a row of buttons toggle series; a table
+  value opens its cell's rounds, histogram, QoS and fio job section (templates/report.js and the
+  cells' details).
+* Print (``interactive=False``): the same document without the interactions and the details; CSS
+  paged media gives the SNIA running header of each test's pages (``@page`` margin boxes, "Page x
+  of y"), and Chromium prints it to the PDF once its script drew the plots (report/chromium.py).
 
 Rendered with jinja2, autoescape on: strings from devices and description files cannot inject
 markup; the CSS strings of the page headers and the JSON data are escaped for their context.
@@ -23,10 +25,11 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from . import plots
+from . import chart
 from .model import Plot, Report
 
 TEMPLATES = Path(__file__).parent / "templates"
+D3 = "d3.v7.9.2.min.js"  # vendor/: d3 (ISC licence, vendor/d3.LICENSE), from the npm package d3 7.9.2
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,9 +80,10 @@ def page_css(report: Report) -> str:
 
 
 def _json(data) -> Markup:
-    """JSON inside <script type="application/json">: '</' cannot end the element early."""
+    """JSON inside <script type="application/json">: every '<' escaped ('</script>', '<!--' and device
+    strings that look like markup cannot end or confuse the element)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-    return Markup(text.replace("</", "<\\/").replace("<!--", "<\\!--"))
+    return Markup(text.replace("<", "\\u003c"))  # no markup at all inside the element
 
 
 def plot_jobs(report: Report) -> list[tuple[str, object, tuple[float, float], str | None]]:
@@ -87,26 +91,42 @@ def plot_jobs(report: Report) -> list[tuple[str, object, tuple[float, float], st
             if isinstance(b, Plot)]
 
 
-def render_plots(report: Report) -> dict[str, plots.Rendered]:
-    """Every plot of the report as SVG (and its hover data): drawn once for both media."""
-    return plots.render_many(plot_jobs(report))
+def render_plots(report: Report) -> dict[str, dict]:
+    """Every plot of the report as its JSON description (report/chart.py), drawn in the page."""
+    return {pid: chart.render(draw, size, pid, mark) for pid, draw, size, mark in plot_jobs(report)}
 
 
-def render_html(report: Report, *, interactive: bool = True, rendered: dict[str, plots.Rendered] | None = None,
+@functools.lru_cache(maxsize=1)
+def plot_script() -> Markup:
+    """d3 and the script that draws the plots from their descriptions (both media)."""
+    d3 = (TEMPLATES / "vendor" / D3).read_text(encoding="utf-8")
+    own = (TEMPLATES / "chart.js").read_text(encoding="utf-8")
+    return Markup(_script_text(d3) + "\n" + _script_text(own))
+
+
+def _script_text(text: str) -> str:
+    """Script text for an inline <script>: '</script' and '<!--' cannot end or confuse the element."""
+    return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+
+
+def plots_json(specs: dict[str, dict]) -> Markup:
+    return _json(specs)
+
+
+def render_html(report: Report, *, interactive: bool = True, rendered: dict[str, dict] | None = None,
                 out_dir: Path | None = None) -> str:
     """The report's HTML. ``out_dir``: where the file goes, so that links to the run's fio files
     are relative to it (default: the run directory)."""
     if rendered is None:
         rendered = render_plots(report)
-    svgs = {pid: Markup(r.svg) for pid, r in rendered.items()}  # matplotlib escapes the text it writes
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     data = None
     script = None
     if interactive:
         base = os.path.relpath(report.run_dir.resolve(), (out_dir or report.run_dir).resolve())
-        data = _json({"plots": {pid: r.data for pid, r in rendered.items() if r.data},
-                      "details": report.details, "base": "" if base == "." else base.replace(os.sep, "/") + "/"})
+        data = _json({"details": report.details, "base": "" if base == "." else base.replace(os.sep, "/") + "/"})
         script = Markup((TEMPLATES / "report.js").read_text(encoding="utf-8"))
     return _env().get_template("report.html.j2").render(
-        r=report, svgs=svgs, css=Markup(css), page_css=Markup(page_css(report)), interactive=interactive,
-        data=data, script=script, sections=report.front + report.sections)
+        r=report, css=Markup(css), page_css=Markup(page_css(report)), interactive=interactive,
+        data=data, script=script, plots=plots_json(rendered), plot_script=plot_script(),
+        sections=report.front + report.sections)

@@ -152,8 +152,8 @@ class Plot:
     id: str
     title: str
     caption: str
-    draw: Callable[[Any], None]  # draws into a matplotlib Figure (plots.py)
-    size: tuple[float, float] = (10.0, 4.6)  # inches; the HTML scales it to the page width
+    draw: Callable[[Any], None]  # describes the plot into a chart.Figure (plots.py)
+    size: tuple[float, float] = (10.0, 4.6)  # inches; the page scales it to its width
     kind: str = "plot"
 
 

@@ -1,7 +1,8 @@
 // The report's interactions (screen only; the printed PDF has no script):
 // hover a plot for the exact value, round and step of the nearest point; toggle series with the
 // buttons under a plot or its legend; click a table value for its cell's rounds, histogram, QoS
-// and fio job. The data comes from plots.render (point positions in SVG units) and details.py.
+// and fio job. The plots' points come from chart.js (where it drew each point, in SVG units, and its
+// value: window.SSDPTS_HOVER), the cells' details from details.py.
 (function () {
   "use strict";
   var DATA = JSON.parse(document.getElementById("ssdpts-data").textContent);
@@ -27,9 +28,10 @@
   }
 
   // ---- plots: hover and toggles -------------------------------------------------------------
-  Object.keys(DATA.plots).forEach(function (pid) {
+  var HOVER = window.SSDPTS_HOVER || {};
+  Object.keys(HOVER).forEach(function (pid) {
     var fig = document.getElementById(pid);
-    var d = DATA.plots[pid];
+    var d = HOVER[pid];
     var svg = fig && fig.querySelector("svg");
     if (!svg || !d) return;
     var hidden = {};
