@@ -115,13 +115,22 @@
                                              "stroke-width": open ? 1 : (stroke ? 0.8 : null)}, attrs || {}));
   }
   function marker(parent, m, x, y, size, fill, stroke, attrs) { return markers(parent, m, [[x, y]], size, fill, stroke, attrs); }
+  // Hatching as lines clipped to the box (an SVG pattern prints as a megabyte of tiles per bar).
+  function hatch(parent, x, y, w, h, stroke) {
+    var d = "", step = 5;
+    for (var k = -h; k < w; k += step) {
+      var t0 = Math.max(0, -k), t1 = Math.min(h, w - k);
+      if (t1 > t0) d += "M" + r1(x + k + t0) + "," + r1(y + h - t0) + "L" + r1(x + k + t1) + "," + r1(y + h - t1);
+    }
+    return d ? el(parent, "path", {d: d, stroke: stroke, "stroke-width": 0.7, fill: "none", "pointer-events": "none"}) : null;
+  }
   function lineAttrs(l) {
     return {fill: "none", stroke: color(l.c), "stroke-width": l.w, "stroke-dasharray": DASH[l.ls] || null,
             "stroke-linejoin": "round", "stroke-linecap": l.ls === "-" ? "square" : "butt"};
   }
 
   // ---- one 2D panel --------------------------------------------------------------------------------
-  function drawXY(svg, spec, P, pi, hover, pid, hatchId) {
+  function drawXY(svg, spec, P, pi, hover, pid) {
     var b = P.box, x0 = b[0], y0 = b[1], w = b[2], h = b[3];
     var sx = scale(P.x, extent(P, "x"), [x0, x0 + w]);
     var sy = scale(P.y, extent(P, "y"), [y0 + h, y0]);
@@ -186,7 +195,7 @@
           if (has) {
             el(bg, "rect", {x: r1(xa), y: r1(ya), width: r1(xb - xa), height: r1(Math.max(0, yb - ya)), fill: c,
                             id: sid ? sid + "." + i : null, stroke: hatched ? l.ec : null, "stroke-width": hatched ? 1 : null});
-            if (hatched) el(bg, "rect", {x: r1(xa), y: r1(ya), width: r1(xb - xa), height: r1(Math.max(0, yb - ya)), fill: "url(#" + hatchId + ")", "pointer-events": "none"});
+            if (hatched) hatch(bg, xa, ya, xb - xa, Math.max(0, yb - ya), l.ec);
           }
           if (l.bl && l.bl[i]) {
             var lx = r1((xa + xb) / 2), ly = r1((has && v > 0 ? ya : base) - 2);
@@ -267,11 +276,11 @@
       el(g, "text", {x: tt.loc === "center" ? r1(x0 + w / 2) : x0, y: r1(y0 - 6), "text-anchor": tt.loc === "center" ? "middle" : "start",
                      "font-size": tt.z || 9.5, fill: INK}, tt.t);
     }
-    if (P.leg) legend(svg, P, spec, pid, hatchId, sy2 !== null);
+    if (P.leg) legend(svg, P, spec, pid, sy2 !== null);
   }
 
   // ---- legends -------------------------------------------------------------------------------------
-  function legend(svg, P, spec, pid, hatchId, twin) {
+  function legend(svg, P, spec, pid, twin) {
     var items = P.L.filter(function (l) { return l.lab; });
     if (!items.length) return;
     var L = P.leg, b = P.box, z = LEG_SIZE, row = z * 1.45, hl = 2 * z, gap = 0.8 * z;
@@ -295,7 +304,7 @@
         var op = l.a !== undefined ? Math.max(l.a, 0.25) : 1;
         el(e, "rect", {x: hx, y: r1(hy - z * 0.35), width: hl, height: r1(z * 0.7), fill: color(Array.isArray(l.c) ? l.c[0] : l.c), "fill-opacity": op,
                        stroke: l.h ? l.ec : null, id: sid ? sid + "-legh" : null});
-        if (l.h) el(e, "rect", {x: hx, y: r1(hy - z * 0.35), width: hl, height: r1(z * 0.7), fill: "url(#" + hatchId + ")"});
+        if (l.h) hatch(e, hx, hy - z * 0.35, hl, z * 0.7, l.ec);
       }
       var t = el(e, "text", {x: hl + gap, y: 0, "font-size": z, fill: INK, id: sid ? sid + "-leg" : null}, l.lab);
       entries.push([e, hl + gap + textWidth(t)]);
@@ -394,15 +403,11 @@
     if (cap) svg.setAttribute("aria-label", cap.textContent);
     var slot = fig.querySelector(".chart-slot") || fig;
     slot.appendChild(svg);
-    var defs = el(svg, "defs", {});
-    var hatchId = pid + "-hatch";
-    var pat = el(defs, "pattern", {id: hatchId, patternUnits: "userSpaceOnUse", width: 6, height: 6});
-    el(pat, "path", {d: "M-1,1 l2,-2 M0,6 l6,-6 M5,7 l2,-2", stroke: "#cf222e", "stroke-width": 0.8});
     var hover = [];
     spec.P.forEach(function (P, i) {
       if (P.k === "box") drawBox(svg, P);
       else if (P.k === "bars3d") drawBars3d(svg, P, pid);
-      else drawXY(svg, spec, P, i, hover, pid, hatchId);
+      else drawXY(svg, spec, P, i, hover, pid);
     });
     if (spec.mark) el(svg, "text", {x: r1(spec.w * 0.006), y: r1(spec.h * 0.992), "font-size": 7, "font-weight": "bold", fill: "#9a6700"}, spec.mark);
     return hover.length ? {w: spec.w, h: spec.h, s: hover} : null;
