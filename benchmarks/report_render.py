@@ -15,8 +15,9 @@ target. Its making is not part of the figures. Each repetition renders, in a fre
 
 Targets (issue 16): HTML ≤ 2 s, PDF ≤ 4 s. Wall time on a shared machine depends on the load:
 with ``--against REF`` the old and the new renderer take turns (old, new, old, new, ...), and the
-ratio of their medians is the figure to quote; CPU seconds (the render's process, its forked
-workers and Chromium's whole process tree) are printed too, Chromium's share separately.
+ratio of their medians is the figure to quote; CPU seconds (the render's process, any processes
+it forked (the matplotlib renderer's plot workers, for --against an older ref) and Chromium's whole
+process tree) are printed too, Chromium's share separately. Last figures: docs/report.md, "Speed".
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def make_run(tmp: Path) -> Path:
     return store.path
 
 
-# One render in a fresh process. CPU = this process + the processes it waited for (forked plot
-# workers; the old renderer's forked PDF process) + Chromium's process tree, read from /proc just
+# One render in a fresh process. CPU = this process + the processes it waited for (an older
+# renderer's forked plot workers or PDF process) + Chromium's process tree, read from /proc just
 # before the browser closes: Chromium's renderer processes are reaped by its zygote, so
 # getrusage(RUSAGE_CHILDREN) alone sees about a quarter of Chromium's CPU time.
 CHILD = r"""
