@@ -206,16 +206,11 @@ class Axes:
 class Figure:
     """A plot of ``size`` inches: panels placed by :meth:`grid`, a mark in the lower left corner."""
 
-    def __init__(self, size: tuple[float, float], pid: str = "plot"):
+    def __init__(self, size: tuple[float, float]):
         self.w_in, self.h_in = float(size[0]), float(size[1])
-        self.pid = pid
         self.panels: list[Axes] = []
         self._series: list[dict] = []
         self.mark: str | None = None
-
-    @property
-    def size(self) -> tuple[float, float]:
-        return self.w_in, self.h_in
 
     def grid(self, nrows: int = 1, ncols: int = 1, *, left: float = 0.8, right: float = 0.25, top: float = 0.3,
              bottom: float = 0.55, hgap: float = 0.5, wgap: float = 0.6,
@@ -286,10 +281,10 @@ class Figure:
         return out
 
 
-def render(draw, size: tuple[float, float], pid: str, mark: str | None = None) -> dict:
+def render(draw, size: tuple[float, float], mark: str | None = None) -> dict:
     """The JSON description of one plot: ``draw(fig)`` records it; ``mark`` is a note in the lower
-    left corner (e.g. "not PTS compliant")."""
-    fig = Figure(size, pid)
+    left corner (e.g. "not PTS compliant"). The page's script names its SVG ids after the plot's id."""
+    fig = Figure(size)
     draw(fig)
     fig.mark = mark
     return fig.spec()

@@ -659,7 +659,7 @@ def spread_rse(fig: Figure, labels: list[str], names: list[str], dev: list[list[
 
 def render_specs(doc: Doc) -> dict[str, dict]:
     """Every plot of the document as its description (report/chart.py): made once for both media."""
-    return {b.id: chart.render(b.draw, b.size, b.id) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
+    return {b.id: chart.render(b.draw, b.size) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
 
 
 def render_html(doc: Doc, interactive: bool = True, specs: dict[str, dict] | None = None) -> str:

@@ -93,7 +93,7 @@ def plot_jobs(report: Report) -> list[tuple[str, object, tuple[float, float], st
 
 def render_plots(report: Report) -> dict[str, dict]:
     """Every plot of the report as its JSON description (report/chart.py), drawn in the page."""
-    return {pid: chart.render(draw, size, pid, mark) for pid, draw, size, mark in plot_jobs(report)}
+    return {pid: chart.render(draw, size, mark) for pid, draw, size, mark in plot_jobs(report)}
 
 
 @functools.lru_cache(maxsize=1)

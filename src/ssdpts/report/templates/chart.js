@@ -285,7 +285,6 @@
     if (!items.length) return;
     var L = P.leg, b = P.box, z = LEG_SIZE, row = z * 1.45, hl = 2 * z, gap = 0.8 * z;
     var g = el(svg, "g", {"class": "legend"});
-    var n = items.length + (L.title ? 1 : 0);
     var cols = Math.max(1, L.n || 1), rows = Math.ceil(items.length / cols);
     var x, y;
     if (L.at === "top") { x = b[0] - 0.02 * b[2]; y = b[1] - 0.02 * b[3] - (rows + (L.title ? 1 : 0)) * row + z * 0.8; }
@@ -338,7 +337,7 @@
   }
 
   // ---- 3D bars ---------------------------------------------------------------------------------------
-  function drawBars3d(svg, P, pid) {
+  function drawBars3d(svg, P) {
     var b = P.box, nx = P.xl.length, ny = P.yl.length;
     var zs = [].concat.apply([], P.z).filter(finite), zmax = d3.max(zs) || 1;
     var zsc = d3.scaleLinear().domain([0, zmax]).nice(5);
@@ -348,7 +347,7 @@
     function raw(x, y, z) { return [x * ex[0] * 1.0 + y * ey[0] * 0.85, x * ex[1] + y * ey[1] * 0.85 - z]; }
     var zh = Math.max(nx, ny) * 0.9;
     function P3(x, y, z) { return raw(x, y, z / ztop * zh); }
-    var corners = [], k;
+    var corners = [];
     [0, nx].forEach(function (x) { [0, ny].forEach(function (y) { [0, ztop].forEach(function (z) { corners.push(P3(x, y, z)); }); }); });
     var minx = d3.min(corners, function (c) { return c[0]; }), maxx = d3.max(corners, function (c) { return c[0]; });
     var miny = d3.min(corners, function (c) { return c[1]; }), maxy = d3.max(corners, function (c) { return c[1]; });
@@ -406,7 +405,7 @@
     var hover = [];
     spec.P.forEach(function (P, i) {
       if (P.k === "box") drawBox(svg, P);
-      else if (P.k === "bars3d") drawBars3d(svg, P, pid);
+      else if (P.k === "bars3d") drawBars3d(svg, P);
       else drawXY(svg, spec, P, i, hover, pid);
     });
     if (spec.mark) el(svg, "text", {x: r1(spec.w * 0.006), y: r1(spec.h * 0.992), "font-size": 7, "font-weight": "bold", fill: "#9a6700"}, spec.mark);
