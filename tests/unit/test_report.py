@@ -30,6 +30,7 @@ from ssdpts.report.datasheet import parse_targets  # noqa: E402
 from ssdpts.report import html as html_module  # noqa: E402
 from ssdpts.report.html import css_string, render_html  # noqa: E402
 from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
+from ssdpts.report.plots import log_ticks  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
 
 from ..report_numbers import Recompute, html_numbers  # noqa: E402
@@ -637,3 +638,14 @@ def test_formatting():
     assert fmt_rounds([4, 5, 6, 7, 8]) == "4–8"
     assert fmt_rounds([1, 2]) == "1, 2"
     assert fmt_rounds([]) == "none"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(1e-3, 1e6), st.floats(1.01, 1e5))
+def test_log_axes_have_at_least_three_labels_inside_their_range(lo, ratio):
+    """A log axis gets 3 to 13 labelled ticks inside its range, however narrow (a LAT convergence
+    panel of 31–42 µs once had two: 35 and 40)."""
+    hi = lo * ratio
+    ticks = log_ticks(lo, hi)
+    assert 3 <= len(ticks) <= 13, (lo, hi, ticks)
+    assert ticks == sorted(ticks) and all(lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9) for t in ticks), (lo, hi, ticks)

@@ -104,7 +104,11 @@ def log_ticks(lo: float, hi: float, min_ticks: int = 3) -> list[float]:
                 keep = max(1, math.ceil(len(ticks) / 10))
                 ticks = [t for i, t in enumerate(ticks) if i % keep == 0 or abs(math.log10(t) % 1) < 1e-9]
             return ticks
-    return [t for t in _nice(lo, hi, min_ticks + 1) if lo <= t <= hi] or [lo, hi]
+    for n in range(min_ticks + 1, 13):  # a narrow range (e.g. 31–42 µs): evenly spaced round numbers
+        ticks = [t for t in _nice(lo, hi, n) if lo <= t <= hi]
+        if len(ticks) >= min_ticks:
+            return ticks
+    return [lo, hi]
 
 
 def _log(values: Sequence[float | None], label: str = "", **kw) -> dict:
