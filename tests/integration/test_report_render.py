@@ -326,6 +326,7 @@ OVERFLOW_JS = r"""
   }
   for (const svg of document.querySelectorAll('figure.plot svg')) {
     const vb = svg.viewBox.baseVal;
+    const ticks = [];
     for (const t of svg.querySelectorAll('text')) {
       const b = t.getBBox();
       if (!b.width) continue;
@@ -336,7 +337,13 @@ OVERFLOW_JS = r"""
       const q2 = p2.matrixTransform(r.inverse().multiply(m));
       if (Math.min(q.x, q2.x) < -1 || Math.max(q.x, q2.x) > vb.width + 1 || Math.min(q.y, q2.y) < -1 || Math.max(q.y, q2.y) > vb.height + 1)
         out.push(`svg ${svg.closest('figure').id}: "${t.textContent.slice(0, 40)}" outside the plot`);
+      if (t.closest('g.axes')) ticks.push([Math.min(q.x, q2.x), Math.min(q.y, q2.y), Math.max(q.x, q2.x), Math.max(q.y, q2.y), t.textContent]);
     }
+    // no axis text written over another (tick labels, axis names)
+    ticks.forEach((a, i) => ticks.slice(i + 1).forEach(b => {
+      if (Math.min(a[2], b[2]) - Math.max(a[0], b[0]) > 0.5 && Math.min(a[3], b[3]) - Math.max(a[1], b[1]) > 0.5)
+        out.push(`svg ${svg.closest('figure').id}: "${a[4]}" over "${b[4]}"`);
+    }));
   }
   return out;
 })()

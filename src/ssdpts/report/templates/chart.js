@@ -39,10 +39,27 @@
   // Text widths from a canvas with the plots' font: asking the SVG (getComputedTextLength) would lay
   // out the whole document once per question.
   var measure = document.createElement("canvas").getContext("2d");
+  function strWidth(text, z, bold) {
+    measure.font = (bold ? "bold " : "") + z + "px " + FONT;
+    return measure.measureText(text || "").width;
+  }
   function textWidth(t) {
-    var z = +t.getAttribute("font-size") || TICK_SIZE;
-    measure.font = (t.getAttribute("font-weight") === "bold" ? "bold " : "") + z + "px " + FONT;
-    return measure.measureText(t.textContent || "").width;
+    return strWidth(t.textContent, +t.getAttribute("font-size") || TICK_SIZE, t.getAttribute("font-weight") === "bold");
+  }
+  // Which tick labels to write: none over another (3 pt apart at least); on a log axis the
+  // decades first, then the others from the start of the axis. ``along(i)``: the label's extent.
+  function shown(ticks, ax, along) {
+    var order = d3.range(ticks.length), kept = [], keep = {};
+    if (ax.s === "log" || ax.s === "log2") {
+      var b = ax.s === "log2" ? 2 : 10;
+      var decade = function (i) { var e = Math.log(ticks[i][0]) / Math.log(b); return Math.abs(e - Math.round(e)) < 1e-9 ? 0 : 1; };
+      order.sort(function (a, c) { return decade(a) - decade(c) || a - c; });
+    }
+    order.forEach(function (i) {
+      var e = along(i);
+      if (kept.every(function (k) { return e[1] + 3 <= k[0] || e[0] >= k[1] + 3; })) { kept.push(e); keep[i] = true; }
+    });
+    return keep;
   }
 
   // ---- scales ------------------------------------------------------------------------------------
@@ -244,20 +261,26 @@
     el(axg, "line", {x1: x0, x2: x0 + w, y1: y0 + h, y2: y0 + h, stroke: SPINE, "stroke-width": 0.8});
     el(axg, "line", {x1: x0, x2: x0, y1: y0, y2: y0 + h, stroke: SPINE, "stroke-width": 0.8});
     var xh = P.x.hide ? 0 : TICK_SIZE;
-    xt.forEach(function (t) {
+    var xz = P.x.z || TICK_SIZE;
+    var xkeep = shown(xt, P.x, function (i) {
+      var c = sx(xt[i][0]), half = P.x.rot ? xz / 2 : strWidth(xt[i][1], xz) / 2;
+      return [c - half, c + half];
+    });
+    xt.forEach(function (t, i) {
       var x = r1(sx(t[0]));
       el(axg, "line", {x1: x, x2: x, y1: y0 + h, y2: y0 + h + TICK, stroke: SPINE, "stroke-width": 0.8});
-      if (P.x.hide) return;
+      if (P.x.hide || !xkeep[i]) return;
       var z = P.x.z || TICK_SIZE;
       var lab = P.x.rot ? el(axg, "text", {transform: "translate(" + (x + z * 0.35) + "," + (y0 + h + TICK + TICK_PAD) + ") rotate(-90)", "text-anchor": "end", "font-size": z, fill: INK}, t[1])
                         : el(axg, "text", {x: x, y: y0 + h + TICK + TICK_PAD + z * 0.8, "text-anchor": "middle", "font-size": z, fill: INK}, t[1]);
       xh = Math.max(xh, P.x.rot ? textWidth(lab) : z);
     });
     var yw = 0;
-    yt.forEach(function (t) {
+    var ykeep = shown(yt, P.y, function (i) { var c = sy(yt[i][0]); return [c - TICK_SIZE / 2, c + TICK_SIZE / 2]; });
+    yt.forEach(function (t, i) {
       var y = r1(sy(t[0]));
       el(axg, "line", {x1: x0 - TICK, x2: x0, y1: y, y2: y, stroke: SPINE, "stroke-width": 0.8});
-      if (!P.y.hide) yw = Math.max(yw, textWidth(el(axg, "text", {x: x0 - TICK - TICK_PAD, y: y + TICK_SIZE * 0.35, "text-anchor": "end", "font-size": TICK_SIZE, fill: color(P.y.c) || INK}, t[1])));
+      if (!P.y.hide && ykeep[i]) yw = Math.max(yw, textWidth(el(axg, "text", {x: x0 - TICK - TICK_PAD, y: y + TICK_SIZE * 0.35, "text-anchor": "end", "font-size": TICK_SIZE, fill: color(P.y.c) || INK}, t[1])));
     });
     if (P.x.label) el(axg, "text", {x: r1(x0 + w / 2), y: r1(y0 + h + TICK + TICK_PAD + xh + 4 + LABEL_SIZE * 0.8), "text-anchor": "middle", "font-size": LABEL_SIZE, fill: INK}, P.x.label);
     if (P.y.label) el(axg, "text", {transform: "translate(" + r1(x0 - TICK - TICK_PAD - yw - 4 - 2) + "," + r1(y0 + h / 2) + ") rotate(-90)", "text-anchor": "middle", "font-size": LABEL_SIZE, fill: color(P.y.c) || INK}, P.y.label);
