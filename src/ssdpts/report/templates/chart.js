@@ -83,7 +83,7 @@
     });
     return [lo, hi];
   }
-  function scale(ax, ext, range, positive) {
+  function scale(ax, ext, range) {
     var log = ax.s === "log" || ax.s === "log2";
     var lo = ax.d && finite(ax.d[0]) ? ax.d[0] : null, hi = ax.d && finite(ax.d[1]) ? ax.d[1] : null;
     var dlo = ext[0], dhi = ext[1];
@@ -127,7 +127,7 @@
                rect: function (x, y, w, h) { p.rect(r1(x + dx), r1(y + dy), w, h); },
                arc: function (x, y, r, a0, a1) { p.moveTo(r1(x + dx + r), r1(y + dy)); p.arc(r1(x + dx), r1(y + dy), r, a0, a1); }};
     xy.forEach(function (q) { dx = q[0]; dy = q[1]; sym.draw(ctx, area); });
-    var open = m === "X" || m === "P";
+    var open = m === "X";  // d3's X is drawn with strokes only
     return el(parent, "path", Object.assign({d: p.toString(), fill: open ? "none" : fill, stroke: open ? fill : (stroke || "none"),
                                              "stroke-width": open ? 1 : (stroke ? 0.8 : null)}, attrs || {}));
   }
@@ -180,12 +180,13 @@
           var y = l.y[i];
           if (finite(x) && finite(y) && (P.x.s === "linear" || x > 0) && (((l.y2 ? P.y2 : P.y).s === "linear") || y > 0)) ok.push(i);
         });
-        var grp = el(front, "g", {id: sid});
+        var grp = el(front, "g", {id: sid}), drawn = new Uint8Array(l.x.length);
+        ok.forEach(function (i) { drawn[i] = 1; });
         if (l.ls !== "none" && ok.length > 1) {
           var gen = d3.line().x(function (i) { return r1(sx(l.x[i])); }).y(function (i) { return r1(Y(l.y[i])); })
             .defined(function (i) { return finite(l.x[i]) && finite(l.y[i]); });
           if (l.step) gen.curve(d3.curveStepAfter);
-          el(grp, "path", Object.assign(lineAttrs(l), {d: gen(d3.range(l.x.length).filter(function (i) { return ok.indexOf(i) >= 0 || !finite(l.y[i]); }))}));
+          el(grp, "path", Object.assign(lineAttrs(l), {d: gen(d3.range(l.x.length).filter(function (i) { return drawn[i] || !finite(l.y[i]); }))}));
         }
         if (l.m) markers(grp, l.m, ok.map(function (i) { return [sx(l.x[i]), Y(l.y[i])]; }), l.ms, color(l.mfc || l.c), l.mec ? color(l.mec) : null);
         pts = ok.map(function (i) { return [r1(sx(l.x[i])), r1(Y(l.y[i])), l.x[i], l.v ? l.v[i] : l.y[i], i]; });
