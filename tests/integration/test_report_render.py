@@ -32,7 +32,7 @@ from ssdpts.report import chromium, render  # noqa: E402
 from ssdpts.report.html import render_html  # noqa: E402
 from ssdpts.report.model import load  # noqa: E402
 from ssdpts.session import start_run  # noqa: E402
-from tests.report_browser import PLOTS_DRAWN_JS  # noqa: E402
+from tests.report_browser import PLOTS_DRAWN_JS, Page  # noqa: E402
 
 PT_PER_MM = 72 / 25.4
 MARGIN_MM = {"top": 27, "right": 11, "bottom": 13, "left": 11}  # report.css @page
@@ -266,44 +266,6 @@ def test_tables_split_with_their_header_repeated(poppler, reports):
 
 
 # ---- the HTML in Chromium ------------------------------------------------------------------------------
-
-class Page:
-    """A Chromium tab with scripts on, for the HTML's interactions."""
-
-    def __init__(self, browser: chromium.Browser, width: int = 1280, height: int = 900):
-        self.b = browser
-        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.s = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        browser.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
-                                                            "mobile": False}, self.s)
-        self.width = width
-
-    def open(self, path: Path) -> None:
-        self.b.call("Page.enable", session=self.s)
-        self.b.call("Page.navigate", {"url": path.as_uri()}, self.s)
-        self.js("new Promise(r => { if (document.readyState === 'complete') r(1); "
-                "else addEventListener('load', () => r(1)); })")
-
-    def print_media(self, on: bool) -> None:
-        self.b.call("Emulation.setEmulatedMedia", {"media": "print" if on else "screen"}, self.s)
-
-    def js(self, expr: str):
-        r = self.b.call("Runtime.evaluate", {"expression": expr, "awaitPromise": True, "returnByValue": True}, self.s)
-        if "exceptionDetails" in r:
-            raise AssertionError(f"script error: {r['exceptionDetails']}")
-        return r["result"].get("value")
-
-    def mouse(self, kind: str, x: float, y: float) -> None:
-        self.b.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
-                                                 "clickCount": 1 if kind != "mouseMoved" else 0}, self.s)
-
-    def shot(self, out: Path, clip: dict | None = None) -> Image.Image:
-        import base64
-
-        params = {"format": "png"} | ({"clip": {**clip, "scale": 1}} if clip else {})
-        out.write_bytes(base64.b64decode(self.b.call("Page.captureScreenshot", params, self.s)["data"]))
-        return Image.open(out).convert("RGB")
-
 
 @pytest.fixture(scope="module")
 def browser():
