@@ -89,6 +89,12 @@ class Axes:
         self.d["y"] = axis(**kw)
         return self
 
+    def categories(self, names: Sequence[str], pad: float = 0.6, **kw) -> "Axes":
+        """An x axis of named categories at 0, 1, 2 … (bars, cells), ``pad`` x units beyond the first
+        and the last, without grid lines."""
+        self.d["x"] = axis(lim=(-pad, len(names) - 1 + pad), ticks=range(len(names)), labels=names, grid=False, **kw)
+        return self
+
     def y2(self, **kw) -> "Axes":
         """A second y axis on the right (layers drawn with ``y2=True`` use it)."""
         self.d["y2"] = axis(**{"grid": False, **kw})

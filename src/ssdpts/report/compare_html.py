@@ -26,7 +26,7 @@ from ..compare import (
 from ..errors import UserError
 from ..pts.units import fmt_block_size
 from ..pts.wsat import WsatTable
-from . import _write_atomic, chart, model, output_paths
+from . import _write_atomic, model, output_paths
 from .model import Alert, Cell, Para, Plot, fmt_time, sections_toc
 from .chart import Axes, Figure
 from .plots import BAD, BLUE, INK, _legend_w, _log, _s, log_ticks  # the run reports' palette and axes
@@ -580,6 +580,7 @@ def grouped_bars(fig: Figure, labels: list[str], groups: list[tuple[str, list[fl
     n = len(labels)
     w = min(0.8 / max(n, 1), 0.32)
     pos = [v for g in groups for v in g[1] if v is not None and v > 0]
+    names = [g[0].replace("\n", " ") for g in groups]
     if log is None:
         log = bool(pos) and max(pos) / min(pos) > 30
     for i, c in enumerate(_colors(n)):
@@ -588,9 +589,8 @@ def grouped_bars(fig: Figure, labels: list[str], groups: list[tuple[str, list[fl
                 hatch=[ss[i] is False] * len(groups), edge=BAD,
                 labels=["n/a" if v is None else fmt_value(v, "") for v in vals] if len(groups) * n <= 27 else
                 ["n/a" if v is None else "" for v in vals], label_size=6.5 if many else 7, rotate=many,
-                series=_s(labels[i], ylabel, "", [g[0].replace("\n", " ") for g in groups]))
-    ax.x(lim=(-0.6, len(groups) - 0.4), ticks=list(range(len(groups))), labels=[g[0].replace("\n", " ") for g in groups],
-         grid=False, size=7 if many else None)
+                series=_s(labels[i], ylabel, "", names))
+    ax.categories(names, size=7 if many else None)
     if log and pos:
         lo, hi = min(pos) / 2, max(pos) * (12 if many else 3)  # room for the rotated labels
         ticks = log_ticks(lo, hi)
@@ -641,7 +641,7 @@ def spread_rse(fig: Figure, labels: list[str], names: list[str], dev: list[list[
         ax1.line(x, [None if d[i] is None else d[i] * 100 for d in dev], ls="none", color=c,
                  marker=MARKERS[i % len(MARKERS)], ms=4.5, label=lab, series=_s(lab, "%", "", names))
     ax1.hline(0, color=INK, lw=0.8)
-    ax1.x(lim=(-0.6, len(names) - 0.4), ticks=x, labels=names, hide=True, grid=False)
+    ax1.categories(names, hide=True)
     ax1.y(label="vs median run (%)", fmt="k")
     ax1.legend("right")
     ax2 = fig.axes(low_box)
@@ -650,8 +650,7 @@ def spread_rse(fig: Figure, labels: list[str], names: list[str], dev: list[list[
              series=_s("RSE", "%", "", names))
     ax2.hline(RSE_LIMIT * 100, color=BAD, lw=1, ls="--")
     ax2.text(1.005, RSE_LIMIT * 100, f"{RSE_LIMIT:.0%}", color=BAD, axes_x=True)
-    ax2.x(lim=(-0.6, len(names) - 0.4), ticks=x, labels=names, rotate=many, size=6 if len(names) > 30 else None,
-          grid=False)
+    ax2.categories(names, rotate=many, size=6 if len(names) > 30 else None)
     ax2.y(lim=(0, max([*vals, RSE_LIMIT * 100]) * 1.2), fmt="k", label="RSE (%)")
 
 
@@ -659,7 +658,9 @@ def spread_rse(fig: Figure, labels: list[str], names: list[str], dev: list[list[
 
 def render_specs(doc: Doc) -> dict[str, dict]:
     """Every plot of the document as its description (report/chart.py): made once for both media."""
-    return {b.id: chart.render(b.draw, b.size) for s in doc.sections for b in s.blocks if isinstance(b, Plot)}
+    from .html import describe_plots
+
+    return describe_plots(doc.sections)
 
 
 def render_html(doc: Doc, interactive: bool = True, specs: dict[str, dict] | None = None) -> str:
@@ -667,14 +668,14 @@ def render_html(doc: Doc, interactive: bool = True, specs: dict[str, dict] | Non
     already described (render_specs)."""
     from markupsafe import Markup
 
-    from .html import _env, plot_script, plots_json
+    from .html import _env, _json, plot_script
 
     if specs is None:
         specs = render_specs(doc)
     css_path = TEMPLATES / "report.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
     return _env().get_template("compare.html.j2").render(
-        d=doc, plots=plots_json(specs), plot_script=plot_script(),
+        d=doc, plots=_json(specs), plot_script=plot_script(),
         css=Markup(css), page_css=Markup(page_css(doc)), interactive=interactive)
 
 

@@ -86,14 +86,15 @@ def _json(data) -> Markup:
     return Markup(text.replace("<", "\\u003c"))  # no markup at all inside the element
 
 
-def plot_jobs(report: Report) -> list[tuple[str, object, tuple[float, float], str | None]]:
-    return [(b.id, b.draw, b.size, report.plot_mark) for sec in report.front + report.sections for b in sec.blocks
-            if isinstance(b, Plot)]
+def describe_plots(sections, mark: str | None = None) -> dict[str, dict]:
+    """Every plot block of these sections as its JSON description (report/chart.py), by id;
+    ``mark``: the note in each plot's corner (e.g. "not PTS compliant")."""
+    return {b.id: chart.render(b.draw, b.size, mark) for sec in sections for b in sec.blocks if isinstance(b, Plot)}
 
 
 def render_plots(report: Report) -> dict[str, dict]:
-    """Every plot of the report as its JSON description (report/chart.py), drawn in the page."""
-    return {pid: chart.render(draw, size, mark) for pid, draw, size, mark in plot_jobs(report)}
+    """Every plot of the report, described once for both media and drawn by the page."""
+    return describe_plots(report.front + report.sections, report.plot_mark)
 
 
 @functools.lru_cache(maxsize=1)
@@ -107,10 +108,6 @@ def plot_script() -> Markup:
 def _script_text(text: str) -> str:
     """Script text for an inline <script>: '</script' and '<!--' cannot end or confuse the element."""
     return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
-
-
-def plots_json(specs: dict[str, dict]) -> Markup:
-    return _json(specs)
 
 
 def render_html(report: Report, *, interactive: bool = True, rendered: dict[str, dict] | None = None,
@@ -128,5 +125,5 @@ def render_html(report: Report, *, interactive: bool = True, rendered: dict[str,
         script = Markup((TEMPLATES / "report.js").read_text(encoding="utf-8"))
     return _env().get_template("report.html.j2").render(
         r=report, css=Markup(css), page_css=Markup(page_css(report)), interactive=interactive,
-        data=data, script=script, plots=plots_json(rendered), plot_script=plot_script(),
+        data=data, script=script, plots=_json(rendered), plot_script=plot_script(),
         sections=report.front + report.sections)

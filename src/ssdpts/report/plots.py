@@ -320,7 +320,7 @@ def tp_bars(fig: Figure, labels: list[str], read: list[float | None], write: lis
                 series=_s(name, "MB/s", "block size", [f"block size {lab}" for lab in labels]))
     if any(flags):
         ax.legend_patch("hatched: steady state NOT reached", color="white", hatch=True, edge=BAD)
-    ax.x(lim=(-0.6, len(labels) - 0.4), ticks=x, labels=labels, label="block size", grid=False)
+    ax.categories(labels, label="block size")
     ax.y(lim=(0, max([*r, *wr, 1]) * 1.15), fmt="k", label="MB/s (10⁶ B/s)")
     ax.legend("right")
 

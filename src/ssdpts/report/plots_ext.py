@@ -53,7 +53,7 @@ def grouped_bars(fig: Figure, categories: list[str], series: dict[str, list[floa
     if level and level[0]:
         ax.hline(level[0], color=INK, lw=1.0, ls="--", label=level[1])
         top = max(top, level[0])
-    ax.x(lim=(-0.6, len(categories) - 0.4), ticks=list(range(len(categories))), labels=categories, grid=False)
+    ax.categories(categories)
     ax.y(lim=(0, top * 1.15), fmt="k", label=ylabel)
     ax.legend("right")
 
@@ -72,7 +72,7 @@ def rate_and_latency(fig: Figure, x: list[float], rate: list[float], rate_label:
         ax.line(x, ys, color=c, lw=0.8, ls="--", label=name, y2=True, series=_s(name, "µs", xlabel))
     lat_vals = _vals(*lat.values())
     if any(v > 0 for v in lat_vals):
-        ax.y2(**_log(lat_vals, "response time (µs, log)"), grid=False)
+        ax.y2(**_log(lat_vals, "response time (µs, log)"))
     else:
         ax.y2(label="response time (µs, log)")
     ax.legend("top", ncol=3)
@@ -111,5 +111,5 @@ def heatmap(fig: Figure, rows: list[str], cols: list[str], z: list[list[float | 
     """A value per TC (rows) x QD (columns), written in each cell (CPU %)."""
     ax = fig.axes(fig.grid(right=1.2, top=0.2, left=0.9)[0][0])
     ax.cells(z, cmap="oranges", decimals=0, label=label)
-    ax.x(lim=(-0.5, len(cols) - 0.5), ticks=list(range(len(cols))), labels=cols, label=col_name, grid=False)
+    ax.categories(cols, pad=0.5, label=col_name)
     ax.y(lim=(len(rows) - 0.5, -0.5), ticks=list(range(len(rows))), labels=rows, label=row_name, grid=False)
