@@ -14,7 +14,7 @@ import sys
 from typing import Callable
 
 from . import __version__, preflight
-from .device import fingerprint, identify, safety
+from .device import fingerprint, identify, safety, stack
 from .device.claim import Claim
 from .device.side import Collected, LocalSide, PurgeChoice
 from .device.target import Target, open_target
@@ -100,6 +100,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
+    _refuse_out_on_target(side, target, out_dir)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
     with side.claimed(needed if target.kind == "block" else target.size_bytes, confirm, interactive):
@@ -130,6 +131,16 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         for line in got.audit_failed:
             progress.message(line)
         return store, _execute(store, spec, side, executor, progress, got.info)
+
+
+def _refuse_out_on_target(side, target: Target, out_dir) -> None:
+    """The results must not live on what the run destroys (device/stack.py); a device on another
+    host cannot hold this host's results directory."""
+    if side is not None and side.remote:
+        return
+    why = stack.out_dir_conflict(target, str(out_dir))
+    if why:
+        raise UserError(why)
 
 
 @contextmanager
@@ -182,6 +193,7 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
     body's document); the run directory is unlocked whatever the end, so that the next command
     (report, verify, the results library) may take it."""
     space = preflight.results_space(out_dir, [])
+    _refuse_out_on_target(None, target, out_dir)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
     with claimed(target, target.size_bytes, confirm, interactive) as (side, target):
@@ -304,7 +316,8 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         proof, why = None, f"the run's manifest has no fingerprint of {path} (made by an older ssdpts)"
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     preflight.results_space(run_dir, parts)
-    use, needed, ask = None, target.size_bytes, input  # a file: still ssdpts's file?
+    _refuse_out_on_target(side, target, run_dir)
+    use, needed, ask = confirm, target.size_bytes, input  # a file: still ssdpts's file, as ssdpts left it?
     if target.kind == "block":
         use, needed = (confirm if confirm is not None else (man.get("confirmation") if proof else None)), \
             required_bytes(parts)
@@ -316,7 +329,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
 
             def ask(prompt: str) -> str:
                 return input(f"{why}, so nothing proves it is the device this run started on. {prompt}")
-    with side.claimed(needed, use, interactive and target.kind == "block", ask):
+    with side.claimed(needed, use, interactive, ask):
         if ready is not None:
             ready()
         side.set_run_dir(str(store.path))

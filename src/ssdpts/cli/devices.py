@@ -12,15 +12,27 @@ def cmd(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from rich.markup import escape
+
     from ..device.safety import assess
+    from ..device.stack import resolve
     from ..device.target import list_block_devices
 
     t = Table(title="block devices")
-    for h in ("device", "model", "serial", "size", "verdict"):
+    for h in ("device", "model", "serial", "size", "rests on", "verdict"):
         t.add_column(h, overflow="fold")
     for d in list_block_devices():
         v = assess(d)
-        verdict = ("[green]usable[/] (needs --destroy-data-on)" if v.usable else "[red]refused[/]: " + "; ".join(v.reasons))
-        t.add_row(d.path, d.model or "—", d.serial or "—", f"{d.size_bytes / 1e9:,.2f} GB", verdict)
+        verdict = ("[green]usable[/] (needs --destroy-data-on)" if v.usable
+                   else "[red]refused[/]: " + escape("; ".join(v.reasons)))
+        t.add_row(d.path, escape(d.model or "—"), escape(d.serial or "—"), f"{d.size_bytes / 1e9:,.2f} GB",
+                  escape(rests_on(resolve(d.name))), verdict)
     Console().print(t)
     return 0
+
+
+def rests_on(stack) -> str:
+    """What a device rests on, one step per arrow: '/dev/loop3 -> /srv/a.img'; '—' for a plain drive."""
+    steps = [f"/dev/{la.name}" for la in stack.layers if la.how != "disk"]
+    steps += [b.path.removesuffix(" (deleted)") for b in stack.files if b.path]
+    return " → ".join(steps) or "—"

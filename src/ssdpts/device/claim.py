@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ssdpts.device import fingerprint, safety
+from ssdpts.device import fingerprint, safety, stack
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target
 from ssdpts.errors import DeviceUnsafe, UserError
@@ -87,17 +87,29 @@ def _file_key(path: str) -> tuple[str, str]:
     return f"file-{base}-{_digest(real)}", real
 
 
+def _inode_key(file_id: str, path: str | None) -> tuple[str, str]:
+    """A file by its identity ("major:minor:inode"): every path to it (hard links, bind mounts,
+    renames) takes the same lock."""
+    shown = path.removesuffix(" (deleted)") if path else f"the file {file_id}"
+    return f"inode-{re.sub(r'[^0-9A-Za-z]+', '_', file_id)}", shown
+
+
 def lock_keys(target: Target) -> list[tuple[str, str]]:
-    """(lock name, what it stands for): the whole disk by major:minor, a loop device's backing file,
-    a file target's resolved path."""
+    """(lock name, what it stands for): every whole disk the target rests on, by major:minor (its
+    own, a partition's disk, a loop device's backing device and whatever that rests on), every
+    backing file of a loop device in that stack by its identity, a file target by its resolved path
+    and its identity."""
     if target.kind == "file":
-        return [_file_key(target.real_path)]
-    disk = target.parent or target.name
-    keys = [(f"block-{tgt.devnum_of(disk) or disk}", f"/dev/{disk}")]
-    backing = tgt.loop_backing_file(disk) if disk.startswith("loop") else None
-    if backing:
-        keys.append(_file_key(backing))
-    return keys
+        keys = [_file_key(target.real_path)]
+        try:
+            keys.append(_inode_key(stack.file_id_of(os.stat(target.real_path)), target.real_path))
+        except OSError:
+            pass  # a file still to be created: its path is its lock until it exists
+        return keys
+    layers = stack.resolve(target.name)
+    keys = [(f"block-{tgt.devnum_of(d) or d}", f"/dev/{d}") for d in layers.whole_disks()]
+    keys += [_inode_key(b.file_id, b.path) for b in layers.files if b.file_id]
+    return list(dict.fromkeys(keys))
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +215,24 @@ class Claim:
         """The ssdpts locks only: refuses, naming the holder, when another ssdpts process has one."""
         if self._lock_fds:
             return
+        self._take_locks(self.keys)
+
+    def rekey(self) -> None:
+        """Also lock what the target rests on now (a file target recreated by its purge is a new
+        file: its identity is locked from now on too). Nothing is given up."""
+        if not self._lock_fds:
+            return
+        new = [k for k in lock_keys(self.target) if k not in self.keys]
+        if new:
+            try:
+                self._take_locks(new, keep=True)
+            except UserError as exc:
+                raise DeviceUnsafe(str(exc)) from None
+            self.keys = [*self.keys, *new]
+
+    def _take_locks(self, keys: list[tuple[str, str]], keep: bool = False) -> None:
         directory = lock_dir()
-        for key, what in self.keys:
+        for key, what in keys:
             path = directory / f"{key}.lock"
             while True:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -213,8 +241,10 @@ class Claim:
                 except BlockingIOError:
                     holder = _read_holder(fd)
                     os.close(fd)
-                    self.unlock()
-                    on = self.target.path if what in (self.target.path, self.target.real_path) else f"{self.target.path} ({what})"
+                    if not keep:
+                        self.unlock()
+                    t = self.target
+                    on = t.path if what in (t.path, t.real_path, f"/dev/{t.name}") else f"{t.path} rests on {what}, which"
                     stop = f"kill -INT {holder.pid}" if holder.pid else "stop it"
                     raise UserError(f"{on} is in use by {holder.describe()}: wait for it to finish or stop it "
                                     f"({stop}), then try again") from None
@@ -335,7 +365,7 @@ class Claim:
         if t.kind == "file":
             if not os.path.exists(t.real_path):
                 return [f"{t.path} was deleted during the run"]
-            return list(safety.assess(t, needed_bytes=0).reasons)
+            return list(safety.assess(t, needed_bytes=0, probe=False).reasons)
         out: list[str] = []
         now_real = os.path.realpath(t.path)
         if now_real != t.real_path:

@@ -23,20 +23,20 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
-import shutil
 import stat
 import struct
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ssdpts.device import stack as stack_mod
 from ssdpts.device import target as tgt
 from ssdpts.device import usage
+from ssdpts.device.signatures import _describe_signature, _member_reason, probe_signatures
 # The file marker lives in marker.py; these names stay reachable here for the callers of the guard.
 from ssdpts.device.marker import MARKER_SUFFIX, is_ssdpts_file, mark_created, marker_path, marker_status  # noqa: F401
+from ssdpts.device.marker import changes as marker_changes
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
 
@@ -50,16 +50,6 @@ SYSTEM_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
 _PSEUDO_ROOTS = ("/dev", "/proc", "/sys")
 
 _BLKROGET = 0x125E  # _IO(0x12, 94): read-only flag of a block device
-
-# blkid TYPE values that mean "this device is part of a pool/array/volume group": writing to it
-# corrupts something bigger than the device even when that is not assembled right now.
-_MEMBER_NAMES = {
-    "zfs_member": "ZFS pool member",
-    "LVM2_member": "LVM physical volume",
-    "linux_raid_member": "Linux RAID (md) member",
-    "bcache": "bcache backing or cache device",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -89,7 +79,7 @@ def assess(target: Target, *, needed_bytes: int = 0, probe: bool = True) -> Verd
     ``probe=False``: without reading the device (no blkid signatures, no exclusive-open probe) — the
     cheap re-check between rounds, while the run's own exclusive claim keeps other claimants out."""
     if target.kind == "file":
-        return _assess_file(target, needed_bytes)
+        return _assess_file(target, needed_bytes, probe=probe)
     return _assess_block(target, needed_bytes, probe=probe)
 
 
@@ -119,8 +109,8 @@ def check_writable(
         if not confirmation_matches(target, confirm):
             raise UserError(_mismatch_message(target, confirm))
         return
-    if target.kind == "file":
-        return  # files are safe targets: ssdpts created them (assess checked the marker)
+    if target.kind == "file" and not verdict.needs_confirmation:
+        return  # files are safe targets: ssdpts created them, and nothing changed them since (the marker)
 
     token = confirm_token(target)
     if not interactive:
@@ -144,6 +134,24 @@ def check_writable(
             f"{typed}, which is not {token}: nothing was written; "
             f"type {token} exactly, or pass --destroy-data-on={token}"
         )
+
+
+def preview(target: Target, *, needed_bytes: int, confirm: str | None) -> tuple[bool, str]:
+    """The verdict ``run`` would give, without asking anything or holding anything: (False, the
+    refusal in run's words) where run would refuse whatever is typed at its prompt; (True, what run
+    will need or do) otherwise. ``ssdpts plan`` prints it before the plan."""
+    try:
+        check_writable(target, needed_bytes=needed_bytes, confirm=confirm, interactive=False)
+    except UserError as exc:
+        verdict = assess(target, needed_bytes=needed_bytes)
+        if not verdict.usable or confirm is not None:
+            return False, str(exc)
+        return True, f"usable once confirmed: {exc}"
+    if confirm is not None:
+        return True, f"usable: --destroy-data-on {confirm.strip()} confirms the destruction of {target.path}"
+    if target.kind == "file":
+        return True, f"usable: {target.path} is " + ("ssdpts's own file" if target.exists else "a new file ssdpts creates")
+    return True, f"usable: {target.path}"
 
 
 def confirm_token(target: Target) -> str:
@@ -185,8 +193,9 @@ def confirmation_matches(target: Target, confirm: str) -> bool:
 # --- files ----------------------------------------------------------------------------------------
 
 
-def _assess_file(target: Target, needed_bytes: int) -> Verdict:
+def _assess_file(target: Target, needed_bytes: int, *, probe: bool = True) -> Verdict:
     reasons: list[str] = []
+    existing: list[str] = []  # a change since ssdpts last wrote the file: confirm again to write it
     real = target.real_path
     details: dict[str, Any] = {"kind": "file", "real_path": real, "exists": target.exists}
 
@@ -205,6 +214,8 @@ def _assess_file(target: Target, needed_bytes: int) -> Verdict:
         except OSError:
             pass
         status = marker_status(real)
+        if status == "ours" and probe:  # between rounds the run itself is writing it
+            existing.extend(marker_changes(real))
         if status == "none":
             reasons.append(
                 f"{target.path} exists and was not created by ssdpts (no {marker_path(real)}): "
@@ -255,7 +266,7 @@ def _assess_file(target: Target, needed_bytes: int) -> Verdict:
             f"not enough free space for {target.path}: {_fmt_bytes(free)} free in {directory}, "
             f"{_fmt_bytes(missing)} more needed: free some space, give a smaller --size or pick another directory"
         )
-    return Verdict(not reasons, tuple(reasons), False, details)
+    return Verdict(not reasons, tuple(reasons), bool(existing), details, tuple(existing))
 
 
 def _swap_files() -> set[str]:
@@ -263,6 +274,14 @@ def _swap_files() -> set[str]:
 
 
 def _loop_backed_by(real_path: str) -> str | None:
+    """A loop device resting on this file, by its identity (a hard link, a bind mount or another
+    path to the same file is the same file), else by the path the kernel names."""
+    try:
+        loops = stack_mod.loops_on_file(os.stat(real_path))
+    except OSError:
+        loops = []
+    if loops:
+        return loops[0]
     try:
         names = os.listdir(os.path.join(tgt.SYSFS, "block"))
     except OSError:
@@ -283,7 +302,7 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
     disk = target.parent or tgt.disk_of(name)
     parts = [] if target.is_partition else tgt.partitions_of(name)
     members = [name, *parts]  # what the test overwrites
-    stacked = usage.holders_closure(members)  # what is built on top of it (dm, md, ...)
+    stacked = stack_mod.above(members)  # what is built on top of it (dm, md, loop devices, ...)
     reasons: list[str] = []
     existing: list[str] = []
     details: dict[str, Any] = {
@@ -323,7 +342,15 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
                 "(LVM, RAID, device-mapper or encryption built on it): remove that or pick another target"
             )
 
-    # 5. Read-only, empty, too small.
+    # 5. What it rests on (device/stack.py): a loop device's backing device or file, a partition's
+    #    disk, device-mapper members, down to the bottom; each checked as the target is.
+    stack = stack_mod.resolve(name)
+    details["stack"] = [{"device": f"/dev/{la.name}", "on_top_of": f"/dev/{la.above}", "how": la.how}
+                        for la in stack.layers] + [{"file": b.path, "identity": b.file_id, "loop": f"/dev/{b.loop}"}
+                                                   for b in stack.files]
+    reasons.extend(stack_mod.reasons(stack, target.path, system, PROC))
+
+    # 6. Read-only, empty, too small.
     if target.read_only or any(tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(n), "ro")) == "1" for n in members):
         reasons.append(f"{target.path} is read-only: make it writable or pick another target")
     if target.size_bytes <= 0:
@@ -334,7 +361,7 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
             f"{_fmt_bytes(needed_bytes)} this test needs: pick a larger target"
         )
 
-    # 6. Signatures and the exclusive-open probe. Skipped for the system disk: it is refused
+    # 7. Signatures and the exclusive-open probe. Skipped for the system disk: it is refused
     #    already and we do not even open it read-only. Skipped between rounds (probe=False): the
     #    run's exclusive claim keeps every other claimant out, and blkid would read the device.
     if disk not in system and probe:
@@ -355,22 +382,49 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
             existing.insert(0, f"{target.path} has {_plural(len(parts), 'partition')} ({', '.join(parts)})")
         details["signatures"] = signatures
         if not reasons:
-            busy, ro, probe_errors = _exclusive_probe({n: (target.real_path if n == name else f"/dev/{n}") for n in members})
+            busy, ro, probe_errors = _exclusive_probe({n: (target.real_path if n == name else f"/dev/{n}")
+                                                       for n in members + [m for m in stacked if stack_mod.is_loop(m)]})
             errors.extend(probe_errors)
             holder = _ssdpts_holder(target) if busy else None
             for node in busy:
                 if holder is not None:
                     reasons.append(f"{node} is in use by {holder.describe()}: wait for it to finish or stop it")
                     continue
+                if node not in (target.real_path, target.path) and os.path.basename(node) in stacked:
+                    node = f"{node} (built on {target.path})"
                 reasons.append(
                     f"{node} is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
                     "RAID/LVM/ZFS or another program): stop that user or pick another target"
                 )
             if ro and not target.read_only:
                 reasons.append(f"{target.path} is read-only: make it writable or pick another target")
+            reasons.extend(_probe_below(target, stack, system, holder if busy else None, errors))
         details["probe_errors"] = errors
 
     return Verdict(not reasons, tuple(dict.fromkeys(reasons)), True, details, tuple(existing))
+
+
+def _probe_below(target: Target, stack: stack_mod.Stack, system: dict, holder, errors: list[str]) -> list[str]:
+    """The exclusive-open probe of each backing device under the target (a mount in another
+    namespace, a program holding it), and another ssdpts run holding any device or file of the
+    stack (its lock, device/claim.py)."""
+    out = []
+    below = {la.name: f"/dev/{la.name}" for la in stack.layers
+             if la.how == "backing" and tgt.disk_of(la.name) not in system}
+    busy, _ro, probe_errors = _exclusive_probe(below)
+    errors.extend(probe_errors)
+    if holder is None:
+        holder = _ssdpts_holder(target)
+        if holder is not None and holder.pid != os.getpid():
+            out.append(f"{target.path} is in use by {holder.describe()}: wait for it to finish or stop it")
+    for node in busy:
+        lead = stack.rests_on(os.path.basename(node), target.path)
+        if holder is not None:
+            out.append(f"{lead}, which is in use by {holder.describe()}: wait for it to finish or stop it")
+        else:
+            out.append(f"{lead}, which is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
+                       "RAID/LVM/ZFS or another program): stop that user or pick another target")
+    return out
 
 
 def _describe(n: str, name: str, disk: str, path: str) -> str:
@@ -418,93 +472,7 @@ def _swap_devices(names: list[str]) -> list[str]:
     return usage.swap_devices(names, PROC)
 
 
-# --- signatures and the exclusive probe -----------------------------------------------------------
-
-
-def probe_signatures(device: str) -> tuple[dict[str, str] | None, str | None]:
-    """``blkid -p`` (low-level probe, no cache, read-only) → (fields, error).
-
-    Returns ({}, None) when nothing was found. Falls back to lsblk's FSTYPE/PTTYPE when blkid is
-    missing. An error is reported, not raised: the confirmation is required anyway.
-    """
-    if shutil.which("blkid") is None:
-        return _lsblk_signatures(device)
-    try:
-        proc = subprocess.run(
-            ["blkid", "-p", "-o", "export", device],
-            capture_output=True, text=True, timeout=30, check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"blkid failed: {exc}"
-    if proc.returncode == 2:
-        return {}, None  # nothing found
-    if proc.returncode == 8:
-        return {"AMBIVALENT": "1"}, None  # several signatures, blkid cannot decide
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        return None, f"blkid: {last}"
-    fields = {}
-    for line in proc.stdout.splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            fields[key.strip()] = value.strip()
-    fields.pop("DEVNAME", None)
-    return fields, None
-
-
-def _lsblk_signatures(device: str) -> tuple[dict[str, str] | None, str | None]:
-    if shutil.which("lsblk") is None:
-        return None, "neither blkid nor lsblk is installed (util-linux): signatures not checked"
-    try:
-        proc = subprocess.run(
-            ["lsblk", "-J", "-d", "-o", "FSTYPE,PTTYPE", device],
-            capture_output=True, text=True, timeout=30, check=False,
-        )
-        dev = (json.loads(proc.stdout).get("blockdevices") or [{}])[0] if proc.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError, AttributeError, IndexError) as exc:
-        return None, f"lsblk failed: {exc}"
-    if dev is None:
-        return None, f"lsblk: {proc.stderr.strip() or 'failed'}"
-    fields = {}
-    if dev.get("fstype"):
-        fields["TYPE"] = str(dev["fstype"])
-    if dev.get("pttype"):
-        fields["PTTYPE"] = str(dev["pttype"])
-    return fields, None
-
-
-def _member_reason(node: str, sig: dict[str, str]) -> str | None:
-    kind = sig.get("TYPE", "")
-    if kind not in _MEMBER_NAMES and not kind.endswith("_member"):
-        return None
-    what = _MEMBER_NAMES.get(kind, f"storage pool member ({kind})")
-    return (
-        f"{node} is a {what} (signature {kind}): if that data is no longer needed, remove it "
-        f"yourself (e.g. wipefs -a {node}), or pick another target"
-    )
-
-
-def _describe_signature(node: str, sig: dict[str, str], parts: list[str]) -> list[str]:
-    found = []
-    if sig.get("PTTYPE"):
-        listing = f" with {_plural(len(parts), 'partition')} ({', '.join(parts)})" if parts else ""
-        found.append(f"{node} has a {sig['PTTYPE']} partition table{listing}")
-    kind = sig.get("TYPE")
-    if kind == "swap":
-        found.append(f"{node} holds a swap signature")
-    elif kind:
-        found.append(f"{node} holds {_article(kind)} {kind} {'filesystem' if sig.get('USAGE', 'filesystem') == 'filesystem' else 'signature'}")
-    if "AMBIVALENT" in sig:
-        found.append(f"{node} holds several conflicting signatures")
-    return found
-
-
-# Filesystem names read letter by letter that start with a vowel sound ("an xfs filesystem").
-_AN_ACRONYMS = {"xfs", "ntfs", "f2fs", "hfs", "hfsplus", "nilfs2", "lvm2"}
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" or word.lower() in _AN_ACRONYMS else "a"
+# --- the exclusive probe ----------------------------------------------------------------------------
 
 
 def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]:
