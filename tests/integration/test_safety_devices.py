@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import purge, safety
+from ssdpts.device import marker, purge, safety
 from ssdpts.device.target import list_block_devices, open_target
 from ssdpts.errors import UserError
 
@@ -418,6 +418,7 @@ def test_file_recreate_purge(tmp_path: Path) -> None:
 
     with open(path, "r+b") as f:
         f.write(PATTERN)
+    marker.seal(str(path))  # as a run does when it has finished writing the file
     again = open_target(str(path))
     assert again.exists and again.size_bytes == 32 * MiB
     safety.check_writable(again, needed_bytes=32 * MiB, confirm=None)

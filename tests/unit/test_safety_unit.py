@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import fingerprint, purge, safety, usage
+from ssdpts.device import fingerprint, marker, purge, safety, usage
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target, open_target
 from ssdpts.errors import UserError
@@ -482,6 +482,7 @@ def test_marked_and_new_files_allowed(tmp_path: Path) -> None:
     path = tmp_path / "ours.img"
     path.write_bytes(b"\0" * 4096)
     safety.mark_created(str(path))
+    marker.seal(str(path))  # ssdpts finished writing it
     safety.check_writable(open_target(str(path)), needed_bytes=0, confirm=None)
 
 

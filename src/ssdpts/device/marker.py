@@ -5,11 +5,20 @@ device, inode, size, birth time and generation of the file as created (format 2)
 else puts at that path later — after deleting ssdpts's — is not taken for it, even when the
 filesystem hands out the same inode number again (ext4 does so at once; birth time and generation
 tell the two apart). A format-1 marker (path and time only) cannot tell, and is not trusted.
+
+The identity alone cannot tell ssdpts's data from a user's: ``cp user.img f.img`` keeps the inode.
+So whenever ssdpts has finished writing the file (a run that completed, failed or was interrupted)
+the marker records its contents (:func:`seal`: size, modification and change times, checksums of
+sampled blocks), and before ssdpts writes it again (:func:`unseal`) any change is found
+(:func:`changes`): the user confirms the destruction again for that path, or picks another file.
+A run killed before it could seal leaves the marker saying who was writing: that, too, needs the
+confirmation again, since nothing proves what happened to the file since.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
+import hashlib
 import json
 import os
 from typing import Any
@@ -33,7 +42,6 @@ def mark_created(path: str, *, identity: dict[str, Any] | None = None, previous:
     is not taken for ssdpts's, even when the filesystem gives it the same inode number.
     ``previous``: the identity of the file being replaced (accepted until the replacement is in place,
     so that a crash between writing the marker and the rename leaves a file ssdpts still knows)."""
-    marker = marker_path(path)
     record = {
         "created_by": "ssdpts",
         "format": MARKER_FORMAT,
@@ -43,6 +51,23 @@ def mark_created(path: str, *, identity: dict[str, Any] | None = None, previous:
     }
     if previous is not None:
         record["previous"] = previous
+    writing = (_read(path) or {}).get("writing")
+    if writing:
+        record["writing"] = writing  # a purge recreating the file mid-run: still being written
+    _write(path, record)
+
+
+def _read(path: str) -> dict | None:
+    try:
+        with open(marker_path(path), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("created_by") == "ssdpts" else None
+
+
+def _write(path: str, record: dict) -> None:
+    marker = marker_path(path)
     tmp = f"{marker}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(record, f)
@@ -52,16 +77,96 @@ def mark_created(path: str, *, identity: dict[str, Any] | None = None, previous:
     os.replace(tmp, marker)
 
 
+# --- the contents: what proves the file still holds only what ssdpts wrote -----------------------
+
+SAMPLES = 128
+SAMPLE_BYTES = 4096
+
+
+def contents(path: str) -> dict:
+    """Size, modification and change times, and a short SHA-256 of each of SAMPLES blocks spread
+    evenly over the file (the first and the last included): what a later run compares before it
+    writes. Reading 512 KiB takes milliseconds whatever the file's size."""
+    st = os.stat(path)
+    size = st.st_size
+    last = max(size - SAMPLE_BYTES, 0)
+    offsets = sorted({(last * i // (SAMPLES - 1)) // SAMPLE_BYTES * SAMPLE_BYTES for i in range(SAMPLES)})
+    digests = []
+    with open(path, "rb", buffering=0) as f:
+        for off in offsets:
+            f.seek(off)
+            digests.append(hashlib.sha256(f.read(SAMPLE_BYTES)).hexdigest()[:16])
+    return {"size_bytes": size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+            "sample_bytes": SAMPLE_BYTES, "offsets": offsets, "sha256_16": digests}
+
+
+def seal(path: str) -> None:
+    """ssdpts has finished writing the file (a run that completed, failed or was interrupted):
+    record its contents, so that a change made after this is noticed before the next write."""
+    record = _read(path)
+    if record is None or marker_status(path) != "ours":
+        return  # not ours (any more): nothing to vouch for
+    record.pop("writing", None)
+    record["contents"] = contents(os.path.realpath(path))
+    record["sealed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    _write(path, record)
+
+
+def unseal(path: str, who: dict) -> None:
+    """ssdpts is about to write the file: its recorded contents no longer hold. ``who``: the run
+    (run directory, PID) that writes it, for the message should it stop without sealing."""
+    record = _read(path)
+    if record is None:
+        return
+    record.pop("contents", None)
+    record["writing"] = who
+    _write(path, record)
+
+
+def changes(path: str) -> list[str]:
+    """What is different about the file since ssdpts last finished writing it (empty: nothing; the
+    file holds what ssdpts left there). Call only when marker_status says "ours"."""
+    record = _read(path) or {}
+    rec = record.get("contents")
+    shown = os.path.realpath(path)
+    if not isinstance(rec, dict):
+        writing = record.get("writing")
+        if isinstance(writing, dict):
+            by = writing.get("run_dir") or writing.get("command") or "an ssdpts process"
+            return [f"{shown} was being written by {by} (PID {writing.get('pid', '?')}), which stopped without "
+                    "recording its contents (killed?): nothing proves it holds only ssdpts's data"]
+        return [f"ssdpts has no record of what {shown} holds (a marker from an older ssdpts)"]
+    try:
+        now = contents(os.path.realpath(path))
+    except OSError as exc:
+        return [f"{shown} cannot be read ({exc.strerror})"]
+    out = []
+    if now["size_bytes"] != rec.get("size_bytes"):
+        out.append(f"its size is {now['size_bytes']} bytes, not {rec.get('size_bytes')}")
+    if now["mtime_ns"] != rec.get("mtime_ns"):
+        out.append(f"it was modified at {_when(now['mtime_ns'])}")
+    elif now["ctime_ns"] != rec.get("ctime_ns"):
+        out.append(f"its inode changed at {_when(now['ctime_ns'])}")
+    if now["offsets"] == rec.get("offsets"):
+        differ = sum(a != b for a, b in zip(now["sha256_16"], rec.get("sha256_16") or []))
+        if differ:
+            out.append(f"{differ} of {len(now['offsets'])} sampled blocks differ")
+    if not out:
+        return []
+    return [f"{shown} changed since ssdpts last wrote it ({', '.join(out)}, after ssdpts's record of "
+            f"{record.get('sealed_at', '?')}): it may hold someone's data now"]
+
+
+def _when(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def marker_status(path: str) -> str:
     """"ours": the marker vouches for the file now at ``path``; "none": no valid marker; "other": a
     marker for another file (the one ssdpts made was deleted or replaced); "old": a marker without a
     file identity (made by an older ssdpts), which cannot tell its file from another."""
-    try:
-        with open(marker_path(path), encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return "none"
-    if not isinstance(record, dict) or record.get("created_by") != "ssdpts":
+    record = _read(path)
+    if record is None:
         return "none"
     if record.get("format") != MARKER_FORMAT or not isinstance(record.get("identity"), dict):
         return "old"

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+import os
 from typing import Any, Callable, Iterator
 
-from . import audit, fingerprint, host, identify, purge_check, safety, telemetry, writecache
+from . import audit, fingerprint, host, identify, marker, purge_check, safety, telemetry, writecache
 from .claim import Claim
 from .purge import is_pts_purge, select_purge
 from .target import Target, open_target
@@ -92,6 +93,7 @@ class LocalSide(DeviceSide):
     def __init__(self, target: Target):
         self.target = target
         self.claim: Claim | None = None
+        self._writing = False  # a file target ssdpts has unsealed (device/marker.py) and seals at release
         self._cache: writecache.WriteCacheRecord | None = None
         self.telemetry: telemetry.TelemetrySource | None = None  # from start_telemetry until finish
 
@@ -114,6 +116,9 @@ class LocalSide(DeviceSide):
             claim.claim_device()
             self.target = _prepare_file(self.target)
             claim.target = self.target
+            if self.target.kind == "file":  # from here on ssdpts writes it: its recorded contents no longer hold
+                marker.unseal(self.target.real_path, {k: claim.record.get(k) for k in ("pid", "command", "since")})
+                self._writing = True
         except BaseException:
             self.release()
             raise
@@ -136,6 +141,8 @@ class LocalSide(DeviceSide):
     def set_run_dir(self, run_dir: str) -> None:
         if self.claim is not None:
             self.claim.set_run_dir(run_dir)
+            if self._writing:
+                marker.unseal(self.target.real_path, {k: self.claim.record.get(k) for k in ("pid", "run_dir", "since")})
 
     # ---- during the run ----------------------------------------------------------------------
     def start_telemetry(self, info: dict | None):
@@ -152,6 +159,8 @@ class LocalSide(DeviceSide):
         method = select_purge(self.target, requested, info=info)
         samples = purge_check.write_samples(self.target) if purge_check.applies(self.target, method.name) else None
         rec = method.run(self.target, log=log)
+        if self.claim is not None and self.target.kind == "file":
+            self.claim.rekey()  # the recreated file is a new file: lock it by its identity too
         if samples is not None:
             purge_check.check(samples, self.target, method.name)
         return rec.to_dict()
@@ -170,8 +179,13 @@ class LocalSide(DeviceSide):
 
     def release(self) -> None:
         claim, self.claim = self.claim, None
+        writing, self._writing = self._writing, False
         if claim is not None:
-            claim.release()
+            try:
+                if writing and os.path.exists(self.target.real_path):
+                    marker.seal(self.target.real_path)  # finished writing: what it holds now is ssdpts's
+            finally:
+                claim.release()
 
     def close(self) -> None:
         self.finish()
