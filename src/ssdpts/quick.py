@@ -188,7 +188,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
                       output_path=fio_dir / f"{name}.json")
         m = executor.run(batch).measurements[0]
         # size and SHA-256 of its raw files, for 'ssdpts verify' (no step lines: quick.json holds the values)
-        store.record_round(step.part, name.removeprefix(step.part + "-"), [batch.job_path, batch.output_path], 0)
+        store.record_round(step.part, name.removeprefix(step.part + "-"), [batch.job_path, batch.output_path], [])
         return m
 
     pre = precondition_step(spec, capacity_bytes)

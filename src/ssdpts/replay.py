@@ -214,7 +214,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
         batch = Batch([step], target_path, Area(0, capacity_bytes), 1, spec.ioengine,
                       job_path=store.path / "fio" / "precondition.fio", output_path=store.path / "fio" / "precondition.json")
         m = executor.run(batch).measurements[0]
-        store.record_round("replay", "precondition", [batch.job_path, batch.output_path], 0)
+        store.record_round("replay", "precondition", [batch.job_path, batch.output_path], [])
         doc["precondition"] = {"method": "wipc", "io_bytes": step.io_bytes, "file": "fio/precondition.json",
                                "duration_s": m.duration_s}
         write_json_atomic(store.path / REPLAY_JSON, doc)
@@ -225,7 +225,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
         job_path, out_path = store.path / "fio" / f"{name}.fio", store.path / "fio" / f"{name}.json"
         job_path.write_text(job_text(iolog, target_path, spec, iodepth))
         v = run_values(run_fio(job_path, out_path))
-        store.record_round("replay", f"r{i:02d}", [job_path, out_path], 0)
+        store.record_round("replay", f"r{i:02d}", [job_path, out_path], [])
         doc["runs"].append({"file": f"fio/{name}.json", **v})
         doc["figures"] = figures(doc["runs"], spec.runs)
         doc["median_run"] = doc["figures"][0]["median_run"]

@@ -328,7 +328,7 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
         prev = rec
     # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
     try:
-        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], len(recs))
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], recs)
     except OSError as exc:
         raise disk_error(out, exc, ctx.store.path) from None
     ctx.store.append_steps(recs)

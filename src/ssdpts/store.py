@@ -86,6 +86,16 @@ def file_digest(path: Path) -> dict[str, Any]:
     return {"bytes": size, "sha256": h.hexdigest()}
 
 
+def steps_digest(records: list[dict]) -> str:
+    """SHA-256 of step records in a canonical form (keys sorted, compact): the same for the lines a
+    round appended and for the same lines read back or rewritten (resume's rewrite_steps)."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(json.dumps({"format": FORMAT, **r}, sort_keys=True, separators=(",", ":"), default=str).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
 def read_json(path: Path, what: str) -> dict:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -202,15 +212,15 @@ class RunStore:
         write_json_atomic(self.path / MANIFEST, doc)
 
     # ---- integrity records (checked by results/integrity.py) -----------------------------------
-    def record_round(self, part_id: str, name: str, paths: list[Path], n_steps: int) -> None:
+    def record_round(self, part_id: str, name: str, paths: list[Path], records: list[dict]) -> None:
         """Record round ``name`` ("wipc", "round-003") of ``part_id``: the raw files it wrote, with size
-        and SHA-256, and the number of step lines it is about to append. Called before append_steps,
-        so steps.jsonl stays the commit point: a crash in between leaves a recorded round without
-        steps, which resume measures again (forget_unbacked_rounds)."""
+        and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
+        Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
+        a recorded round without steps, which resume measures again (forget_unbacked_rounds)."""
         files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
         doc = self.manifest()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
-        rounds[name] = {"steps": n_steps, "files": files}
+        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records), "files": files}
         doc["updated"] = utc_now()
         write_json_atomic(self.path / MANIFEST, doc)
 
@@ -347,7 +357,15 @@ class RunStore:
         return str(Path(p).relative_to(self.path))
 
     def write_summary(self, doc: dict) -> None:
-        write_json_atomic(self.path / SUMMARY, {"format": FORMAT, **doc})
+        """summary.json, then its size and SHA-256 in the manifest (``summary_file``): a reader trusts
+        a summary whose checksum is the one recorded, and recomputes any other from its steps
+        (results/integrity.py)."""
+        path = self.path / SUMMARY
+        write_json_atomic(path, {"format": FORMAT, **doc})
+        try:
+            self.update_manifest(summary_file=file_digest(path))
+        except OSError as exc:
+            raise disk_error(path, exc, self.path) from None
 
     def summary(self) -> dict:
         return read_json(self.path / SUMMARY, "run summary")

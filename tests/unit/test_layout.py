@@ -68,6 +68,11 @@ NEVER = [
 ]
 
 
+# (package, module it may import although the package above forbids its package): results/ proves
+# each step record from fio's raw output with the same parser the executors use (a pure module).
+EXCEPT = {("ssdpts.results", "ssdpts.engine.fioparse")}
+
+
 @pytest.mark.parametrize("package, forbidden", NEVER, ids=[n for n, _ in NEVER])
 def test_layering(package, forbidden):
     bad = []
@@ -76,6 +81,8 @@ def test_layering(package, forbidden):
         if not (mod == package or mod.startswith(package + ".")):
             continue
         for imp in _imports(path):
+            if any(imp == e or imp.startswith(e + ".") for p, e in EXCEPT if p == package):
+                continue
             if any(imp == f or imp.startswith(f + ".") for f in forbidden):
                 bad.append(f"{mod} imports {imp}")
     assert not bad, "; ".join(sorted(set(bad)))

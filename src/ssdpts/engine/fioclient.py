@@ -32,7 +32,7 @@ import time
 from ..errors import HostLost, RunFailed, UserError
 from .base import Batch, BatchResult
 from .fio import _PR_SET_PDEATHSIG, FioExecutor, _prepare_child, _stop, _timeline_from_end
-from .fioparse import FioOutputError, job_measurement, parse_fio_output
+from .fioparse import FioOutputError, job_measurement, parse_fio_output, step_jobs
 from .jobfile import render_job_file
 
 # fio's client, when its server is gone: "client: host=127.0.0.1 disconnected" (fio 3.33).
@@ -148,8 +148,7 @@ class FioClientExecutor(FioExecutor):
             out = parse_fio_output(text)
         except FioOutputError as exc:
             raise RunFailed(f"fio --client={self.server} failed (exit {rc}): {exc}: see {batch.output_path}") from None
-        # fio --client adds an "All clients" sum after the jobs, even of one server: not a step.
-        jobs = [j for j in out.jobs if j.get("jobname") != "All clients"]
+        jobs = step_jobs(out)
         bad = [j for j in jobs if int(j.get("error", 0) or 0)]
         if bad:
             code = int(bad[0]["error"])

@@ -76,6 +76,12 @@ def parse_fio_output(text: str) -> FioOutput:
     )
 
 
+def step_jobs(out: FioOutput) -> list[dict]:
+    """The jobs that are steps, in order: fio --client adds an "All clients" sum after the jobs,
+    even of one server, which is not a step."""
+    return [j for j in out.jobs if j.get("jobname") != "All clients"]
+
+
 def _lat_block(d: dict, major: int) -> tuple[dict, float, str]:
     """Pick the response-time block of one direction: (block, scale to ns, kind).
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
-from ..store import STEPS, SUMMARY, RunStore, file_digest
+from ..store import STEPS, SUMMARY, RunStore, file_digest, steps_digest
+from . import proof
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class Result:
     files_checked: int = 0
     rounds_checked: int = 0
     steps: int = 0
+    steps_proven: int = 0  # recomputed from fio's output and found equal
+    repaired: list[dict] = field(default_factory=list)  # the steps, with fio's values where one was altered
 
     @property
     def intact(self) -> bool:
@@ -57,7 +60,8 @@ class Result:
             n = len(self.problems)
             return f"{self.run_dir}: DAMAGED ({n} problem{'s' if n != 1 else ''})"
         return (f"{self.run_dir}: intact ({self.status}): {self.files_checked} raw files of {self.rounds_checked} "
-                f"rounds match their recorded size and SHA-256; {self.steps} steps")
+                f"rounds match their recorded size and SHA-256; {self.steps} steps, {self.steps_proven} of them "
+                "recomputed from fio's output")
 
 
 def _json_of(rec: dict) -> str | None:
@@ -126,6 +130,10 @@ def check(run_dir: str | Path, records: list[dict] | None = None) -> Result:
             if got != want:
                 res.problems.append(Problem(STEPS, f"has {got} of the {want} step lines of {_what_round(pid, name, None)}",
                                             "it was cut or edited: the results of that round are incomplete"))
+            elif rec.get("steps_sha256") and steps_digest(_round_lines(steps, js)) != rec["steps_sha256"]:
+                res.problems.append(Problem(STEPS, f"has altered step lines of {_what_round(pid, name, None)} (their "
+                                            "SHA-256 differs from the one recorded when they were written)",
+                                            "the results of that round"))
             res.rounds_checked += 1
             for rel, entry in sorted((rec.get("files") or {}).items()):
                 res.files_checked += 1
@@ -142,9 +150,67 @@ def check(run_dir: str | Path, records: list[dict] | None = None) -> Result:
             res.files_checked += 1
             if not (run_dir / rel).is_file():
                 res.problems.append(Problem(rel, "is missing", f"{counts[rel]} steps cannot be recomputed from fio's output"))
-    if complete and not (run_dir / SUMMARY).is_file():
+    res.repaired = _prove_steps(res, run_dir, steps, {p.file for p in res.problems if p.file != STEPS})
+    if (run_dir / SUMMARY).is_file() and man.get("kind") is None:
+        _prove_summary(res, run_dir, man, res.repaired)
+    elif complete and not (run_dir / SUMMARY).is_file():
         res.problems.append(Problem(SUMMARY, "is missing", "the run's verdicts and tables ('ssdpts report' recomputes them)"))
     return res
+
+
+def _round_lines(steps: list[dict], js: str | None) -> list[dict]:
+    return [s for s in steps if s.get("fio_json") == js]
+
+
+def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) -> list[dict]:
+    """Each step recomputed from its fio output (results/proof.py): a value that differs is a
+    problem naming it. Returns the steps with fio's values in place of altered ones."""
+    bad, res.steps_proven, fake = proof.check_steps(run_dir, steps, skip)
+    if fake:
+        res.notes.append(f"{fake} steps come from a model of a drive (engine/fake.py), not fio: nothing to recompute "
+                         "them from")
+    repaired = list(steps)
+    for sc in bad:
+        shown = "; ".join(d.text("fio's output") for d in sc.diffs[:3]) + (
+            f" (and {len(sc.diffs) - 3} more)" if len(sc.diffs) > 3 else "")
+        res.problems.append(Problem(f"{STEPS} line {sc.line}", f"does not match fio's output ({shown})",
+                                    f"{proof.describe_step(sc.record)}, and every table, plot and verdict that uses it "
+                                    "(reports show the values fio's output gives)"))
+        if sc.recomputed is not None:
+            repaired[sc.line - 1] = {**sc.record, "measurement": sc.recomputed}
+    return repaired
+
+
+def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict]) -> None:
+    """summary.json against its recorded checksum and against what its steps give. A complete run's
+    summary must be both; an unfinished run's was written when it stopped (resume drops the round
+    in flight afterwards and writes it anew), and a summary made by an older ssdpts (no checksum)
+    may come from an older analysis: for those a difference is a note, not damage."""
+    from ..store import read_json
+
+    altered = proof.summary_altered(run_dir, man)
+    try:
+        diffs, _again = proof.summary_differences(man, read_json(run_dir / SUMMARY, "run summary"), steps)
+    except (UserError, KeyError, TypeError, ValueError) as exc:
+        res.problems.append(Problem(SUMMARY, "cannot be recomputed from its steps", str(exc)))
+        return
+    shown = "; ".join(d.text("its steps") for d in diffs[:3]) + (f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else "")
+    if diffs and (altered or (altered is False and man.get("status") == "complete")):
+        why = "was altered after ssdpts wrote it" if altered else "does not match its steps"
+        res.problems.append(Problem(SUMMARY, f"{why} ({shown})",
+                                    "the run's verdicts and tables: readers use the results recomputed from the steps"))
+    elif diffs and altered is None:
+        res.notes.append(f"{SUMMARY} has no recorded checksum (made by an older ssdpts) and {len(diffs)} of its "
+                         f"values differ from what today's analysis makes of its steps ({shown}): it is read as written")
+    elif diffs:
+        res.notes.append(f"{SUMMARY} was written when the run stopped and its steps have changed since (resume drops "
+                         f"the round in flight): 'ssdpts resume' writes it anew ({shown})")
+    elif altered:
+        res.notes.append(f"{SUMMARY} differs from the checksum recorded when it was written, but every value in it "
+                         "is what its steps give")
+    elif altered is None:
+        res.notes.append(f"{SUMMARY} has no recorded checksum (made by an older ssdpts): every value in it is what "
+                         "its steps give")
 
 
 def _file_problem(run_dir: Path, rel: str, entry: dict, what: str) -> Problem | None:
@@ -173,4 +239,4 @@ def to_json(res: Result) -> str:
     return json.dumps({"run_dir": str(res.run_dir), "status": res.status, "intact": res.intact,
                        "problems": [{"file": p.file, "what": p.what, "affects": p.affects} for p in res.problems],
                        "notes": res.notes, "files_checked": res.files_checked, "rounds_checked": res.rounds_checked,
-                       "steps": res.steps}, indent=1)
+                       "steps": res.steps, "steps_proven": res.steps_proven}, indent=1)

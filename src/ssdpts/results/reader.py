@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..pts.registry import TESTS
 from ..store import MANIFEST, SUMMARY, STEPS, RunStore
+from .proof import trusted_summary
 from .records import Manifest, PartResult, StepRecord, Summary
 
 PARTIAL_STATUSES = ("interrupted", "failed", "running")
@@ -131,12 +132,15 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
     path = Path(path)
     _check_dir(path)
     store = RunStore(path)
-    manifest = Manifest.from_dict(store.manifest())
+    doc = store.manifest()
+    manifest = Manifest.from_dict(doc)
     if records is None and (steps or not (path / SUMMARY).exists()):
         records = store.steps()
     notes: tuple[str, ...] = ()
     if (path / SUMMARY).exists():
-        summary = Summary.from_dict(store.summary())
+        raw, note = trusted_summary(path, doc, store.summary(), lambda: records if records is not None else store.steps())
+        summary = Summary.from_dict(raw)
+        notes = (note,) if note else ()
     elif need_summary:
         raise UserError(f"{path} has no {SUMMARY} yet (status {manifest.status or 'unknown'}): let the run finish "
                         f"or 'ssdpts resume {path}', then {need_summary}")
@@ -149,14 +153,16 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
 
 def read_run_checked(path: str | Path) -> tuple[RunResults, list[str]]:
     """A run with its steps (:func:`read_run`) and the problems 'ssdpts verify' finds in it (one line
-    each), steps.jsonl read once for both: a report needs both, and a long run's file is 10 MB of JSON."""
+    each), steps.jsonl read once for both: a report needs both, and a long run's file is 10 MB of JSON.
+    Steps whose values differ from fio's output are read with fio's values (the problems name them)."""
     from .integrity import check
 
     path = Path(path)
     _check_dir(path)
-    records = RunStore(path).steps()
-    run = read_run(path, steps=True, records=records)
-    return run, [p.line() for p in check(path, records).problems]
+    res = check(path, RunStore(path).steps())
+    # A step that does not match fio's output is shown as fio's output gives it (the problem names it).
+    run = read_run(path, steps=True, records=res.repaired)
+    return run, [p.line() for p in res.problems]
 
 
 def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:

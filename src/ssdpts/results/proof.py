@@ -1,0 +1,233 @@
+"""Every number a reader trusts, proven from what fio wrote: each step record recomputed from its
+raw fio output, and the summary recomputed from the steps.
+
+The integrity records (store.record_round, store.write_summary) prove that a file is the one ssdpts
+wrote; this module proves that what it says follows from the files below it:
+
+* a step's ``measurement`` is what engine/fioparse.py reads from the job of fio's json+ output the
+  step names (``fio_json``, ``fio_job_index``), at the start and end time the step's timeline gave
+  (fio does not know them); its ``workload`` is the job fio ran (``numjobs``, ``iodepth``, ``bs``,
+  the read mix);
+* summary.json is what analysis.py makes of the steps (planned for the target the run recorded).
+
+A value that differs is named, with both values and what it affects. Floats are compared to 12
+significant digits: the recomputation runs the same code on the same numbers, so anything more is
+an edit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..engine.fioparse import FioOutput, FioOutputError, job_measurement, parse_fio_output, step_jobs
+
+_REL = 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    key: str  # "measurement.read.lat_mean_ns", "parts.lat.table.rows[3].mean_us"
+    recorded: Any
+    recomputed: Any
+
+    def text(self, source: str) -> str:
+        return f"{self.key} is {_show(self.recorded)}; recomputed from {source}: {_show(self.recomputed)}"
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.12g}"
+    text = json.dumps(v, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def differences(recorded: Any, recomputed: Any, key: str = "") -> Iterator[Difference]:
+    """Every leaf where two JSON documents differ (floats to 12 significant digits)."""
+    if isinstance(recorded, dict) and isinstance(recomputed, dict):
+        for k in dict.fromkeys([*recorded, *recomputed]):
+            sub = f"{key}.{k}" if key else str(k)
+            if k not in recorded:
+                yield Difference(sub, "(missing)", recomputed[k])
+            elif k not in recomputed:
+                yield Difference(sub, recorded[k], "(nothing)")
+            else:
+                yield from differences(recorded[k], recomputed[k], sub)
+        return
+    if isinstance(recorded, list) and isinstance(recomputed, list):
+        if len(recorded) != len(recomputed):
+            yield Difference(f"{key} (length)", len(recorded), len(recomputed))
+            return
+        for i, (a, b) in enumerate(zip(recorded, recomputed)):
+            yield from differences(a, b, f"{key}[{i}]")
+        return
+    if _same(recorded, recomputed):
+        return
+    yield Difference(key, recorded, recomputed)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return math.isclose(a, b, rel_tol=_REL, abs_tol=0.0) or a == b
+    return a == b
+
+
+# --- steps from fio's output --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepCheck:
+    line: int  # 1-based line of steps.jsonl
+    record: dict
+    diffs: tuple[Difference, ...]
+    recomputed: dict | None  # the measurement as fio's output gives it
+
+
+def _load(path: Path) -> FioOutput | None:
+    """fio's output, or None when the file is not fio's (a model run's placeholder, engine/fake.py)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    try:
+        out = parse_fio_output(text)
+    except FioOutputError:
+        return None
+    return out if "fake" not in out.raw else None
+
+
+def _workload_diffs(workload: dict, job: dict) -> list[Difference]:
+    opts = job.get("job options") or {}
+    out = []
+    for key, opt in (("threads", "numjobs"), ("iodepth", "iodepth")):
+        if opt in opts and str(workload.get(key)) != str(opts[opt]):
+            out.append(Difference(f"workload.{key}", workload.get(key), f"{opt}={opts[opt]}"))
+    if "bs" in opts and not workload.get("bssplit") and str(workload.get("block_size_bytes")) != str(opts["bs"]):
+        out.append(Difference("workload.block_size_bytes", workload.get("block_size_bytes"), f"bs={opts['bs']}"))
+    rw = str(opts.get("rw", ""))
+    if rw:
+        read_pct = {"read": 100, "randread": 100, "write": 0, "randwrite": 0}.get(rw)
+        if read_pct is None and "rwmixread" in opts:
+            read_pct = int(opts["rwmixread"])
+        if read_pct is not None and workload.get("read_pct") != read_pct:
+            out.append(Difference("workload.read_pct", workload.get("read_pct"), f"rw={rw}"
+                                  + (f", rwmixread={opts['rwmixread']}" if "rwmixread" in opts else "")))
+        pattern = "rand" if rw.startswith("rand") else "seq"
+        if workload.get("pattern") != pattern:
+            out.append(Difference("workload.pattern", workload.get("pattern"), f"rw={rw}"))
+    return out
+
+
+def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[StepCheck], int, int]:
+    """Each step recomputed from the fio output it names (files in ``skip`` are already known to be
+    missing or altered). Returns (the steps that differ, steps proven, steps whose output is not
+    fio's: a model run)."""
+    cache: dict[str, FioOutput | None] = {}
+    bad: list[StepCheck] = []
+    proven = unprovable = 0
+    for n, rec in enumerate(steps, start=1):
+        rel = rec.get("fio_json")
+        if not rel or rel in skip:
+            continue
+        if rel not in cache:
+            cache[rel] = _load(run_dir / rel)
+        out = cache[rel]
+        if out is None:
+            unprovable += 1
+            continue
+        jobs = step_jobs(out)
+        idx = rec.get("fio_job_index")
+        meas = rec.get("measurement") if isinstance(rec.get("measurement"), dict) else {}
+        if not isinstance(idx, int) or not 0 <= idx < len(jobs):
+            bad.append(StepCheck(n, rec, (Difference("fio_job_index", idx, f"one of the {len(jobs)} jobs"),), None))
+            continue
+        try:
+            m = job_measurement(jobs[idx], major=out.major_version, start_time=float(meas["start_time"]),
+                                end_time=float(meas["end_time"]), duration_s=rec.get("planned_duration_s")).to_dict()
+        except (KeyError, TypeError, ValueError) as exc:
+            bad.append(StepCheck(n, rec, (Difference("measurement", f"unreadable ({exc})", "a measurement"),), None))
+            continue
+        diffs = [*differences(meas, m, "measurement"), *_workload_diffs(rec.get("workload") or {}, jobs[idx])]
+        if diffs:
+            bad.append(StepCheck(n, rec, tuple(diffs), m))
+        else:
+            proven += 1
+    return bad, proven, unprovable
+
+
+def describe_step(rec: dict) -> str:
+    phase = rec.get("phase")
+    where = "the WIPC" if phase == "wipc" else f"round {rec.get('round')}" if phase == "round" else str(phase)
+    part = rec.get("test", "?") + (f"-{rec['part']}" if rec.get("part") else "")
+    return f"{rec.get('label', '?')} in {where} of {part}"
+
+
+# --- the summary from the steps -----------------------------------------------------------------
+
+
+def recompute_summary(manifest: dict, records: list[dict], status: str | None = None) -> dict:
+    """summary.json as analysis.py makes it of these step records, planned for the target the run
+    recorded (without the "format" key)."""
+    from ..analysis import kept_sessions, summarize
+    from ..pts.plan import build_parts
+    from .records import Manifest
+
+    man = Manifest.from_dict(manifest)
+    spec, target = man.run_spec_and_target()
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
+    deviations = list(man.deviations) if man.deviations is not None else spec.deviations()
+    return summarize(parts, records, target.size_bytes, status=status or man.status or "running",
+                     deviations=deviations, keep=kept_sessions(manifest))
+
+
+def summary_differences(manifest: dict, summary: dict, records: list[dict]) -> tuple[list[Difference], dict]:
+    """Where summary.json differs from what its steps give, and what they give. A summary without a
+    recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
+    analysis did not write is not a difference."""
+    again = json.loads(json.dumps(recompute_summary(manifest, records, summary.get("status")), default=str))
+    diffs = list(differences({k: v for k, v in summary.items() if k != "format"}, again))
+    if not isinstance(manifest.get("summary_file"), dict):
+        diffs = [d for d in diffs if "(missing)" != d.recorded and "(nothing)" != d.recomputed]
+    return diffs, again
+
+
+def summary_altered(run_dir: Path, manifest: dict) -> bool | None:
+    """True when summary.json is not the file ssdpts recorded when it last wrote it; None when no
+    checksum was recorded (a run made by an older ssdpts)."""
+    from ..store import SUMMARY, file_digest
+
+    recorded = manifest.get("summary_file")
+    if not isinstance(recorded, dict):
+        return None
+    try:
+        now = file_digest(run_dir / SUMMARY)
+    except OSError:
+        return True
+    return now != {"bytes": recorded.get("bytes"), "sha256": recorded.get("sha256")}
+
+
+def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tuple[dict, str | None]:
+    """summary.json as a reader may present it: as written, unless it was altered after ssdpts
+    wrote it (its checksum is not the one recorded) and its values are not what its steps give —
+    then the results recomputed from the steps, with the note saying so. ``records``: a callable
+    giving steps.jsonl's records (read only when needed). A run made by an older ssdpts (no
+    checksum) reads as it always did; 'ssdpts verify' says where its values differ."""
+    if manifest.get("kind") is not None or not summary_altered(run_dir, manifest):
+        return summary, None
+    try:
+        diffs, again = summary_differences(manifest, summary, records())
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return summary, None  # cannot be planned again ('ssdpts verify' names why)
+    if not diffs:
+        return summary, None
+    return ({"format": summary.get("format"), **again},
+            f"summary.json was altered after ssdpts wrote it ({diffs[0].text('its steps')}"
+            + (f", and {len(diffs) - 1} more" if len(diffs) > 1 else "")
+            + "): the results were recomputed from steps.jsonl ('ssdpts verify' says more)")
