@@ -58,6 +58,7 @@ def part_seconds(part, spec) -> tuple[float, float]:
 
 def cmd(args) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
@@ -72,6 +73,8 @@ def cmd(args) -> int:
     prep = prepare(args)
     spec, target = prep.spec, prep.target
     c = Console(highlight=False)
+    usable, verdict = plan_verdict(args, prep)
+    c.print(("[bold]safety[/] " if usable else "[bold red]refused[/] ") + escape(verdict))
     ar = active_range_bytes(target.size_bytes, spec.ar_pct)
     purge = select_purge(target, spec.purge)
     c.print(f"[bold]target[/] {target.path} ({target.kind}, {target.size_bytes / 1e9:.2f} GB, model {target.model or '—'}, "
@@ -146,4 +149,23 @@ def cmd(args) -> int:
     c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {total_written / 1e9:.2f} GB, plus the writes of the rounds; "
             f"estimated {_dur(lo_total)} to {_dur(hi_total)} of stimulus plus WIPC time (device-dependent)")
     c.print("[dim]plan touched nothing.[/]")
+    if not usable:
+        c.print(f"[bold red]'ssdpts run' would refuse this target[/]: {escape(verdict)}")
+        return 2
     return 0
+
+
+def plan_verdict(args, prep) -> tuple[bool, str]:
+    """What 'ssdpts run' would say about the target before writing anything (device/safety.preview,
+    the results directory on the target's stack), in its words."""
+    from ..device import safety, stack
+    from ..pts.plan import required_bytes
+
+    target = prep.target
+    needed = required_bytes(prep.parts) if target.kind == "block" else target.size_bytes
+    usable, line = safety.preview(target, needed_bytes=needed, confirm=getattr(args, "destroy_data_on", None))
+    if usable:
+        why = stack.out_dir_conflict(target, getattr(args, "out", None) or "ssdpts-runs")
+        if why:
+            return False, why
+    return usable, line
