@@ -117,6 +117,9 @@ impl Config {
             g.logical_pages, g.physical_pages, g.blocks_per_die, g.spare_blocks_per_die,
             g.physical_pages as f64 / g.logical_pages as f64,
         );
+        // what the geometry and timings imply (reference.rs): the figures everything is judged by
+        s.pop();
+        let _ = write!(s, ",{}}}", crate::reference::Reference::of(self, g).json_members());
         s
     }
 

@@ -2,7 +2,8 @@
 //!
 //!   refssd serve --mount DIR [--truth FILE] [--io-log FILE] [--interval-ms MS] [DRIVE OPTIONS]
 //!   refssd predict --pattern randwrite|seqwrite|randread --bs BYTES --qd N --write-multiple X [DRIVE OPTIONS]
-//!   refssd params [DRIVE OPTIONS]        the drive's parameters and derived geometry as JSON
+//!   refssd params [DRIVE OPTIONS]        the drive's parameters, derived geometry and reference
+//!                                        figures (reference.rs) as JSON
 //!
 //! DRIVE OPTIONS (defaults in config.rs): --capacity 256M --op 0.25 --page-bytes 4096
 //! --pages-per-block 64 --channels 4 --dies-per-channel 2 --t-read-us 60 --t-prog-us 1000
@@ -14,6 +15,7 @@
 mod config;
 mod model;
 mod predict;
+mod reference;
 mod serve;
 mod truth;
 
