@@ -13,6 +13,7 @@ IOPS test would keep 128 MiB in flight, longer to serve than a compressed step l
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 import subprocess
@@ -40,18 +41,46 @@ def main() -> int:
         desc = ssd.describe_file(ssd.dir / "describe.json")
         p = ssd.params()
         print(f"demo-ssd: reference SSD on {ssd.device}: {p['capacity_bytes'] / 1e6:.0f} MB, OP {100 * p['op']:g}%, "
-              f"{p['dies']} dies, FOB {refssd_host.fob_write_iops(p):.0f} IOPS, steady state (closed form) "
-              f"{refssd_host.steady_write_iops(p):.0f} IOPS at WA {refssd_host.wa_greedy_uniform(p['spare_factor']):.2f}",
-              flush=True)
+              f"{p['dies']} dies; reference (refssd params): FOB {p['fob_write_iops']:.0f} IOPS, GC from "
+              f"{p['gc_start_host_pages'] / p['logical_pages']:.3f} x capacity written, steady state "
+              f"{p['steady_write_iops']:.0f} IOPS at WA {p['reference_wa']:.3f}", flush=True)
+        before = set(out.iterdir())
         t0 = time.monotonic()
         cmd = ["ssdpts", "run", *args.tests, "--target", ssd.device, "--destroy-data-on", ssd.device,
                "--step-seconds", args.step_seconds, "--max-rounds", args.max_rounds, "--threads", "1",
                "--iodepth", "8", "--wsat-hours", "2", "--wsat-capacity-multiple", "4", "--describe", str(desc),
                "--out", str(out)]
         rc = subprocess.run(cmd).returncode
+        new = sorted(set(out.iterdir()) - before)
+        if new:
+            print(side_by_side(new[-1], p, ssd.truth()))
         print(f"demo-ssd: ssdpts finished in {time.monotonic() - t0:.0f} s (exit {rc}); the simulator's ground "
               f"truth was {ssd.truth_path} (removed with the drive; set REFSSD_KEEP=1 to keep it)")
         return rc
+
+
+def side_by_side(run: Path, p: dict, truth: refssd_host.Truth) -> str:
+    """The WSAT figures the reference predicts beside the ones ssdpts measured and the simulator
+    recorded (the report lists the reference under the device description)."""
+    try:
+        summary = json.loads((run / "summary.json").read_text())
+        steps = [json.loads(x) for x in (run / "steps.jsonl").read_text().splitlines() if x.strip()]
+    except (OSError, ValueError):
+        return "demo-ssd: no summary to compare with the reference"
+    tab = (summary.get("parts", {}).get("wsat") or {}).get("table")
+    if not tab:
+        return "demo-ssd: no WSAT result to compare with the reference"
+    wsat = sorted((s for s in steps if s["test"] == "wsat"), key=lambda s: s["index"])
+    last = [s["measurement"] for s in wsat[-5:]]
+    wa = truth.wa(last[0]["start_time"], last[-1]["end_time"])
+    rows = [("FOB 4 KiB write IOPS (first sample)", p["fob_write_iops"], tab["series"][0]["iops"]),
+            ("steady 4 KiB write IOPS (last 5 samples)", p["steady_write_iops"], tab["final_window_iops"]),
+            ("steady WA (simulator, last 5 samples)", p["reference_wa"], wa)]
+    out = ["demo-ssd: WSAT, reference against measured (TC 1 x QD 8, time-compressed: the last samples may not be "
+           "steady yet)"]
+    for name, ref, got in rows:
+        out.append(f"  {name:42s} reference {ref:9.3f}   measured {got:9.3f}   ({got / ref - 1:+.1%})")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 import os
 from pathlib import Path
 import shutil
@@ -60,7 +59,10 @@ def _argv(params: dict) -> list[str]:
 
 
 def params(**drive) -> dict:
-    """The drive's parameters and derived geometry (refssd params)."""
+    """The drive's parameters, derived geometry and reference figures (refssd params): among them
+    reference_wa (the mean-field steady-state WA of greedy GC for the drive's pages per block at its
+    effective spare), gc_start_host_pages, fob_write_iops and steady_write_iops
+    (refssd/src/reference.rs, docs/reference-ssd.md "The reference")."""
     proc = subprocess.run([str(build()), "params", *_argv(drive)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RefSSDError(proc.stderr.strip())
@@ -76,42 +78,6 @@ def predict(pattern: str = "randwrite", bs: int = 4096, qd: int = 32, write_mult
     if proc.returncode != 0:
         raise RefSSDError(proc.stderr.strip())
     return [json.loads(line) for line in proc.stdout.splitlines()]
-
-
-# ---- closed forms the simulator is checked against -------------------------------------------
-
-def lambert_w0(x: float) -> float:
-    """Principal branch of Lambert's W on [-1/e, 0) by Newton's method."""
-    w = -0.5
-    for _ in range(200):
-        e = math.exp(w)
-        step = (w * e - x) / (e * (w + 1.0))
-        w -= step
-        if abs(step) < 1e-14:
-            break
-    return w
-
-
-def wa_greedy_uniform(spare_factor: float) -> float:
-    """Steady-state write amplification of greedy GC under uniform random page writes:
-    A = a / (a + W0(-a e^-a)), a = physical / logical pages (Hu et al., SYSTOR 2009; Desnoyers,
-    SYSTOR 2012, the large-block limit; Xiang & Kurkoski 2012)."""
-    a = spare_factor
-    return a / (a + lambert_w0(-a * math.exp(-a)))
-
-
-def steady_write_iops(p: dict, wa: float | None = None) -> float:
-    """4 KiB random-write IOPS once GC runs: each die spends, per host page, A programs, A-1
-    copy reads and A/N of an erase (dies work in parallel, the host link and channels are not the
-    bottleneck at 4 KiB)."""
-    a = wa if wa is not None else wa_greedy_uniform(p["spare_factor"])
-    per_page_ns = a * p["t_prog_ns"] + (a - 1) * p["t_read_ns"] + a / p["pages_per_block"] * p["t_erase_ns"]
-    return p["dies"] * 1e9 / per_page_ns
-
-
-def fob_write_iops(p: dict) -> float:
-    """4 KiB random-write IOPS fresh out of box: every die programs one page per tPROG."""
-    return p["dies"] * 1e9 / p["t_prog_ns"]
 
 
 # ---- ground truth ---------------------------------------------------------------------------
@@ -313,7 +279,7 @@ class ReferenceSSD:
 
 def description(p: dict) -> dict:
     """What ssdpts stores with a run on the reference SSD (--describe): the drive's parameters,
-    with units, and the closed-form figures they imply."""
+    with units, and the reference figures they imply (the report lists both)."""
     cache = (f"volatile, {p['write_cache_pages']} pages" if p["write_cache_pages"] else
              "none (writes complete when programmed)")
     return {
@@ -340,9 +306,15 @@ def description(p: dict) -> dict:
             "gc": f"greedy, paced; starts at {p['gc_free_blocks']} free block(s) per die",
             "idle_gc": (f"after {p['bg_gc_idle_ns'] / 1e6:g} ms idle, up to {100 * p['bg_gc_free_fraction']:g}% "
                         "of the spare blocks"),
-            "fob_4k_write_iops_model": round(fob_write_iops(p)),
-            "steady_wa_closed_form": round(wa_greedy_uniform(p["spare_factor"]), 3),
-            "steady_4k_write_iops_closed_form": round(steady_write_iops(p)),
+            "effective_spare_factor": round(p["effective_spare_factor"], 4),
+        },
+        # what the geometry and timings imply (refssd params; docs/reference-ssd.md "The reference"):
+        # the figures the report's measured ones are to be read against
+        "reference": {
+            "fob_4k_write_iops": round(p["fob_write_iops"]),
+            "gc_starts_after_capacity_written": round(p["gc_start_host_pages"] / p["logical_pages"], 4),
+            "steady_wa_greedy_mean_field": round(p["reference_wa"], 4),
+            "steady_4k_write_iops": round(p["steady_write_iops"]),
             "documentation": "docs/reference-ssd.md",
         },
     }
