@@ -114,7 +114,22 @@ def test_a_partition_of_a_loop_device_carries_the_disks_backing_file():
     p = loop(**{"class": "partition", "path": "/dev/loop3p1", "real_path": "/dev/loop3p1",
                 "partition": {"disk": "loop3", "number": 1, "start_sector": 2048, "sectors": 100}})
     assert fingerprint.proven_same(p, p).startswith("same loop device instance")
-    other = {**p, "loop": {**p["loop"], "backing_file": "/img/B.img"}, "diskseq": 99}
-    assert [d[0] for d in fingerprint.differences(p, other)] == ["backing file"]
+    other = {**p, "loop": {**p["loop"], "backing_file": "/img/B.img", "backing_inode": 13}, "diskseq": 99}
+    assert [d[0] for d in fingerprint.differences(p, other)] == ["backing file", "backing file's inode"]
     moved = {**p, "partition": {**p["partition"], "start_sector": 4096}}
     assert [d[0] for d in fingerprint.differences(p, moved)] == ["partition start"]
+
+
+def test_a_backing_file_is_the_same_by_its_identity_whatever_path_names_it():
+    """A hard link or a rename of the backing file is the same file (its device and inode); another
+    file at the same path is not; a backing block device is the same device whatever node named it."""
+    before = loop()
+    linked = loop(loop={"backing_file": "/img/hardlink-of-A.img"})
+    assert fingerprint.differences(before, linked) == []
+    replaced = loop(loop={"backing_inode": 99})
+    assert [d[0] for d in fingerprint.differences(before, replaced)] == ["backing file's inode"]
+    on_dev = loop(loop={"backing_file": "/dev/loop0", "backing_dev": "0:6", "backing_inode": 94, "backing_rdev": "7:0"})
+    alias = loop(loop={"backing_file": "/tmp/alias-node", "backing_dev": "254:0", "backing_inode": 5, "backing_rdev": "7:0"})
+    assert fingerprint.differences(on_dev, alias) == []
+    other = loop(loop={"backing_file": "/dev/loop0", "backing_dev": "0:6", "backing_inode": 94, "backing_rdev": "7:1"})
+    assert [d[0] for d in fingerprint.differences(on_dev, other)] == ["backing device"]

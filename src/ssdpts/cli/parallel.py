@@ -145,6 +145,7 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
             a = copy.copy(args)
             a.target = path
             preps.append(_named(t, prepare, a, side.target if side else None))
+        _one_run_per_device(targets, preps, sides)
         confirm = confirmations(args.destroy_data_on, [p.target for p in preps])
         pins = (cpus.split(args.cpus_per_device, len(targets)) if args.cpus_per_device
                 else [args.cpus or ""] * len(targets))
@@ -175,6 +176,24 @@ def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
         argv += ["--cpus", pin] if pin else []
         children.append(_child(t if server else os.path.basename(t) or t, argv))
     return _supervise(children, args.quiet)
+
+
+def _one_run_per_device(targets: list[str], preps: list, sides: list) -> None:
+    """Two targets of this host that share a device or file anywhere in their stacks (two loop
+    devices over one file or its hard link, a loop device over another target, two partitions of
+    one disk) are one device: refused before anything is written, as their runs' locks would."""
+    from ..device.claim import lock_keys
+
+    owner: dict[str, tuple[str, str]] = {}
+    for t, prep, side in zip(targets, preps, sides):
+        if side is not None:
+            continue
+        for key, what in lock_keys(prep.target):
+            other, seen = owner.setdefault(key, (t, what))
+            if other != t:
+                on = what if seen == what else f"{seen}, which {what} is another name of"
+                raise UserError(f"{t} and {other} are one device (both rest on {on}): a test on one destroys the "
+                                "other's data and measures it too; give each device once")
 
 
 def _named(target: str, fn, *a, **kw):

@@ -10,7 +10,8 @@ confirmation given at the start only when the identity is *proven* (:func:`prove
   ``/dev/sdc``) is then only noted.
 * a loop device: its backing file's path, device and inode (from ``LOOP_GET_STATUS64``, which
   names the file the kernel really uses, even after a rename), offset, size limit and direct-I/O
-  setting. A loop device has no serial: the kernel's disk sequence number (``diskseq``, unique per
+  setting; the file is the same by its device and inode whatever path names it (a hard link, a
+  rename), and a backing block device the same by its major:minor whatever node named it. A loop device has no serial: the kernel's disk sequence number (``diskseq``, unique per
   boot and increased by every attach) together with the boot id proves that it was not detached
   and re-attached since. A re-attach with the same file keeps every field but ``diskseq``: the
   inode number of a deleted file is reused at once on ext4, so that case is re-confirmed.
@@ -51,7 +52,8 @@ _IDENTITY: tuple[tuple[str, str], ...] = (
     ("logical_block_size_bytes", "logical block size"), ("physical_block_size_bytes", "physical block size"),
     ("partition.start_sector", "partition start"), ("partition.sectors", "partition length"),
     ("loop.backing_file", "backing file"), ("loop.backing_dev", "backing file's device"),
-    ("loop.backing_inode", "backing file's inode"), ("loop.offset_bytes", "loop offset"),
+    ("loop.backing_inode", "backing file's inode"), ("loop.backing_rdev", "backing device"),
+    ("loop.offset_bytes", "loop offset"),
     ("loop.sizelimit_bytes", "loop size limit"), ("loop.direct_io", "loop direct I/O"),
     ("zram.disksize_bytes", "zram disksize"), ("zram.comp_algorithm", "zram compression algorithm"),
 )
@@ -142,9 +144,11 @@ def loop_info(node: str, name: str, fd: int | None = None) -> dict[str, Any]:
     finally:
         if own and fd is not None:
             os.close(fd)
-    dev, ino, _rdev, offset, sizelimit, _n, _et, _ks, flags = _LOOP_INFO64.unpack(raw)[:9]
+    dev, ino, rdev, offset, sizelimit, _n, _et, _ks, flags = _LOOP_INFO64.unpack(raw)[:9]
     info.update(backing_dev=f"{os.major(dev)}:{os.minor(dev)}", backing_inode=ino, offset_bytes=offset,
                 sizelimit_bytes=sizelimit, autoclear=bool(flags & _LO_FLAGS_AUTOCLEAR))
+    if rdev:  # a block device: the device itself, whichever node named it
+        info["backing_rdev"] = f"{os.major(rdev)}:{os.minor(rdev)}"
     return info
 
 
@@ -206,11 +210,26 @@ def differences(before: dict[str, Any], now: dict[str, Any]) -> list[tuple[str, 
         keys: tuple[tuple[str, str], ...] = (("real_path", "resolved path"), ("size_bytes", "size"))
     else:
         keys = _IDENTITY[:2] + (() if serial_like(before) else _LOCATION) + _IDENTITY[2:]
+    same = _same_backing(before, now)
     for key, label in keys:
+        if same and key in ("loop.backing_file", "loop.backing_dev", "loop.backing_inode"):
+            continue  # the same file or device by identity, reached by another path (a hard link, a rename)
         a, b = _get(before, key), _get(now, key)
+        if key == "loop.backing_rdev" and (a is None or b is None):
+            continue  # recorded since this field exists: an older fingerprint has the node's identity only
         if a != b:
             out.append((label, a, b))
     return out
+
+
+def _same_backing(before: dict[str, Any], now: dict[str, Any]) -> bool:
+    """Both loop devices rest on the same backing block device (major:minor), or the same file
+    (device and inode): the identity, whatever path the kernel names it by."""
+    a, b = before.get("loop") or {}, now.get("loop") or {}
+    if a.get("backing_rdev") or b.get("backing_rdev"):
+        return bool(a.get("backing_rdev")) and a.get("backing_rdev") == b.get("backing_rdev")
+    return (a.get("backing_inode") is not None and a.get("backing_dev") is not None
+            and (a.get("backing_dev"), a.get("backing_inode")) == (b.get("backing_dev"), b.get("backing_inode")))
 
 
 def proven_same(before: dict[str, Any], now: dict[str, Any]) -> str | None:
