@@ -26,12 +26,17 @@ def _scale_keys(obj, key_part: str, k: float):
             _scale_keys(x, key_part, k)
 
 
+RATES = ("iops", "mb_per_s", "bw_bytes_per_s")
+
+
 def scale_iops(run: Run, k: float = 0.97) -> Run:
-    """Every IOPS figure ssdpts wrote (steps and summary), times k: a rate mis-measured by 1 - k."""
+    """Every rate ssdpts wrote (IOPS, MB/s, bandwidth; steps and summary), times k: a rate
+    mis-measured by 1 - k."""
     r = copy.deepcopy(run)
-    for s in r.steps:
-        _scale_keys(s["measurement"], "iops", k)
-    _scale_keys(r.summary, "iops", k)
+    for key in RATES:
+        for s in r.steps:
+            _scale_keys(s["measurement"], key, k)
+        _scale_keys(r.summary, key, k)
     return r
 
 
