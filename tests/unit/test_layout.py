@@ -65,6 +65,9 @@ NEVER = [
     ("ssdpts.resultsdb", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.store", "ssdpts.runner",
                           "ssdpts.session")),
     ("ssdpts.report", ("ssdpts.store", "ssdpts.runner", "ssdpts.session", "ssdpts.engine", "ssdpts.device")),
+    ("ssdpts.status", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.resultsdb", "ssdpts.runner",
+                       "ssdpts.session", "ssdpts.engine", "ssdpts.device", "ssdpts.site")),
+    ("ssdpts.site", ("ssdpts.cli", "ssdpts.runner", "ssdpts.session", "ssdpts.engine", "ssdpts.device")),
 ]
 
 

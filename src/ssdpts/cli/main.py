@@ -17,8 +17,8 @@ import sys
 from .. import __version__
 from ..errors import EXIT_INTERRUPTED, Interrupted, Signalled, UserError
 
-COMMANDS = ("run", "quick", "trace", "plan", "resume", "report", "compare", "verify", "db", "devices", "info", "doctor", "demo",
-            "agent")
+COMMANDS = ("run", "quick", "trace", "plan", "resume", "status", "report", "compare", "verify", "db", "devices", "info",
+            "doctor", "demo", "agent")
 TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 

@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd)
 
 
-def _dur(seconds: float) -> str:
+def fmt_duration(seconds: float) -> str:
     h, rem = divmod(int(round(seconds)), 3600)
     m, s = divmod(rem, 60)
     if h:
@@ -42,20 +42,6 @@ def step_runs(steps) -> list[str]:
     return out
 
 
-def part_seconds(part, spec) -> tuple[float, float]:
-    """(shortest, longest) stimulus time of a part: 5 to max_rounds rounds until steady state, the
-    whole of a fixed plan, or WSAT's time limit."""
-    from ..pts.steady_state import WINDOW_ROUNDS
-
-    if part.stop_rule == "wsat":
-        return 0.0, part.wsat_max_steps * spec.step_seconds
-    if part.stop_rule == "fixed":
-        total = sum(s.planned_s for r in range(1, part.max_rounds + 1) for s in part.round_steps(r))
-        return total, total
-    round_s = sum(s.planned_s for s in part.round_steps(1))
-    return WINDOW_ROUNDS * round_s, part.max_rounds * round_s
-
-
 def cmd(args) -> int:
     from rich.console import Console
     from rich.markup import escape
@@ -63,7 +49,7 @@ def cmd(args) -> int:
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
     from ..engine.jobfile import render_job_file, zoned_abs
-    from ..pts.plan import active_range_bytes, segments_of
+    from ..pts.plan import active_range_bytes, part_seconds, segments_of
     from ..pts.segments import disclosure
     from ..pts.registry import title as test_title
     from ..pts.steady_state import WINDOW_ROUNDS
@@ -110,7 +96,7 @@ def cmd(args) -> int:
                     f"{part.wsat_max_bytes / 1e9:.2f} GB written ({spec.wsat_capacity_multiple:g} x capacity), "
                     f"saved every {spec.wsat_chunk_steps} samples")
             total_written += part.wsat_max_bytes
-            c.print(f"  duration: up to {_dur(hi)}")
+            c.print(f"  duration: up to {fmt_duration(hi)}")
         elif part.stop_rule == "fixed":
             every = [s for r in range(1, part.max_rounds + 1) for s in part.round_steps(r)]
             c.print(f"  a fixed plan of {len(every)} steps in {part.max_rounds} rounds (one fio process and one save "
@@ -120,16 +106,16 @@ def cmd(args) -> int:
             if part.needs:
                 c.print(f"  [dim]the TC/QD of each point is chosen from {part.needs}'s steady-state window "
                         "(shown: placeholders)[/]")
-            c.print(f"  duration: {_dur(hi)}")
+            c.print(f"  duration: {fmt_duration(hi)}")
         else:
             round_s = sum(s.planned_s for s in steps)
-            c.print(f"  round: {len(steps)} steps, {_dur(round_s)} per round, no delay between steps")
+            c.print(f"  round: {len(steps)} steps, {fmt_duration(round_s)} per round, no delay between steps")
             for line in step_runs(steps):
                 c.print("    " + line, markup=False)
             c.print("  tracking: " + "; ".join(t.name for t in part.tracking)
                     + f" — steady state: last {WINDOW_ROUNDS} rounds, range <= 20% and best-fit excursion <= 10% of average"
                     + (", all variables in the same window" if len(part.tracking) > 1 else ""))
-            c.print(f"  duration: {_dur(lo)} ({WINDOW_ROUNDS} rounds) to {_dur(hi)} ({part.max_rounds} rounds)"
+            c.print(f"  duration: {fmt_duration(lo)} ({WINDOW_ROUNDS} rounds) to {fmt_duration(hi)} ({part.max_rounds} rounds)"
                     + (" plus WIPC" if part.wipc is not None else ""))
         lo_total += lo
         hi_total += hi
@@ -144,10 +130,10 @@ def cmd(args) -> int:
             c.print(text, markup=False, soft_wrap=True)  # a job file line is never wrapped: it stays usable as is
     c.print("\n[bold]wall time per test[/] (stimulus; purge and WIPC come on top and depend on the device):")
     for test, (lo, hi) in per_test.items():
-        span = _dur(hi) if lo == hi else f"{_dur(lo)} to {_dur(hi)}"
+        span = fmt_duration(hi) if lo == hi else f"{fmt_duration(lo)} to {fmt_duration(hi)}"
         c.print(f"  {test_title(test):<44} {span}")
     c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {total_written / 1e9:.2f} GB, plus the writes of the rounds; "
-            f"estimated {_dur(lo_total)} to {_dur(hi_total)} of stimulus plus WIPC time (device-dependent)")
+            f"estimated {fmt_duration(lo_total)} to {fmt_duration(hi_total)} of stimulus plus WIPC time (device-dependent)")
     c.print("[dim]plan touched nothing.[/]")
     if not usable:
         c.print(f"[bold red]'ssdpts run' would refuse this target[/]: {escape(verdict)}")

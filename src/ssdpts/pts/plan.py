@@ -11,6 +11,7 @@ from . import segments
 from .parts import Part
 from .registry import TESTS
 from .runspec import RunSpec
+from .steady_state import WINDOW_ROUNDS
 from .units import MiB
 
 
@@ -47,6 +48,18 @@ def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 51
             f"{needed / MiB:.0f} MiB (largest block x threads x queue depth): pick a larger target or lower --iodepth/--threads"
         )
     return parts
+
+
+def part_seconds(part: Part, spec: RunSpec) -> tuple[float, float]:
+    """(shortest, longest) stimulus time of a part: 5 to max_rounds rounds until steady state, the
+    whole of a fixed plan, or WSAT's time limit ('ssdpts plan', and the time left in 'ssdpts status')."""
+    if part.stop_rule == "wsat":
+        return 0.0, part.wsat_max_steps * spec.step_seconds
+    if part.stop_rule == "fixed":
+        total = sum(s.planned_s for r in range(1, part.max_rounds + 1) for s in part.round_steps(r))
+        return total, total
+    round_s = sum(s.planned_s for s in part.round_steps(1))
+    return WINDOW_ROUNDS * round_s, part.max_rounds * round_s
 
 
 MIN_ACTIVE_RANGE_BYTES = 64 * MiB

@@ -1,0 +1,155 @@
+"""ssdpts status [DIR...] [--json] [--watch]: every run directory under DIR (default ./ssdpts-runs),
+read-only and without taking any lock: running, interrupted, failed, complete or damaged; its
+process, tests, part, round and step, time elapsed and left, the last tracking values against the
+steady-state limits, device and host. See docs/status.md."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from .plan import fmt_duration
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("status", help="every run under DIR at a glance: running, interrupted, failed, complete, damaged "
+                                      "(read-only, takes no lock)", description=__doc__)
+    p.add_argument("dirs", nargs="*", metavar="DIR", default=["ssdpts-runs"],
+                   help="directories that hold run directories, searched recursively (default: ./ssdpts-runs)")
+    p.add_argument("--json", action="store_true", help="print the runs as JSON (with --watch: one line per refresh)")
+    p.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
+    p.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between refreshes (default: 2)")
+    p.add_argument("--all", action="store_true", help="list complete runs one by one too (default: counted only, "
+                                                     "unless nothing else is there)")
+    p.set_defaults(func=cmd)
+
+
+def cmd(args) -> int:
+    from ..errors import UserError
+    from ..status import counts, scan
+
+    if args.interval <= 0:
+        raise UserError(f"--interval {args.interval:g}: give a positive number of seconds")
+    if not args.watch:
+        runs = scan(args.dirs)
+        if args.json:
+            print(json.dumps(_doc(args.dirs, runs), indent=1, ensure_ascii=False))
+        else:
+            _print(render(args.dirs, runs, show_complete=args.all))
+        return 0
+    if args.json:
+        while True:
+            print(json.dumps(_doc(args.dirs, scan(args.dirs)), ensure_ascii=False, separators=(",", ":")), flush=True)
+            time.sleep(args.interval)
+    from rich.console import Console
+    from rich.live import Live
+
+    console = Console()
+    with Live(console=console, auto_refresh=False, screen=False, transient=False) as live:
+        while True:
+            runs = scan(args.dirs)
+            live.update(render(args.dirs, runs, show_complete=args.all, stamp=True), refresh=True)
+            time.sleep(args.interval)
+    return 0  # pragma: no cover  (Ctrl-C ends the loop: exit 130)
+
+
+def _doc(dirs, runs) -> dict:
+    from ..status import counts
+
+    return {"format": 1, "kind": "status", "dirs": list(dirs), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "counts": counts(runs), "runs": [r.to_dict() for r in runs]}
+
+
+def _print(renderable) -> None:
+    from rich.console import Console
+
+    Console(highlight=False, soft_wrap=not sys.stdout.isatty()).print(renderable)
+
+
+STYLE = {"running": "bold green", "interrupted": "bold yellow", "failed": "bold red", "damaged": "bold red",
+         "complete": "dim"}
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def tracking_text(t) -> str:
+    """'RND 4KiB 0/100 IOPS 10,128: range 12.1%/20% excursion 3.0%/10%' (✓ steady, ✗ not yet)."""
+    head = f"{t.name} {_num(t.value)}"
+    if t.reached is None:
+        return f"{head} ({t.rounds} of 5 rounds)"
+    mark = "✓" if t.reached else "✗"
+    return f"{head}: range {t.range_pct:.1f}%/20% excursion {t.excursion_pct:.1f}%/10% {mark}"
+
+
+def where_text(r) -> str:
+    """What the run is doing (or was, when it stopped)."""
+    if r.state == "complete":
+        missed = [p for p, why in r.stop_reasons.items() if why == "max-rounds"]
+        return "steady state NOT reached: " + ", ".join(missed) if missed else "done"
+    if not r.part:
+        return "—"
+    head = f"{r.part}" + (f" (part {r.parts_done + 1} of {r.parts_total})" if r.parts_total > 1 else "")
+    near = "~" if r.step_estimated else ""
+    if r.phase == "round":
+        return f"{head}: round {r.round}, step {near}{r.step}/{r.steps_in_round}"
+    if r.phase == "sample" and r.wsat:
+        return f"{head}: sample {near}{r.step}/{r.wsat['max_samples']}"
+    return f"{head}: {r.phase}"
+
+
+def left_text(r) -> str:
+    lo, hi = r.eta_s
+    text = fmt_duration(hi) if abs(hi - lo) < 1 else f"{fmt_duration(lo)} to {fmt_duration(hi)}"
+    return text + (" + purge/WIPC" if r.eta_note else "")
+
+
+def render(dirs, runs, *, show_complete: bool = False, stamp: bool = False):
+    """The runs, one block each (state, run, device and host; what it is doing, times; tracking and
+    problems), running ones first, with a line of counts. Complete runs are counted, and listed
+    one line each with ``show_complete`` (or when there is nothing else)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ..status import counts
+
+    n = counts(runs)
+    head = f"{len(runs)} run{'s' if len(runs) != 1 else ''} under {', '.join(map(str, dirs))}"
+    if runs:
+        head += ": " + ", ".join(f"{v} {k}" for k, v in n.items())
+    if stamp:
+        head += time.strftime("   (%H:%M:%S; Ctrl-C ends)")
+    out = [Text(head, style="bold")]
+    listed = [r for r in runs if show_complete or r.state != "complete" or len(n) == 1]
+    for r in listed:
+        block = Text()
+        block.append(f"{r.state:<12}", style=STYLE.get(r.state, ""))
+        block.append(r.name, style="bold")
+        block.append(f"  {r.device} on {r.host or '?'}  {','.join(r.tests)}")
+        if r.pid:
+            block.append(f"  pid {r.pid}", style="green")
+        pad = " " * 12
+        times = f"elapsed {fmt_duration(r.elapsed_s)}" if r.elapsed_s is not None else ""
+        if r.eta_s is not None:
+            times += f", left {left_text(r)}"
+        lines = [x for x in (where_text(r), times) if x]
+        block.append("\n" + pad + " · ".join(lines), style="dim" if r.state == "complete" else "")
+        notes = [tracking_text(x) for x in r.tracking]
+        if r.error and r.state in ("failed", "damaged"):
+            notes.append(r.error)
+        notes += r.problems[:3]
+        if len(r.problems) > 3:
+            notes.append(f"… and {len(r.problems) - 3} more: see 'ssdpts verify {r.path}'")
+        if r.note:
+            notes.append(r.note)
+        for x in notes:
+            block.append("\n" + pad + x, style="red" if x in r.problems or x == r.error else "")
+        out.append(block)
+    hidden = len(runs) - len(listed)
+    if hidden:
+        out.append(Text(f"{hidden} complete run{'s' if hidden != 1 else ''} not listed (--all lists them)", style="dim"))
+    return Group(*out)
