@@ -60,6 +60,18 @@ def add_parser(sub) -> None:
     s = dsub.add_parser("schema", help="print the database schema (SQL)")
     s.set_defaults(func=cmd_schema)
 
+    w = dsub.add_parser("site", help="the whole library as a static site: every run, comparisons, trends, reports",
+                        description="Build DIR into a static site of the library (index.html: sort, filter, search, "
+                                    "select runs to compare them by 'ssdpts compare's rules, trends; each run's report). "
+                                    "No server: it opens from file://, a web server or a file share. Run again, it "
+                                    "reads and renders only what changed. See docs/results-db.md.")
+    w.add_argument("site_dir", metavar="DIR", help="the site's directory (new, empty, or an earlier site)")
+    _db_opt(w)
+    w.add_argument("--jobs", type=int, metavar="N", help="reports rendered at the same time (default: one per CPU)")
+    w.add_argument("--no-reports", action="store_true", help="render no report (an index and comparisons in seconds; "
+                                                              "an unchanged run keeps the report an earlier build made)")
+    w.set_defaults(func=cmd_site)
+
 
 def _flt(args) -> dict:
     return {k: getattr(args, k) for k in ("model", "firmware", "serial", "test", "profile", "since", "until")}
@@ -137,4 +149,19 @@ def cmd_schema(args) -> int:
     from ..resultsdb import schema_sql
 
     print(schema_sql(), end="")
+    return 0
+
+
+def cmd_site(args) -> int:
+    from ..errors import UserError
+    from ..site import build
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs {args.jobs}: give 1 or more")
+    done = build(args.site_dir, args.db, reports=not args.no_reports, jobs=args.jobs, log=print)
+    for line in done.problems:
+        print(f"warning: {line}")
+    print(f"{done.site / 'index.html'}: {done.runs} run{'s' if done.runs != 1 else ''} ({done.read} read, "
+          f"{done.reports} report{'s' if done.reports != 1 else ''} rendered, {done.removed} removed) in "
+          f"{done.seconds:.1f} s")
     return 0

@@ -459,5 +459,12 @@
     window.ssdptsPlots = "done";
     window.ssdptsDrawMs = performance.now() - t0;
   }
+  // A plot described after the page loaded (the results site's comparisons, site/templates/site.js)
+  // is drawn the same way into its figure: window.ssdptsDraw(figure element, plot id, description).
+  window.ssdptsDraw = function (fig, pid, spec) {
+    var h = draw(fig, pid, spec);
+    if (h) window.SSDPTS_HOVER[pid] = h;
+    return h;
+  };
   drawAll();
 })();

@@ -1,0 +1,319 @@
+"""The results site as a person uses it, in headless Chromium from file://.
+
+A library of real runs (fio, LAT on file targets, added to the library by 'ssdpts run' itself, and
+one copy damaged after it ran): the index lists every run, search, the filters and sorting work,
+ticking two runs shows the deltas 'ssdpts compare --format json' gives (and the other way round
+after a change of baseline), the damaged run is marked, and a run's report opens with its plots.
+
+A library of FakeExecutor runs (all four tests, three drives, one of them three times): the page's
+plots are the plots report/compare_html.py describes for the same comparison (so chart.js draws
+the same pictures), its deltas are comparison_dict's and its repeats analysis repeats_dict's.
+
+Set SSDPTS_KEEP_SITE=DIR to keep both sites and screenshots of the pages in DIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import shutil
+import subprocess
+
+import pytest
+
+from ssdpts.compare import analyze_repeats, compare_runs, comparison_dict, repeats_dict
+from ssdpts.errors import UserError
+from ssdpts.report import chromium
+from ssdpts.report.compare_html import build_comparison, build_repeats, render_specs
+from ssdpts.resultsdb import ResultsDB
+from ssdpts.site import build
+from tests.report_browser import PLOTS_DRAWN_JS, Page, drawn
+from tests.site_library import fake_library, index_data, uid_of
+
+KEEP = os.environ.get("SSDPTS_KEEP_SITE")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        b = chromium.Browser()
+    except UserError as exc:
+        pytest.skip(f"no Chromium: {exc}")
+    with b:
+        yield b
+
+
+def page_of(browser, site: Path, width: int = 1400) -> Page:
+    p = Page(browser, width=width, height=1000)
+    p.open((site / "index.html").resolve())
+    return p
+
+
+def shot(p: Page, name: str) -> None:
+    """A screenshot of the whole page into $SSDPTS_KEEP_SITE (to look at), when set."""
+    if not KEEP:
+        return
+    h = min(p.js("document.documentElement.scrollHeight"), 12000)
+    p.b.call("Emulation.setDeviceMetricsOverride", {"width": p.width, "height": h, "deviceScaleFactor": 1,
+                                                    "mobile": False}, p.s)
+    Path(KEEP).mkdir(parents=True, exist_ok=True)
+    p.shot(Path(KEEP) / f"{name}.png")
+    p.b.call("Emulation.setDeviceMetricsOverride", {"width": p.width, "height": 1000, "deviceScaleFactor": 1,
+                                                    "mobile": False}, p.s)
+
+
+WAIT = """(async (uids) => {
+  for (let i = 0; i < 500; i++) {
+    const c = window.ssdptsSite.comparison();
+    if (c && c.runs.map(r => r.uid).sort().join() === uids.slice().sort().join()) return true;
+    await new Promise(r => setTimeout(r, 20));
+  }
+  return false;
+})(%s)"""
+
+
+def compared(p: Page, uids: list[str]) -> dict:
+    assert p.js(WAIT % json.dumps(uids)), "the comparison did not appear"
+    return p.js("""(() => { const c = ssdptsSite.comparison();
+      return {labels: c.labels, uids: c.runs.map(r => r.uid), notShared: c.notShared, advice: c.advice || null,
+              parts: c.parts.map(p => ({part: p.part, rows: p.rows.map(r => ({metric: r.metric, bs: r.bs, mix: r.mix,
+                point: r.point, values: r.values, deltas: r.deltas || null, stats: r.stats || null}))})),
+              specs: ssdptsSite.specs(), errors: window.ssdptsPlotErrors}; })()""")
+
+
+def close(a, b, path="") -> list[str]:
+    """Where two JSON values differ (numbers: within 1e-9 relative, or 0.011 for layout points)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}.{k}: only in {'python' if k in a else 'the page'}" for k in set(a) ^ set(b)]
+        return out + [d for k in set(a) & set(b) for d in close(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list):
+        out = [f"{path}: {len(a)} items != {len(b)}"] if len(a) != len(b) else []
+        return out + [d for i, (x, y) in enumerate(zip(a, b)) for d in close(x, y, f"{path}[{i}]")]
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        ok = abs(a - b) <= max(1e-9 * max(abs(a), abs(b)), 0.011)
+        return [] if ok else [f"{path}: {a} != {b}"]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+# ---- a library of FakeExecutor runs: the page's numbers and plots are compare's -----------------------
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fake-library")
+    runs = fake_library(root)
+    site = root / "site"
+    build(site, root / "results.db", reports=False)
+    if KEEP:
+        shutil.copytree(site, Path(KEEP) / "fake-site", dirs_exist_ok=True)
+    return runs, site
+
+
+@pytest.mark.parametrize("names", [("a1", "b1"), ("c1", "a1", "b1", "c2")])
+def test_comparison_is_compares(browser, fake, names):
+    runs, site = fake
+    paths = [runs[n] for n in names]
+    p = page_of(browser, site)
+    p.js(f"ssdptsSite.select({json.dumps([uid_of(x) for x in paths])})")
+    got = compared(p, [uid_of(x) for x in paths])
+    assert got["errors"] == [] and p.js(PLOTS_DRAWN_JS)["problems"] == []
+    cmp = compare_runs(paths)
+    want = comparison_dict(cmp)
+    assert got["labels"] == [r["label"] for r in want["runs"]] and got["notShared"] == want["not_shared"]
+    assert [x["part"] for x in got["parts"]] == [x["part"] for x in want["parts"]]
+    for g, w in zip(got["parts"], want["parts"]):
+        assert [(r["metric"], r["bs"], r["mix"], r["point"]) for r in g["rows"]] == \
+               [(r["metric"], r["block_size_bytes"], r["mix"], r.get("point")) for r in w["rows"]]
+        assert close([r["values"] for r in g["rows"]], [r["values"] for r in w["rows"]]) == []
+        assert close([r["deltas"] for r in g["rows"]], [r["deltas"] for r in w["rows"]]) == []
+    specs = render_specs(build_comparison(cmp))  # what 'ssdpts compare' draws, described
+    assert set(specs) <= set(got["specs"]) and len(specs) == 5  # WSAT, IOPS, TP 1024KiB and 128KiB, LAT
+    for pid, spec in specs.items():
+        assert close(spec, got["specs"][pid], pid) == []
+    shot(p, f"fake-compare-{len(names)}")
+
+
+def test_repeats_are_compares(browser, fake):
+    runs, site = fake
+    paths = [runs[n] for n in ("a1", "a2", "a3")]
+    uids = [uid_of(x) for x in paths]
+    p = page_of(browser, site)
+    p.js(f"ssdptsSite.select({json.dumps(uids)}, null, true)")
+    got = compared(p, uids)
+    assert got["errors"] == [] and p.js(PLOTS_DRAWN_JS)["problems"] == []
+    want = repeats_dict(analyze_repeats(paths))
+    assert got["labels"] == ["run 1", "run 2", "run 3"] and got["advice"] == want["advice"]
+    rows = [r for part in got["parts"] for r in part["rows"]]
+    wrows = [r for part in want["parts"] for r in part["rows"]]
+    assert len(rows) == len(wrows) > 80  # WSAT 1, IOPS 56, TP 2 × 2, LAT 9 × 3 cells
+    for g, w in zip(rows, wrows):
+        s, ws = g["stats"], w["stats"]
+        assert close([s["median"], s["mean"], s["stdev"], s["rse"]], [ws["median"], ws["mean"], ws["stdev"], ws["rse"]]) == []
+        assert (got["labels"][s["median_index"]], s["flagged"]) == (ws["median_run"], ws["flagged"])
+    text = p.js("document.getElementById('comparison').innerText")
+    assert "Repeated runs: ACME X1 SN-A, N = 3" in text and "median run" in text
+    specs = render_specs(build_repeats(analyze_repeats(paths)))  # the repeats report's spread and RSE plots
+    assert len(specs) == 5
+    for pid, spec in specs.items():
+        assert close(spec, got["specs"][pid], pid) == []
+    shot(p, "fake-repeats")
+
+
+def test_repeats_need_one_device(browser, fake):
+    runs, site = fake
+    p = page_of(browser, site)
+    p.js(f"ssdptsSite.select({json.dumps([uid_of(runs[n]) for n in ('a1', 'a2', 'b1')])})")
+    assert p.js("document.getElementById('repeats').disabled") is True
+
+
+# ---- a library of real runs, used as a person uses it -------------------------------------------------
+
+def lat_run(out: Path, target: Path, db: Path) -> subprocess.Popen:
+    return subprocess.Popen(["ssdpts", "run", "lat", "--target", str(target), "--size", "64M", "--step-seconds", "0.1",
+                             "--max-rounds", "5", "--out", str(out), "--quiet"], env={**os.environ, "SSDPTS_DB": str(db)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """Four LAT runs (two of drive a.img, one each of b.img and c.img), 'ssdpts run' adding each to
+    the library as it ends, and a copy of c's run damaged (a fio output altered) added after."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed: apt-get install fio")
+    root = tmp_path_factory.mktemp("real-library")
+    db = root / "results.db"
+    procs = [lat_run(root / "b", root / "b.img", db), lat_run(root / "a", root / "a.img", db)]
+    for p in procs:
+        assert p.wait(timeout=600) == 0, p.stderr.read()
+    procs = [lat_run(root / "c", root / "c.img", db), lat_run(root / "a", root / "a.img", db)]
+    for p in procs:
+        assert p.wait(timeout=600) == 0, p.stderr.read()
+    runs = {"b": next((root / "b").iterdir()), "c": next((root / "c").iterdir())}
+    runs["a1"], runs["a2"] = sorted((root / "a").iterdir())
+    damaged = root / "copy" / f"{runs['c'].name}-copy"  # another directory name: another run for the library
+    shutil.copytree(runs["c"], damaged)
+    with open(damaged / "fio" / "lat" / "round-003.json", "r+b") as f:
+        f.seek(-200, os.SEEK_END)
+        f.write(b"0")
+    with ResultsDB(db) as d:
+        ((added, _),) = d.add([damaged])
+        assert added.damage
+    runs["damaged"] = damaged
+    site = root / "site"
+    done = build(site, db)
+    assert done.problems == [] and done.runs == 5 and done.reports == 5
+    if KEEP:
+        shutil.copytree(site, Path(KEEP) / "real-site", dirs_exist_ok=True)
+    return runs, site, db
+
+
+def rows(p: Page) -> list[dict]:
+    return p.js("""[...document.querySelectorAll('#runs tbody tr')].map(tr => ({uid: tr.dataset.uid,
+      cls: tr.className, status: tr.querySelector('td[data-key=status]').textContent,
+      title: tr.querySelector('td[data-key=status]').title,
+      lat: +(tr.querySelector('td[data-value][data-key^="h:lat|lat_mean_us|4096|0/100"]') || {}).dataset?.value}))""")
+
+
+def test_the_index_lists_every_run_and_marks_the_damaged_one(browser, real):
+    runs, site, db = real
+    p = page_of(browser, site)
+    shown = rows(p)
+    with ResultsDB(db) as d:
+        assert sorted(r["uid"] for r in shown) == sorted(r["run_uid"] for r in d.list_runs())
+    by = {r["uid"]: r for r in shown}
+    bad = by[uid_of(runs["damaged"])]
+    assert bad["status"] == "damaged" and "st-damaged" in bad["cls"] and "round-003.json was altered" in bad["title"]
+    assert all(r["status"] == "complete" for u, r in by.items() if u != uid_of(runs["damaged"]))
+    assert p.js(PLOTS_DRAWN_JS)["problems"] == []  # the trend plot
+    assert p.js("window.ssdptsSiteReadyMs") < 5000
+    shot(p, "real-index")
+
+
+def test_search_filters_and_sorting(browser, real):
+    runs, site, _ = real
+    p = page_of(browser, site)
+    p.js("(() => { const q = document.getElementById('q'); q.value = 'b.img'; q.dispatchEvent(new Event('input')); })()")
+    assert [r["uid"] for r in rows(p)] == [uid_of(runs["b"])]
+    assert p.js("document.getElementById('shown').textContent") == "1 of 5 runs shown"
+    p.js("document.querySelector('.filters button').click()")  # clear
+    assert len(rows(p)) == 5
+    p.js("(() => { const s = document.getElementById('f-status'); s.value = 'damaged'; s.dispatchEvent(new Event('change')); })()")
+    assert [r["status"] for r in rows(p)] == ["damaged"]
+    p.js("(() => { const s = document.getElementById('f-status'); s.value = ''; s.dispatchEvent(new Event('change')); })()")
+    head = "th[data-key^='h:lat|lat_mean_us|4096|0/100']"
+    p.js(f"document.querySelector(\"{head}\").click()")  # a number: highest first
+    values = [r["lat"] for r in rows(p)]
+    assert len(values) == 5 and values == sorted(values, reverse=True)
+    p.js(f"document.querySelector(\"{head}\").click()")
+    assert [r["lat"] for r in rows(p)] == sorted(values)
+
+
+def _ticked(p: Page, uid: str) -> None:
+    p.js(f"document.querySelector('#runs tr[data-uid=\"{uid}\"] input[type=checkbox]').click()")
+
+
+def _shown_deltas(p: Page) -> dict[str, list[float | None]]:
+    """Every Δ cell of the comparison's tables as the page shows it (data-value; n/a: None), by table."""
+    return p.js("""(() => { const out = {};
+      document.querySelectorAll('#comparison figure.table').forEach(fig => {
+        const heads = [...fig.querySelectorAll('thead th')].map(th => th.textContent);
+        const cols = heads.map((h, i) => h.startsWith('Δ ') ? i : -1).filter(i => i >= 0);
+        if (!cols.length) return;
+        out[fig.id] = [...fig.querySelectorAll('tbody tr')].map(tr => cols.map(i => {
+          const c = tr.children[i]; return c.dataset.value === undefined ? null : +c.dataset.value; })).flat();
+      });
+      return out; })()""")
+
+
+def _compare_json(a: Path, b: Path, tmp: Path) -> dict:
+    out = tmp / f"{a.name}-{b.name}.json"
+    proc = subprocess.run(["ssdpts", "compare", str(a), str(b), "--format", "json", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+def test_ticking_two_runs_shows_compares_deltas(browser, real, tmp_path):
+    runs, site, _ = real
+    p = page_of(browser, site)
+    a, b = runs["a1"], runs["b"]
+    _ticked(p, uid_of(a))
+    _ticked(p, uid_of(b))
+    compared(p, [uid_of(a), uid_of(b)])
+    for base, other in ((a, b), (b, a)):
+        if base is b:  # the other run as the baseline, by its radio button
+            p.js(f"document.querySelector('input[name=baseline][value=\"{uid_of(b)}\"]').click()")
+            assert p.js(WAIT % json.dumps([uid_of(a), uid_of(b)]))
+            assert p.js("ssdptsSite.comparison().runs[0].uid") == uid_of(b)
+        want = _compare_json(base, other, tmp_path)
+        (part,) = want["parts"]
+        shown = _shown_deltas(p)
+        table = {"lat_mean_us": "lat-lat_mean_us", "lat_p99999_us": "lat-lat_p99999_us", "lat_max_us": "lat-lat_max_us"}
+        for metric, fid in table.items():
+            expect = [r["deltas"][1] for r in part["rows"] if r["metric"] == metric]
+            assert len(expect) == 9 and close(shown[fid], expect) == [], (metric, shown[fid], expect)
+        head = [r["deltas"][1] for r in part["rows"] if (r["metric"], r["block_size_bytes"], r["mix"]) in
+                {("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("lat_p99999_us", 4096, "0/100")}]
+        assert close(shown["headline"], head) == []
+        assert p.js(PLOTS_DRAWN_JS)["problems"] == []
+    shot(p, "real-compare")
+
+
+def test_a_damaged_run_is_marked_in_its_comparison(browser, real):
+    runs, site, _ = real
+    p = page_of(browser, site)
+    uids = [uid_of(runs["c"]), uid_of(runs["damaged"])]
+    p.js(f"ssdptsSite.select({json.dumps(uids)})")
+    compared(p, uids)
+    text = p.js("document.getElementById('comparison').innerText")
+    assert "DAMAGED RUNS" in text.upper() and "round-003.json" in text
+
+
+def test_a_runs_report_opens_with_its_plots(real):
+    runs, site, _ = real
+    row = next(r for r in index_data(site)["runs"] if r["uid"] == uid_of(runs["a2"]))
+    report = site / row["report"]
+    got = drawn(report)
+    assert got["problems"] == [] and got["plots"] >= 5
+    text = report.read_text()
+    assert runs["a2"].name in text
