@@ -1,0 +1,148 @@
+"""ssdpts status on real runs (fio, LAT on file targets): one running (its process seen through the
+lock it holds), then killed with SIGKILL (the manifest still says running: status says interrupted,
+process gone), one stopped by SIGINT, one failed (fio exits 1 in round 2), one complete and a copy
+of it damaged; and a tree of hundreds of run directories. status never takes the runs' locks: a
+run started while status watches it runs as usual."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import shutil
+import signal
+import stat
+import subprocess
+import time
+
+import pytest
+
+from ssdpts.status import scan
+
+REAL_FIO = shutil.which("fio")
+pytestmark = pytest.mark.skipif(REAL_FIO is None, reason="fio is not installed: apt-get install fio")
+
+FAIL_ON_THIRD = """#!/bin/sh
+# fio, except that its third run (round 2, after WIPC and round 1) exits 1; probes (--version) pass
+case "$*" in *--output=*)
+  n=$(cat "$FIO_COUNT" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$FIO_COUNT"
+  [ "$n" = 3 ] && exit 1;;
+esac
+exec "$REAL_FIO" "$@"
+"""
+
+
+def lat(out: Path, target: Path, step: str, rounds: str, env=None) -> subprocess.Popen:
+    return subprocess.Popen(["ssdpts", "run", "lat", "--target", str(target), "--size", "64M", "--step-seconds", step,
+                             "--max-rounds", rounds, "--out", str(out), "--quiet"], env=env or dict(os.environ),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run_dir(out: Path) -> Path:
+    (d,) = [p for p in out.iterdir() if p.is_dir()]
+    return d
+
+
+def wait_for_rounds(run: Path, n: int, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        steps = run / "steps.jsonl"
+        if steps.exists() and sum(1 for line in steps.read_text().splitlines()
+                                  if json.loads(line)["phase"] == "round") >= 9 * n:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"{run} did not save {n} rounds in {timeout} s")
+
+
+def status_json(*dirs: Path) -> dict:
+    proc = subprocess.run(["ssdpts", "status", *map(str, dirs), "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("status-real")
+    env = {**os.environ, "SSDPTS_DB": str(root / "results.db")}
+    long_ = {name: lat(root / name, root / f"{name}.img", "0.5", "25", env) for name in ("killed", "stopped")}
+    bindir = root / "bin"
+    bindir.mkdir()
+    (bindir / "fio").write_text(FAIL_ON_THIRD)
+    (bindir / "fio").chmod(0o755 | stat.S_IXUSR)
+    failed = lat(root / "failed", root / "failed.img", "0.1", "5",
+                 {**env, "PATH": f"{bindir}:{env['PATH']}", "REAL_FIO": REAL_FIO, "FIO_COUNT": str(root / "count")})
+    complete = lat(root / "complete", root / "complete.img", "0.1", "5", env)
+    assert failed.wait(timeout=600) == 1 and complete.wait(timeout=600) == 0, (failed.stderr.read(), complete.stderr.read())
+    out = {"failed": run_dir(root / "failed"), "complete": run_dir(root / "complete")}
+    for name, proc in long_.items():
+        out[name] = run_dir(root / name)
+        wait_for_rounds(out[name], 2)
+    return root, out, long_
+
+
+def test_every_state(runs):
+    root, dirs, procs = runs
+    doc = status_json(root)
+    by = {Path(r["path"]).name: r for r in doc["runs"]}
+    for name in ("killed", "stopped"):  # both still running
+        r = by[dirs[name].name]
+        assert (r["state"], r["alive"], r["pid"]) == ("running", True, procs[name].pid), r
+        assert r["part"] == "Latency" and r["round"] >= 3 and 1 <= r["step"] <= 9 and r["steps_in_round"] == 9
+        assert r["tracking"][0]["name"] == "RND 4KiB 0/100 mean response time" and r["tracking"][0]["value"] > 0
+        lo, hi = r["eta_s"]
+        assert 0 < lo <= hi <= 25 * 9 * 0.5 * r["pace"] + 1
+    assert by[dirs["failed"].name]["state"] == "failed" and "fio failed (exit 1)" in by[dirs["failed"].name]["error"]
+    assert by[dirs["failed"].name]["round"] == 2  # the round it failed in: round 1's 9 steps are saved
+    assert by[dirs["complete"].name]["state"] == "complete" and by[dirs["complete"].name]["problems"] == []
+
+    procs["killed"].send_signal(signal.SIGKILL)
+    procs["stopped"].send_signal(signal.SIGINT)
+    assert procs["killed"].wait(timeout=60) == -signal.SIGKILL and procs["stopped"].wait(timeout=120) == 130
+    assert json.loads((dirs["killed"] / "manifest.json").read_text())["status"] == "running"
+    doc = status_json(root)
+    by = {Path(r["path"]).name: r for r in doc["runs"]}
+    killed, stopped = by[dirs["killed"].name], by[dirs["stopped"].name]
+    assert (killed["state"], killed["alive"], killed["manifest_status"]) == ("interrupted", False, "running")
+    assert "process is gone" in killed["note"] and killed["eta_s"] is None
+    assert (stopped["state"], stopped["manifest_status"], stopped["alive"]) == ("interrupted", "interrupted", False)
+    assert doc["counts"] == {"interrupted": 2, "failed": 1, "complete": 1}
+
+    damaged = root / "copies" / f"{dirs['complete'].name}-copy"
+    shutil.copytree(dirs["complete"], damaged)
+    (damaged / "fio" / "lat" / "round-004.json").unlink()
+    r = status_json(damaged.parent)["runs"][0]
+    assert r["state"] == "damaged" and r["problems"] == ["fio/lat/round-004.json is missing (round-004 of lat)"]
+
+
+def test_status_takes_no_lock_a_run_needs(runs, tmp_path):
+    """While status watches in a loop, a run starts, measures and completes as usual."""
+    root, dirs, _ = runs
+    watch = subprocess.Popen(["ssdpts", "status", str(tmp_path), "--watch", "--json", "--interval", "0.1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc = lat(tmp_path / "runs", tmp_path / "w.img", "0.1", "5", {**os.environ, "SSDPTS_DB": str(tmp_path / "r.db")})
+        assert proc.wait(timeout=600) == 0, proc.stderr.read()
+    finally:
+        watch.send_signal(signal.SIGINT)
+        out, _ = watch.communicate(timeout=60)
+    assert watch.returncode == 130
+    seen = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    states = [r["state"] for doc in seen for r in doc["runs"]]
+    assert "running" in states and states[-1] == "complete"
+
+
+def test_a_tree_of_hundreds(runs, tmp_path):
+    """300 run directories in a tree (copies sharing the originals' files by hard links), listed once
+    each, in a second or so (the figure for 1,000: benchmarks/status_scan.py)."""
+    _, dirs, _ = runs
+    kinds = ("complete", "failed", "killed", "stopped")
+    for i in range(300):
+        src = dirs[kinds[i % 4]]
+        dest = tmp_path / f"rack{i % 6}" / f"host{i % 25}" / f"{src.name}-{i:03d}"
+        shutil.copytree(src, dest, copy_function=os.link)
+    t0 = time.monotonic()
+    doc = status_json(tmp_path)
+    took = time.monotonic() - t0
+    assert len(doc["runs"]) == 300 and len({r["path"] for r in doc["runs"]}) == 300
+    assert doc["counts"] == {"interrupted": 150, "failed": 75, "complete": 75}
+    print(f"status of 300 run directories: {took:.2f} s (the whole command)")
