@@ -17,7 +17,8 @@ def add_parser(sub) -> None:
                                       "(read-only, takes no lock)", description=__doc__)
     p.add_argument("dirs", nargs="*", metavar="DIR", default=["ssdpts-runs"],
                    help="directories that hold run directories, searched recursively (default: ./ssdpts-runs)")
-    p.add_argument("--json", action="store_true", help="print the runs as JSON (with --watch: one line per refresh)")
+    p.add_argument("--json", action="store_true", help="print the runs as one JSON document on one line (with --watch: "
+                                                       "one per refresh)")
     p.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
     p.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between refreshes (default: 2)")
     p.add_argument("--all", action="store_true", help="list complete runs one by one too (default: counted only, "
@@ -33,8 +34,8 @@ def cmd(args) -> int:
         raise UserError(f"--interval {args.interval:g}: give a positive number of seconds")
     if not args.watch:
         runs = scan(args.dirs)
-        if args.json:
-            print(json.dumps(_doc(args.dirs, runs), indent=1, ensure_ascii=False))
+        if args.json:  # compact: 1,000 runs make a megabyte, which json's indenting encoder writes 5x slower
+            print(json.dumps(_doc(args.dirs, runs), ensure_ascii=False, separators=(",", ":")))
         else:
             _print(render(args.dirs, runs, show_complete=args.all))
         return 0
