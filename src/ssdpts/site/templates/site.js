@@ -16,7 +16,11 @@
                trend: {key: null, x: "date"}, specs: {}, comparison: null};
 
   // ---- formatting (results/registry.py) ----------------------------------------------------------
-  function fixed(v, d) { return v.toLocaleString("en-US", {minimumFractionDigits: d, maximumFractionDigits: d}); }
+  var FORMATS = {};  // one Intl.NumberFormat per number of decimals (toLocaleString makes one per call)
+  function fixed(v, d) {
+    var f = FORMATS[d] || (FORMATS[d] = new Intl.NumberFormat("en-US", {minimumFractionDigits: d, maximumFractionDigits: d}));
+    return f.format(v);
+  }
   function fmtValue(v, unit, missing) {
     if (v === null || v === undefined) return missing === undefined ? "n/a" : missing;
     var a = Math.abs(v);
@@ -39,7 +43,7 @@
     return d <= -0.10 ? "neg2" : "neg";
   }
   function fmtBs(bs) { return String(bs / 1024) + "KiB"; }
-  function fmtCap(n) { return n ? (n / 1e9).toLocaleString("en-US", {maximumFractionDigits: 1}) + " GB" : "—"; }
+  function fmtCap(n) { return n ? fixed(n / 1e9, 1) + " GB" : "—"; }
   function day(iso) { return iso ? iso.slice(0, 10) : "—"; }
   function el(tag, attrs, kids) {
     var e = document.createElement(tag);
