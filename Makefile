@@ -14,32 +14,65 @@ PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # rustup puts cargo in ~/.cargo/bin, which a non-login shell may not have on its PATH
 CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
-# chromium prints the reports' PDF (and renders them in the report tests); fonts-dejavu-core is the
-# font the report's HTML and plots name; poppler-utils checks the printed pages.
-DEB_PACKAGES := fio util-linux e2fsprogs procps chromium fonts-dejavu-core poppler-utils fuse3
+# Each target installs what it uses (make demo needs neither QEMU nor the lab's drive tools).
+# ssdpts and its demo: fio; chromium prints the reports' PDF; fonts-dejavu-core is the font the
+# report's HTML and plots name.
+DEB_PACKAGES := fio util-linux procps chromium fonts-dejavu-core
+# The tests add: e2fsprogs (filesystems on their loop devices), poppler-utils (checks the printed
+# pages); the reference SSD (make refssd) is served through fuse3.
+TEST_PACKAGES := e2fsprogs poppler-utils
+REFSSD_PACKAGES := fuse3
 # The device lab (tests/lab, docs/lab.md): QEMU, a static busybox for the guest's initramfs and the
 # drive tools the guest runs from the host's root filesystem. Its guest kernel is not installed:
 # the lab downloads Debian's linux-image-amd64 package itself and caches it (SSDPTS_LAB_CACHE).
 # blktrace records traces in the guest, whose kernel allows it; its blkparse is the reference the
 # tests hold ssdpts's blktrace reader to.
 LAB_PACKAGES := qemu-system-x86 busybox-static nvme-cli smartmontools hdparm sdparm sg3-utils pciutils blktrace
-.PHONY: install deps refssd demo demo-ssd lint test test-full test-fast test-lab bench
+.PHONY: install install-test deps deps-test rust refssd demo demo-ssd lint test test-full test-fast test-lab bench
+
+# $(call apt,PACKAGES[,apt-get options]): install those of PACKAGES that are missing.
+define apt
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq || exit 1; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(2) $$missing >/dev/null || exit 1; \
+	fi
+endef
 
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	lab=""; for p in $(LAB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || lab="$$lab $$p"; done; \
-	if [ -n "$$missing$$lab" ]; then \
-	  echo "installing Debian packages:$$missing$$lab"; \
-	  $(SUDO) apt-get update -qq || exit 1; \
-	  if [ -n "$$missing" ]; then DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null || exit 1; fi; \
-	  if [ -n "$$lab" ]; then DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$lab >/dev/null || exit 1; fi; \
-	fi
+	$(call apt,$(DEB_PACKAGES))
+
+deps-test: deps
+	$(call apt,$(TEST_PACKAGES))
+	$(call apt,$(LAB_PACKAGES),--no-install-recommends)
 
 install: deps
+	$(PYTHON) -m pip install -q -e .
+
+install-test: deps-test
 	$(PYTHON) -m pip install -q -e '.[test]'
 
-# The reference SSD is a Rust program (cargo from rustup; crates from crates.io, pinned by Cargo.lock).
-refssd:
+# The reference SSD is a Rust program; its crates (crates.io, pinned by Cargo.lock, a version-4 lock
+# file) need Rust $(RUST_MIN) or later. cargo from PATH or rustup; where there is none, Debian's
+# cargo-web (Debian 12: Rust 1.85 or later; its plain 'cargo' package is 1.63, too old for them).
+RUST_MIN := 1.78
+rust:
+	@v=$$($(CARGO) --version 2>/dev/null | cut -d' ' -f2); \
+	if [ -n "$$v" ] && ! printf '%s\n' $(RUST_MIN) "$$v" | sort -V -C; then \
+	  echo "make: refssd needs Rust $(RUST_MIN) or later, but $(CARGO) is $$v: update it (rustup update), then make again" >&2; exit 1; \
+	elif [ -z "$$v" ]; then \
+	  if command -v apt-get >/dev/null && { apt-cache show cargo-web >/dev/null 2>&1 || \
+	       { $(SUDO) apt-get update -qq && apt-cache show cargo-web >/dev/null 2>&1; }; }; then \
+	    echo "installing Debian package: cargo-web (Rust for the reference SSD)"; \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq cargo-web >/dev/null || exit 1; \
+	  else \
+	    echo "make: refssd needs Rust $(RUST_MIN) or later and there is no cargo: install it with rustup (https://rustup.rs) or your distribution's package, then make again" >&2; exit 1; \
+	  fi; \
+	fi
+
+refssd: rust
+	$(call apt,$(REFSSD_PACKAGES))
 	$(CARGO) build --release --locked -q --manifest-path refssd/Cargo.toml
 
 demo: install
@@ -47,28 +80,28 @@ demo: install
 
 # No block of six or more lines written twice in src/ssdpts (pylint's duplicate-code check,
 # configured in pyproject.toml); seconds. Module sizes and layering are tests (tests/unit/test_layout.py).
-lint: install
+lint: install-test
 	$(PYTHON) -m pylint src/ssdpts
 
 demo-ssd: install refssd
 	$(PYTHON) refssd/demo.py
 
-test: install lint refssd
+test: install-test lint refssd
 	$(CARGO) test --release --locked -q --manifest-path refssd/Cargo.toml
 	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" --durations=30
 
-test-full: install refssd
+test-full: install-test refssd
 	$(PYTHON) -m pytest -q -p no:cacheprovider
 
 # The whole device lab: one QEMU guest, every emulated drive, every lab test (about half an hour under TCG).
-test-lab: install
+test-lab: install-test
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/lab
 
 # Unit tests only (no devices, no fio runs): seconds.
-test-fast: install
+test-fast: install-test
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/unit
 
-bench: install refssd
+bench: install-test refssd
 	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test lat --schedule all
 	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test iops
 	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
