@@ -70,7 +70,9 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
-                   help="purge before each test (default: auto = the strongest method the device supports)")
+                   help="purge before each test (default: auto = the strongest method the device supports; "
+                        f"'ssdpts plan' names those of the device). METHOD: "
+                        f"{', '.join(m for m in PURGE_METHODS if m != 'none')}")
     e.add_argument("--cpus", metavar="LIST", default="",
                    help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
     e.add_argument("--realtime", action="store_true",
@@ -90,6 +92,13 @@ def add_run_directory_options(p, *, many: bool = False) -> None:
     p.add_argument("--describe", metavar="FILE",
                    help="TOML or JSON file with what no tool can read (NAND type, channels, DRAM, sponsor, notes); stored with the run")
     p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
+
+
+# The --purge names, for the help (device/purge.py's registry; importing it would slow every command's
+# start by 70 ms): tests/unit/test_purge_names.py holds this list to method_names().
+PURGE_METHODS = ("none", "nvme-sanitize-block", "nvme-sanitize-crypto", "nvme-format", "nvme-format-crypto",
+                 "ata-sanitize-block", "ata-sanitize-crypto", "ata-secure-erase-enhanced", "ata-secure-erase",
+                 "scsi-sanitize-block", "scsi-sanitize-crypto", "scsi-format", "discard", "zero-fill", "file-recreate")
 
 
 @dataclass

@@ -46,6 +46,7 @@ def cmd(args) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    from ..device.identify import purge_facts
     from ..device.purge import select_purge
     from ..engine.base import Area, Batch
     from ..engine.jobfile import render_job_file, zoned_abs
@@ -62,9 +63,12 @@ def cmd(args) -> int:
     usable, verdict = plan_verdict(args, prep)
     c.print(("[bold]safety[/] " if usable else "[bold red]refused[/] ") + escape(verdict))
     ar = active_range_bytes(target.size_bytes, spec.ar_pct)
-    purge = select_purge(target, spec.purge)
+    info = purge_facts(target) if target.kind == "block" else None  # the device probed once (read-only)
+    purge = select_purge(target, spec.purge, info)
     c.print(f"[bold]target[/] {target.path} ({target.kind}, {target.size_bytes / 1e9:.2f} GB, model {target.model or '—'}, "
             f"serial {target.serial or '—'})")
+    c.print(f"[bold]purge[/] {purge.name}" + (" (auto)" if spec.purge == "auto" else "")
+            + f"; --purge methods this device supports: {', '.join(supported_purges(target, info))}")
     c.print(f"[bold]settings[/] profile {spec.profile}, PTS {spec.pts_version}, TC{spec.tc}/QD{spec.qd}, active range "
             f"{spec.ar_pct:g}% = {ar / 1e9:.2f} GB, step {spec.step_seconds:g} s, at most {spec.max_rounds} rounds, "
             f"ioengine {spec.ioengine}, seed {spec.seed}")
@@ -139,6 +143,24 @@ def cmd(args) -> int:
         c.print(f"[bold red]'ssdpts run' would refuse this target[/]: {escape(verdict)}")
         return 2
     return 0
+
+
+def supported_purges(target, info: dict | None) -> list[str]:
+    """The --purge methods ``target`` supports: those 'ssdpts run' would accept for it (select_purge
+    on the device's capabilities, ``info``), strongest first as the registry lists them."""
+    from ..device.purge import method_names, select_purge
+    from ..errors import UserError
+
+    out = []
+    for name in method_names():
+        if name == "auto":
+            continue
+        try:
+            select_purge(target, name, info if info is not None else {})
+        except UserError:
+            continue
+        out.append(name)
+    return out
 
 
 def plan_verdict(args, prep) -> tuple[bool, str]:
