@@ -51,7 +51,7 @@ install: deps
 	$(PYTHON) -m pip install -q -e .
 
 install-test: deps-test
-	$(PYTHON) -m pip install -q -e '.[test]'
+	$(PYTHON) -m pip install -q -e '.[test,parquet]'
 
 # The reference SSD is a Rust program; its crates (crates.io, pinned by Cargo.lock, a version-4 lock
 # file) need Rust $(RUST_MIN) or later. cargo from PATH or rustup; where there is none, Debian's

@@ -12,7 +12,7 @@ Schema (version in ``PRAGMA user_version``; every column documented in docs/resu
     measurements  one row per measurement-window table cell: run, test, part, metric, block size,
                   mix, point, value, unit, steady_state_reached
 
-stdlib sqlite3 only; pyarrow is imported for Parquet export alone (optional, not a dependency).
+stdlib sqlite3 only; pyarrow is imported for Parquet export alone (the 'parquet' extra, not a dependency).
 """
 
 from __future__ import annotations
@@ -400,8 +400,8 @@ def export(rows: list[dict[str, Any]], fmt: str, out: str | Path | None = None) 
             import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError:
-            raise UserError("parquet export needs pyarrow, which is not installed: pip install pyarrow "
-                            "(or export --format csv or json)") from None
+            raise UserError("parquet export needs pyarrow, which is not installed: pip install 'ssdpts[parquet]' "
+                            "(or export --format csv or json, which need nothing more)") from None
         if out is None:
             raise UserError("parquet is binary: give a file with --out FILE.parquet")
         schema = pa.schema([(n, getattr(pa, _col_type(n))()) for n in EXPORT_FIELDS])

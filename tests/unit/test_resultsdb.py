@@ -207,7 +207,7 @@ def test_export_filters_and_formats(runs, tmp_path, monkeypatch):
 
     with monkeypatch.context() as mp:
         mp.setattr(builtins, "__import__", no_pyarrow)
-        with pytest.raises(UserError, match="pip install pyarrow") as exc:
+        with pytest.raises(UserError, match=r"pip install 'ssdpts\[parquet\]'") as exc:
             R.export(rows, "parquet", tmp_path / "x.parquet")
         assert "\n" not in str(exc.value)
 
@@ -220,6 +220,24 @@ def test_parquet_round_trip(runs, tmp_path):
     R.export(rows, "parquet", tmp_path / "x.parquet")
     back = pq.read_table(tmp_path / "x.parquet").to_pylist()
     assert back == rows
+
+
+def test_parquet_from_the_command_line(runs, tmp_path, capsys):
+    """What a data scientist types: typed columns, one row per measurement (the 'parquet' extra)."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ssdpts.cli.main import main
+
+    db = str(tmp_path / "r.db")
+    assert main(["db", "add", str(runs["a"]), "--db", db]) == 0
+    assert main(["db", "export", "--db", db, "--format", "parquet", "--out", str(tmp_path / "lib.parquet")]) == 0
+    table = pq.read_table(tmp_path / "lib.parquet")
+    types = {f.name: str(f.type) for f in table.schema}
+    assert (types["value"], types["block_size_bytes"], types["metric"], types["pts_compliant"]) == \
+           ("double", "int64", "string", "int64")
+    with R.ResultsDB(db) as d:
+        assert table.num_rows == len(d.export_rows()) > 100
+    assert main(["db", "export", "--db", db, "--format", "parquet"]) == 2  # binary: a file is needed
+    assert "--out FILE.parquet" in capsys.readouterr().err
 
 
 def test_schema_versions(tmp_path):

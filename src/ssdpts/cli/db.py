@@ -46,7 +46,8 @@ def add_parser(sub) -> None:
     e = dsub.add_parser("export", help="export every measurement-window value (one row per table cell)")
     _db_opt(e)
     e.add_argument("--format", default="csv", choices=("csv", "json", "parquet"),
-                   help="csv (default), json (an array of objects) or parquet (needs pyarrow)")
+                   help="csv (default), json (an array of objects) or parquet (typed columns; needs the parquet "
+                        "extra: pip install 'ssdpts[parquet]')")
     e.add_argument("--out", metavar="FILE", help="write here (default: standard output; parquet needs a file)")
     e.add_argument("--metric", help="only this metric (iops, read_mb_per_s, lat_mean_us, ...)")
     _filters(e)
