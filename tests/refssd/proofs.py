@@ -640,13 +640,26 @@ def _bursts_and_idles(drive: Drive, bursts: list[dict], planned_idle_s: float):
 
 
 def hir_proof(run: Run, drive: Drive, step_s: float) -> Verdict:
-    """HIR on the reference SSD: after every burst the drive was idle for the wait state's PTS
-    idle (at step_s per PTS minute); each burst ran the commands ssdpts counted, at the rate ssdpts
+    """HIR on the reference SSD: ssdpts's preconditioning verdict is the PTS rule's on its values;
+    after every burst the drive was idle for the wait state's PTS idle (at step_s per PTS minute); each burst ran the commands ssdpts counted, at the rate ssdpts
     reports, and so did each baseline; the simulator's idle GC collected blocks in every wait
     state, more (up to its target) the longer the idle, and ssdpts's burst IOPS rank the wait
     states as those blocks do."""
     v = Verdict("hir")
     c = drive.commands()
+    # preconditioning: ssdpts's verdict is the PTS rule's on its values (the round's last minute);
+    # whether steady state came within the rounds allowed is the host's and the drive's affair
+    pre = run.summary["parts"]["hir-precondition"]["steady_state"]
+    last_minute = {}
+    for s in run.of("hir", "precondition"):
+        last_minute[s["round"]] = (s["index"], s["measurement"]["iops"])
+    per_round = {"pre": {r: x for r, (_i, x) in last_minute.items()}}
+    reached = first_steady_round(per_round)
+    rounds = sorted(per_round["pre"])
+    expect = (True, list(range(reached - 4, reached + 1))) if reached else (False, rounds[-5:])
+    v.check("preconditioning verdict", (pre["reached"], pre["window_rounds"]) == expect,
+            f"ssdpts: reached {pre['reached']}, window {pre['window_rounds']}; the rule on its values: "
+            f"reached {expect[0]}, window {expect[1]}")
     waits = [s for s in run.of("hir", "wait-states")]
     segs = {x["cell"]: x for x in run.summary["parts"]["hir-wait-states"]["table"]["segments"]}
     rows = []
@@ -698,7 +711,8 @@ def hir_proof(run: Run, drive: Drive, step_s: float) -> Verdict:
                     and not b["ssdpts_burst_iops"] > a["ssdpts_burst_iops"]:
                 rank.append((a["wait_state"], b["wait_state"]))
     v.check("ranked as the idle GC", not rank, f"wait states whose bursts are not ranked as the blocks collected: {rank}")
-    v.figures = {"wait_states": rows}
+    v.figures = {"wait_states": rows, "precondition_reached": pre["reached"], "precondition_window": pre["window_rounds"],
+                 "precondition_values": [per_round["pre"][r] for r in pre["window_rounds"] if r in per_round["pre"]]}
     return v
 
 
