@@ -1,7 +1,9 @@
 """`pip install .` into a clean virtual environment (no system site packages), then `ssdpts report
 RUN`: the report needs nothing its package does not declare or carry (the templates, d3 in
-templates/vendor), and both formats come out with every plot drawn. Needs the package index
-(pip fetches jinja2, numpy, rich) and Chromium for the PDF."""
+templates/vendor), and both formats come out with every plot drawn; the results library's site
+(`ssdpts db site`: its templates) works from the same install, and Parquet export, an extra, says in
+one line how to get it. Needs the package index (pip fetches jinja2, numpy, rich) and Chromium for
+the PDF."""
 
 from __future__ import annotations
 
@@ -46,3 +48,17 @@ def test_pip_install_in_a_clean_venv_then_report(tmp_path):
     assert (out / "report.pdf").read_bytes()[:5] == b"%PDF-"
     got = drawn(out / "report.html")
     assert got["problems"] == [] and got["plots"] >= 5, got
+
+    def ssdpts(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(venv / "bin" / "ssdpts"), *argv], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+
+    lib = str(tmp_path / "lib.db")
+    assert ssdpts("db", "add", str(store.path), "--db", lib).returncode == 0
+    site = ssdpts("db", "site", str(tmp_path / "site"), "--db", lib)
+    assert site.returncode == 0, site.stderr
+    got = drawn(tmp_path / "site" / "index.html")
+    assert got["problems"] == [] and got["plots"] == 1, got  # the trend plot, drawn by the reports' chart.js
+    pq = ssdpts("db", "export", "--db", lib, "--format", "parquet", "--out", str(tmp_path / "lib.parquet"))
+    assert pq.returncode == 2 and len(pq.stderr.strip().splitlines()) == 1, pq.stderr
+    assert "pip install 'ssdpts[parquet]'" in pq.stderr
