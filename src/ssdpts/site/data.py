@@ -73,10 +73,11 @@ def headline_cells(run: RunResults) -> list[tuple[dict, float | None, bool | Non
                         and (mix is None or r.mix == mix) and (point is None or r.point == point)), None)
             if row is None:
                 continue
-            label = f"{sp.title}: {row.label}" + (f" {SHORT[row.metric]}" if row.metric in SHORT else "")
+            cell = row.label + (f" {SHORT[row.metric]}" if row.metric in SHORT else "")
+            where = sp.test.upper() + (f" {sp.part.split('-', 1)[1]}" if "-" in sp.part else "")
             col = {"key": _cell_key(sp.part, row.metric, row.block_size_bytes, row.mix, row.point), "test": sp.test,
-                   "part": sp.part, "label": label, "unit": row.unit, "kind": METRICS[row.metric].kind,
-                   "order": [order.get(sp.test, 99), sp.part, n]}
+                   "part": sp.part, "label": f"{sp.title}: {cell}", "short": f"{where}: {cell}", "unit": row.unit,
+                   "kind": METRICS[row.metric].kind, "order": [order.get(sp.test, 99), sp.part, n]}
             out.append((col, row.values[0], sp.reached[0]))
     return out
 

@@ -443,19 +443,18 @@
     {key: "capacity", label: "capacity", num: true, get: function (r) { return r.capacity; }, show: function (r) { return fmtCap(r.capacity); }},
     {key: "tests", label: "tests", get: function (r) { return r.tests.join(","); }},
     {key: "ss", label: "steady state", get: function (r) { return Object.keys(r.ss).filter(function (p) { return r.ss[p] === false; }).length; },
-     cell: function (r) {
-       return el("span", {}, Object.keys(r.ss).map(function (pid) {
-         var v = r.ss[pid];
-         return el("span", {cls: v === false ? "bad" : (v ? "ok" : "na"), title: pid + ": " + (v === false ? "steady state NOT reached" : (v ? "steady state reached" : "no steady-state rule"))},
-           [pid + (v === false ? " ✗" : (v ? " ✓" : ""))]);
-       }));
+     cell: function (r) {  // ✓ when every part with a steady-state rule reached it, else the parts that did not
+       var pids = Object.keys(r.ss), missed = pids.filter(function (p) { return r.ss[p] === false; });
+       var all = pids.map(function (p) { return p + ": " + (r.ss[p] === false ? "NOT reached" : (r.ss[p] ? "reached" : "no steady-state rule")); }).join("\n");
+       if (!pids.length) return el("span", {cls: "na", text: "—"});
+       return missed.length ? el("span", {cls: "bad", title: all, text: missed.join(" ") + " ✗"}) : el("span", {cls: "ok", title: all, text: "✓"});
      }},
     {key: "profile", label: "profile", get: function (r) { return r.profile; }, show: function (r) {
       return (r.profile || "—") + (r.tc ? " TC" + r.tc + "/QD" + r.qd : "") + (r.step_s && r.step_s !== 60 ? " · " + r.step_s + " s steps" : ""); }},
     {key: "host", label: "host", get: function (r) { return r.host; }}
   ];
   SITE.columns.forEach(function (c) {
-    COLS.push({key: "h:" + c.key, label: c.label + " (" + c.unit + ")", num: true, col: c,
+    COLS.push({key: "h:" + c.key, label: (c.short || c.label) + " (" + c.unit + ")", title: c.label + " (" + c.unit + ")", num: true, col: c,
                get: function (r) { return r.h[c.key]; }, show: function (r) { return fmtValue(r.h[c.key], c.unit, "—"); }});
   });
   var FILTERS = [["model", "every model"], ["firmware", "every firmware"], ["host", "every host"], ["test", "every test"],
@@ -507,7 +506,7 @@
     var hr = el("tr", {}, [el("th", {scope: "col", title: "select runs to compare", text: "✓"})]);
     COLS.forEach(function (c) {
       var arrow = state.sort.key === c.key ? (state.sort.dir > 0 ? " ▲" : " ▼") : "";
-      hr.appendChild(el("th", {scope: "col", "data-key": c.key, cls: c.num ? "num sortable" : "sortable", title: "sort by " + c.label,
+      hr.appendChild(el("th", {scope: "col", "data-key": c.key, cls: c.num ? "num sortable" : "sortable", title: "sort by " + (c.title || c.label),
         onclick: function () { state.sort = {key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : (c.num ? -1 : 1)}; renderIndex(); }},
         [c.label + arrow]));
     });
@@ -838,7 +837,7 @@
         SITE.columns.map(function (c) { return el("option", {value: c.key, text: c.label + " (" + c.unit + ")"}); }))]),
       el("label", {}, [" against ", el("select", {id: "trend-x", onchange: function (e) { state.trend.x = e.target.value; drawTrend(); }},
         [el("option", {value: "date", text: "date"}), el("option", {value: "firmware", text: "firmware"})])]),
-      el("span", {cls: "note", text: "  one line per model, of the runs the table shows; hollow: steady state NOT reached"}));
+      el("span", {cls: "note", text: "  one line per model (against firmware: through the median of its runs of each), of the runs the table shows; hollow: steady state NOT reached"}));
   }
   function trendSpec(col, runs, x) {
     var models = [], pts = {};
@@ -863,6 +862,10 @@
         all = all.concat(ys);
         var notes = rs.map(function (r) { return r.name + " · " + (r.firmware || "—") + " · " + day(r.created); });
         ax.line(xs, ys, {color: cs[i], lw: 1.2, ls: x === "date" ? "-" : "none", marker: MARKERS[i % MARKERS.length], ms: 5, label: m, series: ser(m, col.unit, x, notes)});
+        if (x === "firmware") {  // the model's line: through the median of its runs of each firmware
+          var at = Array.from(new Set(xs)).sort(function (a, b) { return a - b; });
+          ax.line(at, at.map(function (v) { return d3.median(ys.filter(function (y, k) { return xs[k] === v; })); }), {color: cs[i], lw: 1.2});
+        }
         var hollow = rs.filter(function (r) { return r.ss[col.part] === false; });
         if (hollow.length) ax.line(hollow.map(xOf), hollow.map(function (r) { return r.h[col.key]; }), {color: cs[i], lw: 0, ls: "none", marker: MARKERS[i % MARKERS.length], ms: 5, mfc: "#ffffff", mec: cs[i]});
       });
