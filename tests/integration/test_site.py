@@ -14,6 +14,8 @@ Set SSDPTS_KEEP_SITE=DIR to keep both sites and screenshots of the pages in DIR.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -235,6 +237,11 @@ def test_search_filters_and_sorting(browser, real):
     p.js("(() => { const q = document.getElementById('q'); q.value = 'b.img'; q.dispatchEvent(new Event('input')); })()")
     assert [r["uid"] for r in rows(p)] == [uid_of(runs["b"])]
     assert p.js("document.getElementById('shown').textContent") == "1 of 5 runs shown"
+    table = list(csv.reader(io.StringIO(p.js("ssdptsSite.csv()"))))  # what the CSV link downloads: the rows shown
+    (row,) = [dict(zip(table[0], r)) for r in table[1:]]
+    b = next(r for r in index_data(site)["runs"] if r["uid"] == uid_of(runs["b"]))
+    assert row["run_uid"] == b["uid"] and row["tests"] == "lat" and row["steady_state_not_reached"] == "lat"
+    assert float(row["Latency: RND 4KiB 0/100 mean (µs)"]) == b["h"]["lat|lat_mean_us|4096|0/100|"]
     p.js("document.querySelector('.filters button').click()")  # clear
     assert len(rows(p)) == 5
     p.js("(() => { const s = document.getElementById('f-status'); s.value = 'damaged'; s.dispatchEvent(new Event('change')); })()")

@@ -58,6 +58,19 @@
     return e;
   }
 
+  function csvText(rows) {  // RFC 4180: a field with a comma, a quote or a line break is quoted
+    return rows.map(function (r) {
+      return r.map(function (v) {
+        var t = v === null || v === undefined ? "" : String(v);
+        return /[",\n\r]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+      }).join(",");
+    }).join("\r\n") + "\r\n";
+  }
+  function csvLink(name, rows) {  // a link that downloads the rows (made when clicked: the table may have changed)
+    return el("a", {cls: "csv", href: "#", download: name, title: "download as CSV (unrounded numbers)", text: "CSV",
+      onclick: function (e) { e.currentTarget.href = URL.createObjectURL(new Blob([csvText(rows())], {type: "text/csv"})); }});
+  }
+
   // ---- compare.py: delta, labels, settings, the parts several runs share ----------------------------
   function delta(value, base, kind) {
     if (value === null || base === null || value === undefined || base === undefined || value <= 0 || base <= 0) return null;
@@ -500,6 +513,16 @@
       renderIndex();
     }}));
     box.appendChild(el("span", {id: "shown", cls: "note"}));
+    box.appendChild(csvLink("ssdpts-runs.csv", indexCsv));
+  }
+  function indexCsv() {
+    var head = ["run_uid", "run_name", "status", "created", "vendor", "model", "firmware", "serial", "capacity_bytes", "tests",
+                "profile", "threads", "iodepth", "step_seconds", "host", "steady_state_not_reached"];
+    return [head.concat(SITE.columns.map(function (c) { return c.label + " (" + c.unit + ")"; }))].concat(visible().map(function (r) {
+      return [r.uid, r.name, r.status, r.created, r.vendor, r.model, r.firmware, r.serial, r.capacity, r.tests.join(" "),
+              r.profile, r.tc, r.qd, r.step_s, r.host, Object.keys(r.ss).filter(function (p) { return r.ss[p] === false; }).join(" ")]
+        .concat(SITE.columns.map(function (c) { return r.h[c.key]; }));
+    }));
   }
   function renderIndex() {
     var runs = visible(), thead = document.querySelector("#runs thead"), tbody = document.querySelector("#runs tbody");
@@ -626,7 +649,11 @@
       })));
     });
     t.appendChild(tb);
-    return el("figure", {cls: "table", id: id}, [el("figcaption", {text: title}), el("div", {cls: "scroll"}, [t]), note ? el("p", {cls: "note", text: note}) : null]);
+    var csv = csvLink(id + ".csv", function () {
+      return [cols].concat(rows.map(function (row) { return row.map(function (c, i) { return i && c.v !== null ? c.v : c.t; }); }));
+    });
+    return el("figure", {cls: "table", id: id}, [el("figcaption", {}, [title + " ", csv]), el("div", {cls: "scroll"}, [t]),
+      note ? el("p", {cls: "note", text: note}) : null]);
   }
   function mark(text, ss) { return ss === false ? text + " †" : text; }
   function valueCell(v, unit, ss) { return cell(mark(fmtValue(v, unit), ss), v, v === null ? "na" : (ss === false ? "nss" : "")); }
@@ -918,6 +945,7 @@
     },
     ready: function () { return new Promise(function (res) { (function wait() { if (state.comparison || state.selected.length < 2) res(state.comparison); else setTimeout(wait, 20); })(); }); },
     comparison: function () { return state.comparison; },
+    csv: function () { return csvText(indexCsv()); },
     specs: function () { return state.specs; }
   };
   window.ssdptsSiteReadyMs = performance.now();
