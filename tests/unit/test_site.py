@@ -115,6 +115,22 @@ def test_damaged_and_moved_runs_are_marked(library, tmp_path):
     assert "is not at" in by[missing.name]["problems"][0]
 
 
+def test_a_run_gone_from_its_directory_leaves_the_site_too(library, tmp_path):
+    _, runs = library
+    run = tmp_path / "runs" / runs["b1"].name
+    shutil.copytree(runs["b1"], run)
+    with ResultsDB(tmp_path / "r.db") as d:
+        d.add([run])
+    build(tmp_path / "site", tmp_path / "r.db")
+    (row,) = index_data(tmp_path / "site")["runs"]
+    assert (tmp_path / "site" / row["report"]).is_file() and (tmp_path / "site" / row["data"]).is_file()
+    shutil.rmtree(run)
+    build(tmp_path / "site", tmp_path / "r.db")
+    (gone,) = index_data(tmp_path / "site")["runs"]
+    assert gone["status"] == "missing" and not (tmp_path / "site" / row["report"]).exists()
+    assert not (tmp_path / "site" / row["data"]).exists() and not (tmp_path / "site" / "runs" / row["uid"]).exists()
+
+
 def test_device_strings_cannot_inject_markup(library, tmp_path):
     _, runs = library
     run = tmp_path / "runs" / runs["a1"].name

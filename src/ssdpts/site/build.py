@@ -171,7 +171,8 @@ def _build(site: Path, db_rows: list[dict], library: str, reports: bool, jobs: i
         fp = _fingerprint(path, db_row) if path.is_dir() else None
         old = before.get(uid)
         report = f"runs/{uid}/report.html"
-        if fp is None:
+        if fp is None:  # its directory is gone: listed from the library alone, what the site had of it goes
+            _drop(site, uid, old)
             now[uid] = {"fp": None, "row": data.missing_row(db_row), "cols": []}
             continue
         if old and old.get("fp") == fp and (site / old["row"].get("data", "")).is_file() \
@@ -184,6 +185,7 @@ def _build(site: Path, db_rows: list[dict], library: str, reports: bool, jobs: i
             row, cols, run_data = _read(path, db_row)
         except UserError as exc:
             out.problems.append(f"{path}: {exc}")
+            _drop(site, uid, old)
             now[uid] = {"fp": None, "row": {**data.missing_row(db_row), "status": "unreadable",
                                             "problems": [str(exc)]}, "cols": []}
             continue
@@ -198,17 +200,23 @@ def _build(site: Path, db_rows: list[dict], library: str, reports: bool, jobs: i
     _render_all(site, todo, now, out, jobs, log)
     for uid, old in before.items():  # runs the library no longer has: their files go
         if uid not in now:
-            for rel in (old.get("row", {}).get("data"), old.get("row", {}).get("report")):
-                if rel:
-                    (site / rel).unlink(missing_ok=True)
-            try:
-                (site / "runs" / uid).rmdir()
-            except OSError:
-                pass
+            _drop(site, uid, old)
             out.removed += 1
     _write_page(site, now, library)
     out.seconds = time.monotonic() - t0
     return out
+
+
+def _drop(site: Path, uid: str, entry: dict | None) -> None:
+    """Remove what the site has of a run (its data and report)."""
+    row = (entry or {}).get("row") or {}
+    for rel in (row.get("data"), row.get("report")):
+        if rel:
+            (site / rel).unlink(missing_ok=True)
+    try:
+        (site / "runs" / uid).rmdir()
+    except OSError:
+        pass
 
 
 def _render_all(site: Path, todo: list[tuple[str, str, str]], now: dict[str, dict], out: Built, jobs: int | None,
