@@ -80,7 +80,7 @@ def _num(v: float | None) -> str:
 
 def tracking_text(t) -> str:
     """'RND 4KiB 0/100 IOPS 10,128: range 12.1%/20% excursion 3.0%/10%' (✓ steady, ✗ not yet)."""
-    head = f"{t.name} {_num(t.value)}"
+    head = f"{t.name} {_num(t.value)}" + ("" if t.unit in t.name else f" {t.unit}")
     if t.reached is None:
         return f"{head} ({t.rounds} of 5 rounds)"
     mark = "✓" if t.reached else "✗"
