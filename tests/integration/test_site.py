@@ -228,6 +228,14 @@ def test_the_index_lists_every_run_and_marks_the_damaged_one(browser, real):
     assert all(r["status"] == "complete" for u, r in by.items() if u != uid_of(runs["damaged"]))
     assert p.js(PLOTS_DRAWN_JS)["problems"] == []  # the trend plot
     assert p.js("window.ssdptsSiteReadyMs") < 5000
+    # hovering a point of the trend names its run
+    x, y = p.js("""(() => { const q = window.SSDPTS_HOVER.trend.s[0].p[0], svg = document.querySelector('#trend svg');
+      const pt = svg.createSVGPoint(); pt.x = q[0]; pt.y = q[1];
+      window.scrollTo(0, pt.matrixTransform(svg.getScreenCTM()).y + window.scrollY - 300);
+      const r = pt.matrixTransform(svg.getScreenCTM()); return [r.x, r.y]; })()""")
+    p.mouse("mouseMoved", x + 1, y + 1)
+    tip = p.js("(() => { const t = document.getElementById('tip'); return t && !t.hidden ? t.textContent : ''; })()")
+    assert "µs" in tip and any(r.name in tip for r in runs.values()), tip
     shot(p, "real-index")
 
 

@@ -27,7 +27,7 @@ def _filters(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("db", help="the results library: add runs, list them, export the data set",
+    p = sub.add_parser("db", help="the results library: add runs, list them, export the data set, build its site",
                        description=__doc__)
     dsub = p.add_subparsers(dest="db_command", metavar="ACTION", parser_class=type(p))
     dsub.required = True

@@ -663,11 +663,32 @@
     fig._spec = spec;
     return fig;
   }
+  var tip = null;
+  function hover(fig, d) {  // the nearest drawn point's series, x and value (chart.js: window.SSDPTS_HOVER)
+    var svg = fig.querySelector("svg");
+    if (!svg || !d) return;
+    tip = tip || document.body.appendChild(el("div", {id: "tip", hidden: true}));
+    svg.addEventListener("mousemove", function (e) {
+      var m = svg.getScreenCTM(), pt = svg.createSVGPoint(), best = null, bestD = Infinity;
+      if (!m) return;
+      pt.x = e.clientX; pt.y = e.clientY;
+      var p = pt.matrixTransform(m.inverse());
+      d.s.forEach(function (s) { s.p.forEach(function (q, i) { var dd = Math.hypot(q[0] - p.x, q[1] - p.y); if (dd < bestD) { bestD = dd; best = [s, i]; } }); });
+      if (!best || bestD > 14 / m.a) { tip.hidden = true; return; }
+      var s = best[0], q = s.p[best[1]], x = s.x === "date" ? new Date(q[2] * 864e5).toISOString().slice(0, 16).replace("T", " ") : q[2];
+      var at = s.x ? (s.x !== "date" ? s.x + " " : "") + (typeof x === "number" ? fmtValue(x, "") : x) + ": " : "";
+      tip.textContent = [s.n, at + fmtValue(q[3], s.u) + (s.u ? " " + s.u : ""), s.t ? s.t[best[1]] : ""].filter(Boolean).join("\n");
+      tip.hidden = false;
+      tip.style.left = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8) + "px";
+      tip.style.top = Math.min(e.clientY + 14, window.innerHeight - tip.offsetHeight - 8) + "px";
+    });
+    svg.addEventListener("mouseleave", function () { tip.hidden = true; });
+  }
   function drawPlots(root) {
     window.ssdptsPlotErrors = [];
     root.querySelectorAll("figure.plot").forEach(function (fig) {
       if (!fig._spec) return;
-      try { window.ssdptsDraw(fig, fig.id, fig._spec); } catch (e) {
+      try { hover(fig, window.ssdptsDraw(fig, fig.id, fig._spec)); } catch (e) {
         window.ssdptsPlotErrors.push(fig.id + ": " + e);
         fig.appendChild(el("p", {cls: "plot-error", text: "This plot could not be drawn (" + e + ")."}));
       }
@@ -888,7 +909,8 @@
         var xs = rs.map(xOf), ys = rs.map(function (r) { return r.h[col.key]; });
         all = all.concat(ys);
         var notes = rs.map(function (r) { return r.name + " · " + (r.firmware || "—") + " · " + day(r.created); });
-        ax.line(xs, ys, {color: cs[i], lw: 1.2, ls: x === "date" ? "-" : "none", marker: MARKERS[i % MARKERS.length], ms: 5, label: m, series: ser(m, col.unit, x, notes)});
+        ax.line(xs, ys, {color: cs[i], lw: 1.2, ls: x === "date" ? "-" : "none", marker: MARKERS[i % MARKERS.length], ms: 5, label: m,
+                         series: ser(m, col.unit, x === "date" ? "date" : "", notes)});
         if (x === "firmware") {  // the model's line: through the median of its runs of each firmware
           var at = Array.from(new Set(xs)).sort(function (a, b) { return a - b; });
           ax.line(at, at.map(function (v) { return d3.median(ys.filter(function (y, k) { return xs[k] === v; })); }), {color: cs[i], lw: 1.2});
