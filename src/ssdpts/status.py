@@ -214,30 +214,29 @@ def _light(line: bytes) -> dict | None:
 
 
 def _lines_backwards(path: Path, block: int = 1 << 16):
-    """steps.jsonl's whole lines from the last to the first (a cut-off last line is skipped)."""
+    """steps.jsonl's whole lines from the last to the first. What follows the file's last newline
+    is a line being written (or cut off by a crash): not a step, skipped however long it is."""
     try:
         f = open(path, "rb")
     except OSError:
         return
     with f:
-        pos = f.seek(0, os.SEEK_END)
-        rest = b""
-        first = True
+        pos, rest, cut = f.seek(0, os.SEEK_END), b"", True
         while pos > 0:
             n = min(block, pos)
             pos -= n
             f.seek(pos)
-            chunk = f.read(n) + rest
-            lines = chunk.split(b"\n")
-            rest = lines[0]
-            tail = lines[1:]
-            if first:
-                tail = tail[:-1]  # after the last newline: empty, or a line being written
-                first = False
-            for line in reversed(tail):
+            lines = (f.read(n) + rest).split(b"\n")
+            rest, body = lines[0], lines[1:]
+            if cut:
+                if not body:  # no newline yet: all of it belongs to the cut-off line
+                    rest = b""
+                    continue
+                body, cut = body[:-1], False
+            for line in reversed(body):
                 if line.strip():
                     yield line
-        if rest.strip() and not first:
+        if rest.strip() and not cut:
             yield rest
 
 

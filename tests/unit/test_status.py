@@ -204,6 +204,16 @@ def test_missing_raw_files_are_damage(runs, tmp_path):
     assert one(run).state == "complete"  # present: the cheap check does not read contents ('ssdpts verify' does)
 
 
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 8, 64])
+@pytest.mark.parametrize("tail", [b"", b"cut-off", b"a long line being writ"])
+def test_lines_are_read_backwards_without_the_line_in_flight(tmp_path, block, tail):
+    p = tmp_path / "steps.jsonl"
+    p.write_bytes(b"one\ntwo\n\nthree 3\n" + tail)
+    assert list(S._lines_backwards(p, block)) == [b"three 3", b"two", b"one"]
+    p.write_bytes(tail)
+    assert list(S._lines_backwards(p, block)) == []
+
+
 def test_proc_locks_parsing(tmp_path):
     p = tmp_path / "locks"
     p.write_text("1: FLOCK  ADVISORY  WRITE 4242 fd:01:123456 0 EOF\n"
