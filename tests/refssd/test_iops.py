@@ -3,9 +3,12 @@ writes first find victims full of valid pages, so the write-heavy cells start sl
 round by round while the valid pages spread out: steady state can only come after that
 transition, not at round 5. The proof (tests/refssd/proofs.py iops_proof): every value in the
 steady-state window is the simulator's own rate over the same step (2%, counted command by
-command from its io log), the window is the one the PTS rule gives on ssdpts's values (an
-independent implementation of the rule) and one the simulator's rates allow. It is shown to fail
-when ssdpts's IOPS are 3% low and when its window is moved by one round either way.
+command from its io log), the window (or ssdpts's "not reached") is the one the PTS rule gives on
+ssdpts's values (an independent implementation of the rule) and one the simulator's rates allow.
+At QD 2 a busy host sets the rate: with another developer's CPU burners on this 2-core machine
+the run went 25 rounds without steady state, and ssdpts said so (the proof checks the verdict, not
+that it came). It is shown to fail when ssdpts's IOPS are 3% low and when its window is moved by
+one round either way.
 
 The drive is 512 MiB (so that one round of the 56 steps writes a small part of it) and the run
 uses TC 1 x QD 2: the drive serves 32 MB/s, and at QD 32 x TC 4 a 1 MiB step would keep 128 MiB
