@@ -182,10 +182,12 @@ def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) 
 
 
 def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict]) -> None:
-    """summary.json against its recorded checksum and against what its steps give. A complete run's
-    summary must be both; an unfinished run's was written when it stopped (resume drops the round
-    in flight afterwards and writes it anew), and a summary made by an older ssdpts (no checksum)
-    may come from an older analysis: for those a difference is a note, not damage."""
+    """summary.json against its recorded checksum and against what its steps give. A summary altered
+    after ssdpts wrote it (its checksum differs) must be what its steps give, or it is damage; one
+    as ssdpts wrote it may still differ from what this ssdpts's analysis makes of the steps (written
+    by another version, or when the run stopped and before resume dropped the round in flight),
+    and one made before checksums were recorded may come from an older analysis: those differences
+    are notes."""
     from ..store import read_json
 
     altered = proof.summary_altered(run_dir, man)
@@ -195,13 +197,17 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict]) -> 
         res.problems.append(Problem(SUMMARY, "cannot be recomputed from its steps", str(exc)))
         return
     shown = "; ".join(d.text("its steps") for d in diffs[:3]) + (f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else "")
-    if diffs and (altered or (altered is False and man.get("status") == "complete")):
-        why = "was altered after ssdpts wrote it" if altered else "does not match its steps"
-        res.problems.append(Problem(SUMMARY, f"{why} ({shown})",
+    if diffs and altered:
+        res.problems.append(Problem(SUMMARY, f"was altered after ssdpts wrote it ({shown})",
                                     "the run's verdicts and tables: readers use the results recomputed from the steps"))
     elif diffs and altered is None:
         res.notes.append(f"{SUMMARY} has no recorded checksum (made by an older ssdpts) and {len(diffs)} of its "
                          f"values differ from what today's analysis makes of its steps ({shown}): it is read as written")
+    elif diffs and man.get("status") == "complete":
+        # as ssdpts wrote it (its checksum), from steps proven by fio's output: an analysis other than
+        # today's wrote it (an ssdpts before or after this one), not an edit
+        res.notes.append(f"{SUMMARY} is as ssdpts wrote it, and {len(diffs)} of its values differ from what this "
+                         f"ssdpts's analysis makes of its steps ({shown}): it is read as written")
     elif diffs:
         res.notes.append(f"{SUMMARY} was written when the run stopped and its steps have changed since (resume drops "
                          f"the round in flight): 'ssdpts resume' writes it anew ({shown})")
