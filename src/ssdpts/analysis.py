@@ -287,6 +287,7 @@ def window_span_of_resume(window_records: list[dict]) -> dict | None:
 
 IDLE_LIMIT_MS = 10.0  # docs/methodology.md "Step boundaries": at most 10 ms without IO between steps
 RESOLUTION_MS = 1.0  # fio's job_runtime is whole milliseconds; the gate's clock is microseconds
+DEVICE_RESOLUTION_MS = 0.001  # the block tracepoints' clock, as trace_pipe prints it (engine/devtrace.py)
 
 
 def _qd1(rec: dict) -> bool:
@@ -316,7 +317,14 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
     kind = ("resume" if session_of(prev) != session_of(rec) else "purge" if prev["phase"] == "purge"
             else "wipc" if prev["phase"] == "wipc"
             else "step" if (prev["phase"], prev["round"]) == (rec["phase"], rec["round"]) else "round")
-    gap_ms = (float(rec["start_time"]) - float(prev["end_time"])) * 1000.0
+    recorded_ms = (float(rec["start_time"]) - float(prev["end_time"])) * 1000.0
+    # The device's view where the run traced it (engine/devtrace.py): the previous step's last
+    # completion to this step's first issue at the block layer. Else fio's timeline, which cannot
+    # see the time from the release to fio's first IO reaching the device, nor from the last
+    # completion to the gate hearing of it (a host stalling fio there is missed).
+    dev = rec.get("device") or {}
+    device_ms = dev.get("gap_ms") if kind != "resume" else None
+    gap_ms = float(device_ms) if device_ms is not None else recorded_ms
     idle, overlap = max(gap_ms, 0.0), max(-gap_ms, 0.0)
     # A planned idle after the previous step (HIR) is part of the test, not a delay: the limit
     # holds for the idle beyond it, and an idle shorter than planned is flagged as well.
@@ -324,26 +332,39 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
     allowed_overlap = 0.0 if _qd1(prev) or _qd1(rec) else \
         float((prev.get("measurement") or {}).get("lat_max_ns") or 0.0) / 1e6
     why = []
+    res = DEVICE_RESOLUTION_MS if device_ms is not None else RESOLUTION_MS
     if kind not in ("resume", "purge"):
-        if idle - planned > IDLE_LIMIT_MS + RESOLUTION_MS:
+        if idle - planned > IDLE_LIMIT_MS + res:
             why.append(f"idle {idle:.1f} ms > {IDLE_LIMIT_MS:g} ms" if not planned else
                        f"idle {idle:.1f} ms > the planned {planned:.0f} ms + {IDLE_LIMIT_MS:g} ms")
-        if planned and idle < planned - RESOLUTION_MS:
+        if planned and idle < planned - res:
             why.append(f"idle {idle:.1f} ms < the planned {planned:.0f} ms")
-        if overlap > allowed_overlap + RESOLUTION_MS:
+        if overlap > allowed_overlap + res:
             why.append(f"overlap {overlap:.1f} ms > {allowed_overlap:.1f} ms"
                        + (" (a TC1/QD1 step)" if allowed_overlap == 0 else " (the previous step's drain)"))
+        busy = int(dev.get("busy_issues") or 0) if device_ms is not None and _qd1(rec) else 0
+        if busy:
+            why.append(f"{busy} IO{'s' if busy != 1 else ''} issued while another was in flight (a TC1/QD1 step)")
     tl = rec.get("timeline") or {}
     return {"after": step_label(prev), "kind": kind, "gap_ms": round(gap_ms, 3), "idle_ms": round(idle, 3),
             **({"planned_idle_ms": round(planned, 3)} if planned else {}),
             "overlap_ms": round(overlap, 3), "allowed_overlap_ms": round(allowed_overlap, 3),
-            "resolution_ms": RESOLUTION_MS, "chained": bool(tl.get("chained", True)), "late_ms": tl.get("late_ms"),
+            "source": "block layer" if device_ms is not None else "fio timeline",
+            "recorded_gap_ms": round(recorded_ms, 3),
+            "resolution_ms": res,
+            "chained": bool(tl.get("chained", True)), "late_ms": tl.get("late_ms"),
             "over_limit": bool(why), "why": "; ".join(why) or None}
 
 
 def unplanned_idle_ms(b: dict) -> float:
     """A boundary's idle beyond its planned idle (HIR), the part the idle limit holds for."""
     return round(max(0.0, float(b["idle_ms"]) - float(b.get("planned_idle_ms") or 0.0)), 3)
+
+
+def recorded_idle_ms(b: dict) -> float:
+    """A boundary's idle beyond its planned idle as fio's timeline saw it (the device's view aside)."""
+    gap = float(b.get("recorded_gap_ms", b["gap_ms"]))
+    return round(max(0.0, max(gap, 0.0) - float(b.get("planned_idle_ms") or 0.0)), 3)
 
 
 def _stat(vals: list[float]) -> dict:
@@ -374,10 +395,19 @@ def boundary_summary(records: list[dict]) -> dict:
         bs = per_round[rno]
         rounds.append({"round": rno, "boundaries": len(bs),
                        "idle_ms": _stat([unplanned_idle_ms(b) for b in bs]), "overlap_ms": _stat([b["overlap_ms"] for b in bs]),
+                       "recorded_idle_ms": _stat([recorded_idle_ms(b) for b in bs]),
                        "over_limit": sum(1 for b in bs if b["over_limit"])})
     wipc = next((r.get("boundary") for r in records if r["phase"] == "wipc" and r.get("boundary")), None)
+    every = within + between
+    sources = sorted({b.get("source", "fio timeline") for b in every})
     return {
         "idle_limit_ms": IDLE_LIMIT_MS, "resolution_ms": RESOLUTION_MS,
+        # where the figures come from: "block layer" (the device's view), "fio timeline", or both
+        "source": " and ".join(sources) if sources else None,
+        "device_boundaries": sum(1 for b in every if b.get("source") == "block layer"),
+        # where the device saw a boundary other than fio's timeline shows it (beyond the timeline's resolution)
+        "differs_from_recorded": sum(1 for b in every if b.get("source") == "block layer"
+                                     and abs(b["gap_ms"] - b.get("recorded_gap_ms", b["gap_ms"])) > RESOLUTION_MS),
         "within_rounds": {"boundaries": len(within), "idle_ms": _stat([unplanned_idle_ms(b) for b in within]),
                           "overlap_ms": _stat([b["overlap_ms"] for b in within]),
                           "over_limit": sum(1 for b in within if b["over_limit"])},
@@ -400,5 +430,8 @@ def run_boundary_summary(parts: list[dict]) -> dict:
             over += g.get("over_limit", 0)
             worst_idle = max(worst_idle, (g.get("idle_ms") or {}).get("worst") or 0.0)
             worst_overlap = max(worst_overlap, (g.get("overlap_ms") or {}).get("worst") or 0.0)
+    sources = sorted({x for b in parts for x in str(b.get("source") or "").split(" and ") if x})
     return {"boundaries": n, "over_limit": over, "worst_idle_ms": round(worst_idle, 3),
-            "worst_overlap_ms": round(worst_overlap, 3), "idle_limit_ms": IDLE_LIMIT_MS}
+            "worst_overlap_ms": round(worst_overlap, 3), "idle_limit_ms": IDLE_LIMIT_MS,
+            "source": " and ".join(sources) if sources else None,
+            "device_boundaries": sum(int(b.get("device_boundaries") or 0) for b in parts)}

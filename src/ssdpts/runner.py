@@ -20,7 +20,7 @@ from typing import Callable, Protocol
 
 from . import analysis, cpus
 from .engine.base import Area, Batch, Executor
-from .errors import DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled
+from .errors import DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
 from .pts.parts import Part
 from .store import RunStore, disk_error, utc_now
 
@@ -153,6 +153,13 @@ def execute(ctx: RunContext) -> dict:
     finally:
         # Nothing started ahead may outlive the run (an interrupt between two rounds, a failure).
         ctx.executor.cancel_ahead()
+        close = getattr(ctx.executor, "close", None)  # the device's block trace (engine/devtrace.py)
+        if close is not None:
+            close()
+            try:  # what the trace saw and cost, now that it has ended
+                store.update_manifest(boundary_source=ctx.executor.boundary_source())
+            except (RunFailed, UserError, OSError):
+                pass
         # The run no longer writes: let 'resume' (also from this same process) take the directory.
         store.unlock()
 
@@ -181,6 +188,9 @@ def _interruption(exc: BaseException) -> dict:
 
 def _finish(ctx: RunContext, status: str, error: str | None = None, interruption: dict | None = None) -> dict:
     changes: dict = {"status": status, "ended": utc_now()}
+    source = getattr(ctx.executor, "boundary_source", None)
+    if source is not None:  # where this session's boundaries came from (engine/devtrace.py)
+        changes["boundary_source"] = source()
     if error:
         changes["error"] = error
     if interruption:
@@ -322,6 +332,8 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
         rec = analysis.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session)
         rec["batch_wall_s"] = round(res.wall_s, 4)
         rec["timeline"] = res.timelines[i] if i < len(res.timelines) else None
+        if i < len(res.devices) and res.devices[i] is not None:
+            rec["device"] = res.devices[i]  # the block layer's view (engine/devtrace.py)
         rec["boundary"] = analysis.boundary(prev, rec)
         rec["telemetry"] = _telemetry(src, ctx.snapshots, rec)
         recs.append(rec)

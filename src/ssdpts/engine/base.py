@@ -49,6 +49,9 @@ class BatchResult:
     # Per step: when its IO ran on the host clock and how that was observed (engine/fio.py
     # step_timeline; docs/results-format.md "timeline").
     timelines: list[dict] = field(default_factory=list)
+    # Per step: its first IO and last completion as the device saw them, and the idle or overlap
+    # into it from the step before (engine/devtrace.py device_view); None where not known.
+    devices: list[dict | None] = field(default_factory=list)
 
 
 class Executor(Protocol):

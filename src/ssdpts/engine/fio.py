@@ -35,6 +35,7 @@ from typing import Callable
 from ..errors import RunFailed, UserError
 from ..pts.workload import Step
 from .base import Batch, BatchResult
+from .devtrace import DeviceTrace, Unavailable as TraceUnavailable, device_view
 from .gate import Entry, Gate
 from .fioparse import FioOutputError, job_measurement, parse_fio_output
 from .jobfile import render_job_file
@@ -190,6 +191,12 @@ class FioExecutor:
         # HIR: the monotonic time until which the last batch asked for no IO (its last step's
         # planned idle after it drained); the next batch's first step is released then.
         self._quiet_until: float | None = None
+        # The device's view of every step boundary (engine/devtrace.py), or why there is none.
+        self._trace: DeviceTrace | None = None
+        self.trace_unavailable: str | None = None
+        self._traced_for: str | None = None
+        self._last_key: int | None = None  # the last step of the previous batch (its end: the next batch's boundary)
+        self._last_stats: dict | None = None
 
     def version(self) -> str:
         if self._version is None:
@@ -201,7 +208,8 @@ class FioExecutor:
         if batch.job_path is None or batch.output_path is None:
             raise ValueError("FioExecutor needs a job path and an output path")
         if self._gate is None:
-            self._gate = Gate()
+            self._gate = Gate(on_release=self._on_release)
+            self._start_trace(batch.filename)
         gate = self._gate
         job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
         log_path = out_path.with_suffix(".log")
@@ -240,6 +248,56 @@ class FioExecutor:
             gate.release(entries[0], until)
         return run
 
+    # ---- the device's view of each boundary (engine/devtrace.py) ----------------------------------
+    def _start_trace(self, filename: str) -> None:
+        if self._traced_for == filename:
+            return
+        self.close()
+        self._traced_for = filename
+        try:
+            self._trace = DeviceTrace(filename)
+            self.trace_unavailable = None
+        except TraceUnavailable as exc:
+            self._trace, self.trace_unavailable = None, str(exc)
+
+    def _on_release(self, e: Entry) -> None:
+        if self._trace is not None and e.released_mono_s is not None:
+            e.trace_key = self._trace.released(e.released_mono_s, e.duration_s)
+
+    def boundary_source(self) -> dict:
+        """Where the run's boundaries come from, for the manifest: the block layer (and which
+        device), or fio's timeline and why."""
+        if self._trace is not None and not self._trace.lost:
+            return {"source": "block layer", "device": self._trace.device}
+        if self._last_stats is not None:  # the trace of this run, closed: what it cost
+            return self._last_stats
+        return {"source": "fio timeline", "why": (self._trace.lost if self._trace else self.trace_unavailable)
+                or "not started"}
+
+    def _device_views(self, run: _Run) -> list[dict | None]:
+        """Per step of a finished batch, what the device saw (devtrace.device_view), None without a trace."""
+        trace = self._trace
+        if trace is None or trace.lost:
+            return [None] * len(run.entries)
+        keys = [e.trace_key for e in run.entries]
+        prev = self._last_key if run.entries and run.entries[0].chained else None
+        settle = self._ahead is None  # nothing follows for now: the child settles up to now
+        # every step's start; the ends of the steps before the last (the last one's end comes with the
+        # next step's first IO, in the next batch's records)
+        trace.views([prev, *keys], settle=settle, ends=[prev, *keys[:-1], *([keys[-1]] if settle else [])])
+        self._last_key = keys[-1] if keys else None
+        offset_s = time.time() - time.monotonic()
+        return [device_view(trace, k, p, offset_s) for k, p in zip(keys, [prev, *keys[:-1]])]
+
+    def close(self) -> None:
+        """Stop the device's trace (the run is over)."""
+        trace, self._trace, self._traced_for = self._trace, None, None
+        if trace is not None:
+            trace.close()
+            self._last_stats = {"source": "block layer", "device": trace.device, **(trace.stats or {})}
+            if trace.overrun:
+                self._last_stats["why"] = f"the trace buffer overran ({trace.overrun} events lost)"
+
     def _kill(self, run: _Run) -> None:
         _stop(run.proc)
         if self._gate is not None:
@@ -260,6 +318,8 @@ class FioExecutor:
                 except (OSError, TypeError):
                     pass
             info = {"steps": len(run.entries), "started": first.started_unix_s is not None, "ran_s": ran}
+            if self._trace is not None:  # nothing follows for now: the trace settles up to here
+                self._trace.views([], settle=True, timeout_s=1.0)
         self._close_gate_if_idle()
         return info
 
@@ -315,6 +375,7 @@ class FioExecutor:
         except BaseException:
             self.cancel_ahead()
             raise
+        result.devices = self._device_views(run)
         last = run.entries[-1]
         begin = last.idle_from_mono_s()
         if batch.steps[-1].idle_after_s and begin is not None:

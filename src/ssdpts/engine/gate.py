@@ -98,6 +98,7 @@ class Entry:
     ended_mono_s: float | None = None
     ended_clones: int = 0
     closed: bool = False
+    trace_key: int | None = None  # the step's key in the device's block trace (engine/devtrace.py)
 
     @property
     def ended(self) -> bool:
@@ -182,6 +183,8 @@ class Gate:
     """A private directory with the FIFOs, and the thread that answers the shells."""
 
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=f"ssdpts-gate-{os.getpid()}-")))
+    # Told of every release right after it (the device's block trace, engine/devtrace.py): must not block.
+    on_release: Callable[[Entry], None] | None = None
 
     def __post_init__(self) -> None:
         _sweep_stale(self.root.parent)
@@ -358,6 +361,11 @@ class Gate:
         e.chained = e.prev is not None
         e.ready_at_release = e.ready_clones >= e.clones
         e.released_mono_s, e.released_unix_s = time.monotonic(), time.time()
+        if self.on_release is not None:  # before the barrier opens: told before the step's first IO
+            try:
+                self.on_release(e)
+            except Exception:  # noqa: BLE001 - a record must never stop the schedule
+                pass
         try:
             os.write(e.fd, b"\n" * e.clones)  # one line per clone: each clone's read takes one
         except OSError:

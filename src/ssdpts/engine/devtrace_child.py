@@ -1,0 +1,208 @@
+"""The tracing child of engine/devtrace.py: ``python -m ssdpts.engine.devtrace_child DEV LEVEL``.
+Owns a private ftrace instance on one device, switches it on and off around step boundaries
+(traceagg.Aggregator.want_open), reads what it holds and answers each step's first issue and last
+completion on its stdout as they become known; the run tells it each release on its stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import select
+import signal
+import sys
+import time
+
+from .traceagg import Aggregator, StepView, parse_chunk, view_json
+
+TICK_S = 0.01  # while tracing is on, what it holds is read this often
+CHUNK_BYTES = 256 * 1024  # read and reduced at a time (~2,500 events, a few ms)
+# The kernel's buffers, all CPUs together: 64 MiB (4 MiB per CPU at least) hold a few seconds of a
+# device at 400k IOPS (~50 bytes an event), what the child may fall behind on a busy host.
+BUFFER_TOTAL_KB = 64 * 1024
+BUFFER_MIN_KB = 4096
+TRACEFS = Path("/sys/kernel/tracing")
+
+
+class _Instance:
+    def __init__(self, dev: str, level: str):
+        self.root = TRACEFS / "instances" / f"ssdpts-dev-{os.getpid()}"
+        self.events = (("block_rq_issue", "block_rq_complete", "block_rq_requeue") if level == "rq"
+                       else ("block_bio_queue", "block_bio_complete"))
+        self.root.mkdir()
+        self.w("tracing_on", "0")
+        self.w("trace_clock", "mono")
+        self.w("buffer_size_kb", str(max(BUFFER_MIN_KB, BUFFER_TOTAL_KB // max(os.cpu_count() or 1, 1))))
+        for ev in self.events:  # this device's requests with data (a flush has none)
+            self.w(f"events/block/{ev}/filter", f"dev == {dev} && nr_sector > 0")
+            self.w(f"events/block/{ev}/enable", "1")
+        self.on = False
+
+    def w(self, rel: str, value: str) -> None:
+        (self.root / rel).write_text(value)
+
+    def switch(self, on: bool) -> None:
+        if on != self.on:
+            self.w("tracing_on", "1" if on else "0")
+            self.on = on
+
+    def overrun(self) -> int:
+        n = 0
+        for cpu in self.root.glob("per_cpu/cpu*/stats"):
+            for line in cpu.read_text().splitlines():
+                if line.startswith("overrun:"):
+                    n += int(line.split()[1])
+        return n
+
+    def remove(self) -> None:
+        try:
+            self.w("tracing_on", "0")
+            for ev in self.events:
+                self.w(f"events/block/{ev}/enable", "0")
+        except OSError:
+            pass
+        for _ in range(50):
+            try:
+                self.root.rmdir()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+
+def _child(dev: str, level: str) -> int:  # pragma: no cover - runs as its own process (tests drive it)
+    """The tracing child: switches its instance on and off (Aggregator.want_open), reads what the
+    trace holds every TICK_S while it is on (a read per event would cost more than the events), and
+    answers each step's start and end as they become known. Events lost to a full buffer (the
+    kernel's overrun count) make every step not yet answered unknown."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run stops it (stdin closed), not Ctrl-C
+    try:  # never at the real-time priority of a --realtime run (inherited): it must not hold fio's CPU
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass
+    try:
+        os.nice(-10)  # it must open its windows on time on a busy host; it works only around boundaries
+    except OSError:
+        pass
+    inst = _Instance(dev, level)
+    agg = Aggregator()
+    out = sys.stdout
+    pipe = os.open(inst.root / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
+    stdin = sys.stdin.fileno()
+    os.set_blocking(stdin, False)
+    buf, inbuf = b"", b""
+    print("ready", flush=True)
+    inst.switch(True)
+    agg.window_opened(time.monotonic_ns())
+    quit_after: int | None = None
+    overrun, checked = 0, 0
+    behind = False
+    s: StepView
+    try:
+        while True:
+            now = time.monotonic_ns()
+            want = agg.want_open(now)
+            if want and not inst.on:
+                inst.switch(True)
+                agg.window_opened(time.monotonic_ns())
+            elif not want and inst.on:
+                agg.window_closed(time.monotonic_ns())
+                inst.switch(False)
+            nxt = agg.next_open_ns()
+            timeout = TICK_S if inst.on or nxt is None else max(0.0, min(TICK_S, (nxt - now) / 1e9))
+            select.select([stdin], [], [], 0.0 if behind else timeout)
+            # The trace first, then every command: a release is written before its step's barrier
+            # opens, so each release before an event read here is read now, and applied first.
+            # A bounded piece at a time: catching up on a backlog must not delay the next window's
+            # opening (the loop comes back to the clock every few ms).
+            chunk = _read_all(pipe, CHUNK_BYTES) or b""
+            behind = len(chunk) >= CHUNK_BYTES
+            data = _read_all(stdin)
+            if data is None:
+                quit_after = quit_after or time.monotonic_ns()
+            else:
+                inbuf += data
+            *cmds, inbuf = inbuf.split(b"\n")
+            settle_now = False
+            for c in cmds:
+                part = c.decode().split()
+                if part and part[0] == "R":
+                    agg.release(int(part[1]), int(part[2]), None if part[3] == "-" else int(part[3]))
+                elif part and part[0] == "F":
+                    settle_now = True
+            buf += chunk
+            cut = buf.rfind(b"\n") + 1  # whole lines now, the rest with the next read
+            if cut:
+                agg.feed_chunk(*parse_chunk(buf[:cut]))
+                buf = buf[cut:]
+                agg.max_lag_ns = max(agg.max_lag_ns, time.monotonic_ns() - agg.last_event_ns)
+            if now - checked > 100_000_000 or settle_now or quit_after is not None:
+                checked = now
+                lost = inst.overrun()
+                if lost > overrun:
+                    overrun = lost
+                    agg.lost()
+            if settle_now:  # the run has ended its steps for now: settle up to now
+                for s in agg.settle(_drain(pipe, agg, inst, buf)):
+                    out.write(view_json(s) + "\n")
+                buf = b""
+                agg.idle = True
+                out.write("settled\n")
+            for s in agg.started():
+                out.write(view_json(s) + "\n")
+            for s in agg.settle():
+                out.write(view_json(s) + "\n")
+            out.flush()
+            if quit_after is not None:
+                for s in agg.settle(_drain(pipe, agg, inst, buf)):
+                    out.write(view_json(s) + "\n")
+                import resource
+
+                ru = resource.getrusage(resource.RUSAGE_SELF)
+                out.write(json.dumps({"overrun": inst.overrun(), "events": agg.events, "windows": agg.n_windows,
+                                      "cpu_s": round(ru.ru_utime + ru.ru_stime, 3), "max_rss_kb": ru.ru_maxrss,
+                                      "max_lag_ms": round(agg.max_lag_ns / 1e6, 1)}) + "\n")
+                out.flush()
+                return 0
+    finally:
+        inst.remove()
+
+
+def _read_all(fd: int, limit: int = 1 << 30) -> bytes | None:  # pragma: no cover - child
+    """Everything waiting on a non-blocking fd (up to about ``limit`` bytes); None at end of input."""
+    parts: list[bytes] = []
+    n = 0
+    while n < limit:
+        try:
+            data = os.read(fd, min(1 << 20, limit - n))
+        except BlockingIOError:
+            break
+        if not data:
+            if not parts:
+                return None
+            break
+        parts.append(data)
+        n += len(data)
+    return b"".join(parts)
+
+
+def _drain(pipe: int, agg: Aggregator, inst: _Instance, rest: bytes = b"") -> int:  # pragma: no cover - child
+    """Read what the trace holds up to now (tracing switched off first), feed it; returns now."""
+    now = time.monotonic_ns()
+    if inst.on:
+        agg.window_closed(now)
+    inst.switch(False)
+    while True:  # a bounded piece at a time (trace_pipe gives about a page a read)
+        chunk = _read_all(pipe, CHUNK_BYTES)
+        if not chunk:
+            break
+        data = rest + chunk
+        cut = data.rfind(b"\n") + 1
+        agg.feed_chunk(*parse_chunk(data[:cut]))
+        rest = data[cut:]
+    if rest:
+        agg.feed_chunk(*parse_chunk(rest))
+    return now
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_child(sys.argv[1], sys.argv[2]))
