@@ -174,23 +174,32 @@ class Recompute:
         boundaries into a later session left out; idle beyond the planned idle (HIR)."""
         p = self.part(pid)
         recs = [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]]
-        idles, overlaps, over = [], [], 0
+        idles, recorded, overlaps, over = [], [], [], 0
         for a, b in zip(recs, recs[1:]):
             if b["phase"] != "round" or b["round"] != rno or a.get("session", 0) != b.get("session", 0):
                 continue
-            gap = (float(b["start_time"]) - float(a["end_time"])) * 1000.0
+            timeline = (float(b["start_time"]) - float(a["end_time"])) * 1000.0
+            # the device's view where the run traced it: the block layer's gap (steps.jsonl "device")
+            device = (b.get("device") or {}).get("gap_ms")
+            gap, res = (float(device), 0.001) if device is not None else (timeline, 1.0)
             idle, overlap = round(max(gap, 0.0), 3), round(max(-gap, 0.0), 3)
             planned = round(float(a.get("planned_idle_after_s") or 0.0) * 1000.0, 3)
             qd1 = any(int(r["workload"]["threads"]) * int(r["workload"]["iodepth"]) == 1 for r in (a, b))
             allowed = 0.0 if qd1 else self.step_value(a, "lat_max_us") / 1e3
             idles.append(round(max(0.0, idle - planned), 3))
+            recorded.append(round(max(0.0, max(timeline, 0.0) - planned), 3))
             overlaps.append(overlap)
+            busy = device is not None and int(b["workload"]["threads"]) * int(b["workload"]["iodepth"]) == 1 \
+                and int((b.get("device") or {}).get("busy_issues") or 0) > 0
             if a["phase"] != "purge":
-                over += (idle - planned > 11.0 or (planned and idle < planned - 1.0) or overlap > allowed + 1.0)
+                over += (idle - planned > 10.0 + res or (planned and idle < planned - res) or overlap > allowed + res
+                         or busy)
         if stat == "boundaries":
             return float(len(idles))
         if stat == "over_limit":
             return float(over)
+        if stat == "recorded_idle_worst":
+            return round(float(max(recorded)), 3)
         vals = idles if stat.startswith("idle") else overlaps
         return round(float(np.median(vals) if stat.endswith("median") else max(vals)), 3)
 

@@ -68,6 +68,19 @@ ADDED["summary"] |= {
     *(f".parts.*.boundaries.rounds[]{x}" for x in _GROUP[1:]), ".parts.*.boundaries.rounds[].round",
 }
 
+# Issue 26 (docs/results-format.md): each round's step lines and summary.json proven by their
+# checksums in the manifest.
+ADDED["manifest"] |= {".parts.*.rounds.*.steps_sha256", ".summary_file", ".summary_file.bytes", ".summary_file.sha256"}
+# Issue 28 (docs/methodology.md "Step boundaries"): each boundary says where its figure comes from
+# (the block layer or fio's timeline) and keeps fio's timeline beside the device's; per part and run
+# the source, and per round the timeline's idle beside the device's.
+_BOUNDARY = (*_BOUNDARY, "source", "recorded_gap_ms")
+ADDED["steps"] |= {".boundary.source", ".boundary.recorded_gap_ms"}
+ADDED["summary"] |= {".boundaries.source", ".boundaries.device_boundaries",
+                     *(f".parts.*.boundaries.{k}" for k in ("source", "device_boundaries", "differs_from_recorded")),
+                     ".parts.*.boundaries.purge_to_wipc.source", ".parts.*.boundaries.purge_to_wipc.recorded_gap_ms",
+                     *(f".parts.*.boundaries.rounds[].recorded_idle_ms{x}" for x in _STAT)}
+
 # Written only by some runs: the gate's own times in a timeline (fio runs, not the model of a
 # drive), the round stopped when the stop rule held (a run that reached steady state on fio).
 OPTIONAL = {
@@ -79,6 +92,16 @@ OPTIONAL = {
                                           "fio_job_runtime_ms", "fio_job_start_unix_ms", "last_start_unix_s")}
     | {".boundary.planned_idle_ms"},
 }
+# ... and a run on fio with the kernel's block tracepoints (issue 28): the device's view of each step,
+# and where the run's boundaries came from with what the trace cost; a loop device over a block device
+# (issue 26) has its backing device in the fingerprint.
+OPTIONAL["steps"] |= {".device", *(f".device.{k}" for k in ("source", "device", "first_issue_unix_s",
+                                                            "last_complete_unix_s", "prev_last_complete_unix_s",
+                                                            "gap_ms", "ios_seen", "busy_issues"))}
+OPTIONAL["manifest"] |= {".boundary_source", *(f".boundary_source.{k}" for k in (
+    "source", "device", "why", "overrun", "events", "windows", "cpu_s", "max_rss_kb", "max_lag_ms")),
+    ".fingerprint.loop.backing_rdev"}
+OPTIONAL["summary"] |= {f".parts.*.boundaries.flagged[].{k}" for k in ("source", "recorded_gap_ms")}
 
 
 def key_paths(doc, path: str = "") -> set[str]:

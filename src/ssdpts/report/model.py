@@ -371,6 +371,12 @@ class Builder:
         for d in sorted(x for x in purges if x):
             if not any(d in dev for dev in devs):  # runs from before purges were listed as deviations
                 extra.append(f"purge: {d}")
+        b = self.run.summary.boundaries or {}
+        if b.get("over_limit"):  # the PTS: no delay between steps; the device saw one
+            by = "the device's view (block layer)" if "block layer" in str(b.get("source") or "") else "fio's timeline"
+            extra.append(f"{b['over_limit']} step boundar{'y' if b['over_limit'] == 1 else 'ies'} over the limits by "
+                         f"{by} (worst idle {b.get('worst_idle_ms', 0):.1f} ms, limit {b.get('idle_limit_ms', 10):g} ms): "
+                         "see Step boundaries")
         if not devs and not extra:
             return None
         title = ("time-compressed — not PTS compliant" if any(d.startswith("time-compressed") for d in devs)
@@ -1421,48 +1427,76 @@ class Builder:
 
     # Step boundaries -------------------------------------------------------------------------
     def boundary_section(self, tests: list[str]) -> Section | None:
-        """Per part and round: median and worst idle and overlap at the step boundaries (from each
-        step's observed timeline), and the boundaries over the limits (docs/methodology.md)."""
+        """Per part and round: median and worst idle and overlap at the step boundaries as the device
+        saw them (the block layer, engine/devtrace.py) or, without a trace, as fio's timeline shows
+        them; beside the device's worst, the timeline's where they differ; every boundary over the
+        limits, and the likely cause (docs/methodology.md)."""
         rows, flagged = [], []
-        limit = None
-        for t in tests:
-            for pid in self.part_ids(t):
-                part = self.parts[pid]
-                b = part.boundaries or {}
-                limit = b.get("idle_limit_ms", limit)
-                for r in b.get("rounds") or []:
-                    idle, over = r.get("idle_ms") or {}, r.get("overlap_ms") or {}
-                    bad = r.get("over_limit", 0)
-                    ref = f"{pid}:b{r['round']}:"  # recomputed from the steps' times (tests/report_numbers.py)
-                    rows.append([Cell(f"{part.title} · round {r['round']}"),
-                                 Cell(str(r.get("boundaries", 0)), r.get("boundaries"), ref=ref + "boundaries"),
-                                 Cell(_num(idle.get("median"), 2), idle.get("median"), ref=ref + "idle_median"),
-                                 Cell(_num(idle.get("worst"), 2), idle.get("worst"), ref=ref + "idle_worst"),
-                                 Cell(_num(over.get("worst"), 2), over.get("worst"), ref=ref + "overlap_worst"),
-                                 Cell(str(bad), bad, css="bad" if bad else "ok", ref=ref + "over_limit")])
-                for f in b.get("flagged") or []:
-                    flagged.append(f"{part.title} round {f['round']} step {f['index']} "
-                                   f"({f.get('label', '')}, after {f.get('after')}): {f.get('why')}")
+        limit, sources, contention = None, set(), 0
+        parts = [self.parts[pid] for t in tests for pid in self.part_ids(t)]
+        differs = any((p.boundaries or {}).get("differs_from_recorded") for p in parts)
+        for part in parts:
+            b = part.boundaries or {}
+            limit = b.get("idle_limit_ms", limit)
+            sources.update(x for x in str(b.get("source") or "fio timeline").split(" and ") if x)
+            for r in b.get("rounds") or []:
+                idle, over, rec = r.get("idle_ms") or {}, r.get("overlap_ms") or {}, r.get("recorded_idle_ms") or {}
+                bad = r.get("over_limit", 0)
+                ref = f"{part.id}:b{r['round']}:"  # recomputed from the steps' times (tests/report_numbers.py)
+                rows.append([Cell(f"{part.title} · round {r['round']}"),
+                             Cell(str(r.get("boundaries", 0)), r.get("boundaries"), ref=ref + "boundaries"),
+                             Cell(_num(idle.get("median"), 2), idle.get("median"), ref=ref + "idle_median"),
+                             Cell(_num(idle.get("worst"), 2), idle.get("worst"), ref=ref + "idle_worst"),
+                             *([Cell(_num(rec.get("worst"), 2), rec.get("worst"), ref=ref + "recorded_idle_worst",
+                                     css="dim")] if differs else []),
+                             Cell(_num(over.get("worst"), 2), over.get("worst"), ref=ref + "overlap_worst"),
+                             Cell(str(bad), bad, css="bad" if bad else "ok", ref=ref + "over_limit")])
+            for f in b.get("flagged") or []:
+                # released on time by fio's timeline, late at the device: fio's thread ran late
+                host = (f.get("source") == "block layer" and f["idle_ms"] > (limit or 10.0)
+                        and f.get("recorded_gap_ms", 0.0) - float(f.get("planned_idle_ms") or 0.0) <= (limit or 10.0))
+                contention += host
+                flagged.append(f"{part.title} round {f['round']} step {f['index']} ({f.get('label', '')}, after "
+                               f"{f.get('after')}): {f.get('why')}"
+                               + (f" (fio's timeline: {max(f.get('recorded_gap_ms', 0.0), 0.0):.1f} ms)" if host else ""))
         if not rows:
             return None
+        device = "block layer" in sources
         sec = Section("boundaries", "Step boundaries", 2, None, new_page=True)
         if flagged:
             shown = flagged[:20] + ([f"… and {len(flagged) - 20} more (summary.json)"] if len(flagged) > 20 else [])
+            if contention:
+                shown.append(f"{contention} of them were released on time and stalled before fio's first IO reached "
+                             "the device: the host was slow to run fio (CPU contention). --realtime (SCHED_FIFO for "
+                             "ssdpts's schedule and fio) or a quieter host holds the boundaries.")
+            by = " by the device's view" if device else ""
             sec.blocks.append(Alert("warn", f"{len(flagged)} step boundar{'y' if len(flagged) == 1 else 'ies'} "
-                                            "over the limits", shown))
+                                            f"over the limits{by}", shown))
         else:
-            sec.blocks.append(Alert("ok", "every step boundary within the limits",
+            sec.blocks.append(Alert("ok", "every step boundary within the limits" + (" as the device saw it" if device else ""),
                                     [f"idle at most {limit:g} ms; no overlap into or out of a TC1/QD1 step"]))
+        if not device:
+            sec.blocks.append(Alert("warn", "boundaries from fio's timeline, not the device's", [
+                "the kernel's block tracepoints were not available for this run ("
+                + str(self.man.doc.get("boundary_source", {}).get("why") or "not recorded") + "): each boundary is "
+                "the gate's release to fio's reported run time, which cannot see the time from a step's release to "
+                "its first IO reaching the device, nor from its last completion to the gate hearing of it — a host "
+                "stalling fio there is missed (run as root with tracefs to measure at the block layer)"]))
         sec.blocks.append(Table("boundaries-table", "Idle and overlap at step boundaries, per round (ms)",
-                                ["Test · round", "Boundaries", "Idle median", "Idle worst", "Overlap worst",
-                                 "Over limit"], rows,
+                                ["Test · round", "Boundaries", "Idle median", "Idle worst",
+                                 *(["fio timeline: idle worst"] if differs else []), "Overlap worst", "Over limit"], rows,
                                 note=f"A round's boundaries: the one from the previous round (or WIPC) and those between "
-                                     f"its steps. Idle: no IO in flight (next step's start minus previous step's end, "
-                                     f"from each step's observed timeline; resolution 1 ms), beyond the planned idle "
-                                     f"after a step where the test plans one (HIR). Limits: idle ≤ {limit:g} ms; "
-                                     f"no overlap when either step is TC1/QD1, else at most the previous step's "
-                                     f"maximum response time (its drain). Per boundary: steps.jsonl \"boundary\". "
-                                     f"Schedule: {self._priority()}."))
+                                     f"its steps. Idle: no IO in flight, "
+                                     + ("as the device saw it: the previous step's last completion to the next step's "
+                                        "first issue at the block layer (kernel tracepoints, 1 µs)" if device else
+                                        "from each step's observed timeline (resolution 1 ms)")
+                                     + (f"; beside it, fio's timeline where the two differ by more than its 1 ms "
+                                        "resolution" if differs else "")
+                                     + f"; beyond the planned idle after a step where the test plans one (HIR). "
+                                     f"Limits: idle ≤ {limit:g} ms; no overlap, and no IO issued while another is in "
+                                     f"flight, when either step is TC1/QD1, else overlap at most the previous step's "
+                                     f"maximum response time (its drain). Per boundary: steps.jsonl \"boundary\" and "
+                                     f"\"device\". Schedule: {self._priority()}."))
         return sec
 
     def _priority(self) -> str:
