@@ -100,6 +100,11 @@ class FioClientExecutor(FioExecutor):
             return f"fio's client ended silently and {exc}".split(": start", 1)[0].split(": check", 1)[0]
         return None
 
+    def boundary_source(self) -> dict:
+        """No gate and no block trace on the server's host yet: boundaries from fio's end of run."""
+        return {"source": "fio timeline", "why": f"the steps ran on the fio server {self.server}, where neither the "
+                                                 "step gate nor the device's block trace runs (docs/hosts.md)"}
+
     def cancel_ahead(self) -> dict | None:
         return None  # nothing is ever started ahead
 

@@ -10,8 +10,9 @@ import re
 
 import numpy as np
 
-LEAD_S = 0.15  # the window opens this long before a timed step's planned end (a late wake-up of the child, or
-# a step started late, must not put its last IOs before the window)
+LEAD_S = 0.05  # the window opens this long before a timed step's planned end: a step ends after it (fio
+# starts its clock after the release), and the tracing child wakes within a millisecond (at real-time
+# priority, devtrace_child.py); every 50 ms of window is ~100,000 events at 1M IOPS to read
 WHOLE_S = 2.0  # a step shorter than this (a time-compressed run) is traced whole
 TAIL_S = 0.005  # a window closes this long (trace time) after the next step's first IO
 
@@ -106,11 +107,13 @@ class Aggregator:
     events: int = 0  # read and reduced (the cost's measure: benchmarks/devtrace_cost.py)
     n_windows: int = 0
     max_lag_ns: int = 0  # the longest a read event had waited to be read
+    started_ns: int | None = None  # when the current step's first IO was noticed (want_open)
 
     def release(self, key: int, t_ns: int, duration_ns: int | None) -> None:
         self.steps.append(StepView(key, t_ns, duration_ns))
         self._releases.append(t_ns)
         self.idle = False
+        self.started_ns = None
 
     def window_opened(self, t_ns: int) -> None:
         """Tracing is on from ``t_ns`` (it was off before): IOs in flight then are not known."""
@@ -231,24 +234,23 @@ class Aggregator:
 
     def want_open(self, now_ns: int) -> bool:
         """Must tracing be on now? From a timed step's planned end less LEAD_S until the next step's
-        first IO plus TAIL_S; all the time while a step of unknown length runs or before the first
-        release; not between parts."""
+        first IO plus TAIL_S; all the time while a step of unknown length or shorter than WHOLE_S
+        runs, or before the first release; not between parts. The first IO is ``started_ns``: when
+        the tracing child noticed the kernel's event count rise after the release (it does not wait
+        for reading the events, which may be far behind on a fast device)."""
         if self.idle:
             return False
         if not self.steps:
             return True
-        cur = self.steps[-1]
-        if cur.first_issue_ns is None or self.last_event_ns < cur.first_issue_ns + TAIL_S * 1e9:
-            return True  # its first IO not seen yet
-        if cur.duration_ns is None:
-            return True
+        if self.started_ns is None or now_ns < self.started_ns + TAIL_S * 1e9:
+            return True  # its first IO not yet happened, or just
         return now_ns >= self.next_open_ns()
 
     def next_open_ns(self) -> int | None:
         """When the current step's end window opens: its planned end less LEAD_S; at once for a step
         shorter than WHOLE_S."""
         if self.idle or not self.steps or self.steps[-1].duration_ns is None:
-            return None
+            return None if self.idle or not self.steps else int(self.steps[-1].release_ns)
         cur = self.steps[-1]
         if cur.duration_ns < WHOLE_S * 1e9:
             return int(cur.release_ns)
