@@ -106,5 +106,7 @@ bench: install-test refssd
 	$(SUDO) $(PYTHON) benchmarks/boundaries.py --test iops
 	$(SUDO) $(PYTHON) benchmarks/zram_iops.py
 	$(SUDO) $(PYTHON) benchmarks/guard_cost.py
+	$(SUDO) $(PYTHON) benchmarks/verify_cost.py
+	$(SUDO) $(PYTHON) benchmarks/devtrace_cost.py
 	$(PYTHON) benchmarks/report_render.py
 	$(SUDO) $(PYTHON) benchmarks/refssd_serving.py
