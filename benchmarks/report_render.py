@@ -47,7 +47,7 @@ def make_run(tmp: Path) -> Path:
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.pts.runspec import RunSpec
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
 
     target = open_target(str(tmp / "target.bin"), size_bytes=8 * 10**9)
     spec = RunSpec(tests=("wsat", "iops", "tp", "lat"), step_seconds=1, max_rounds=25, wsat_hours=24, wsat_capacity_multiple=100,

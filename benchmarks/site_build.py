@@ -46,7 +46,7 @@ def timed(argv: list[str], repeat: int = 1, before=None) -> float:
 
 def fill(db: Path, dirs: list[Path]) -> None:
     """The runs into the library as 'db add' enters them, without the proof of their (shared) files."""
-    from ssdpts.resultsdb import ResultsDB, load_complete
+    from ssdpts.library.db import ResultsDB, load_complete
     from ssdpts.results.reader import read_run
 
     with ResultsDB(db) as d:

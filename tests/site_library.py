@@ -17,7 +17,7 @@ def fake_run(root: Path, name: str, iops: float, *, model: str, firmware: str, s
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.pts.runspec import RunSpec
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
 
     t = open_target(str(root / (target or f"{name}.img")), size_bytes=256 * MiB)
 
@@ -48,7 +48,7 @@ LIBRARY = {
 
 def fake_library(root: Path) -> dict[str, Path]:
     """The runs of LIBRARY under root/runs, and root/results.db holding them."""
-    from ssdpts.resultsdb import ResultsDB
+    from ssdpts.library.db import ResultsDB
 
     runs = {name: fake_run(root, name, lvl, model=m, firmware=fw, serial=sn, created=at,
                            target="a.img" if name.startswith("a") else None)

@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pytest
 
-from ssdpts import analysis
+from ssdpts.results import analysis
 from ssdpts.engine import blocktrace as bt
 
 from .conftest import ssdpts

@@ -97,7 +97,7 @@ def test_compare_loop_and_zram(all_four_runs, tmp_path):
             shutil.copytree(run, Path(keep) / "runs" / run.name, dirs_exist_ok=True)
 
     # the results library on the same two runs
-    from ssdpts.resultsdb import ResultsDB, rebuild
+    from ssdpts.library.db import ResultsDB, rebuild
 
     with ResultsDB(tmp_path / "r.db") as db:
         db.add([run_loop, run_zram])

@@ -25,14 +25,14 @@ import time
 import numpy as np
 import pytest
 
-from ssdpts import analysis
+from ssdpts.results import analysis
 from ssdpts.device.target import open_target
 from ssdpts.engine import blocktrace as bt
 from ssdpts.engine.fio import FioExecutor
 from ssdpts.engine.gate import Gate
 from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.session import start_run
+from ssdpts.run.session import start_run
 
 pytestmark = pytest.mark.root
 

@@ -218,7 +218,7 @@ def run_one(test: str, dev: str, tmp_path: Path, **opts) -> Path:
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor, default_ioengine
     from ssdpts.pts.runspec import RunSpec
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
 
     spec = RunSpec(tests=(test,), step_seconds=0.05, max_rounds=5, hir_bursts=3, xsr_minutes=(6, 6, 6),
                    ioengine=default_ioengine(), **opts)
@@ -296,7 +296,7 @@ def test_extended_tests_on_a_loop_device(make_loop, tmp_path):
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor, default_ioengine
     from ssdpts.pts.runspec import RunSpec
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
 
     dev = make_loop("256M")
     spec = RunSpec(tests=("hir", "xsr", "cbw", "dirth"), step_seconds=0.05, max_rounds=5, hir_bursts=3,

@@ -155,7 +155,7 @@ def test_a_fresh_run_writes_the_fields_of_format_1(make_loop, tmp_path):
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.pts.runspec import BASIC_TESTS, RunSpec
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
 
     dev = make_loop("128M")
     spec = RunSpec(tests=BASIC_TESTS,  # the fixture's tests (the extended ones write fields of their own) step_seconds=0.1, max_rounds=5, wsat_hours=DEMO["wsat_hours"],

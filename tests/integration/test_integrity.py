@@ -23,7 +23,7 @@ def complete_run(tmp_path_factory) -> Path:
     """A real LAT run (fio on a file target), complete, made once for the module."""
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
     from ssdpts.pts.runspec import RunSpec
 
     if os.geteuid() != 0:

@@ -15,7 +15,7 @@ import sys
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.session import start_run
+from ssdpts.run.session import start_run
 from tests.report_browser import drawn
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -28,8 +28,8 @@ from ssdpts.compare import analyze_repeats, compare_runs, comparison_dict, repea
 from ssdpts.errors import UserError
 from ssdpts.report import chromium
 from ssdpts.report.compare_html import build_comparison, build_repeats, render_specs
-from ssdpts.resultsdb import ResultsDB
-from ssdpts.site import build
+from ssdpts.library.db import ResultsDB
+from ssdpts.library.site import build
 from tests.report_browser import PLOTS_DRAWN_JS, Page, drawn
 from tests.site_library import fake_library, index_data, uid_of
 

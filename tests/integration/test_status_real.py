@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ssdpts.status import scan
+from ssdpts.library.status import scan
 
 REAL_FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(REAL_FIO is None, reason="fio is not installed: apt-get install fio")

@@ -75,7 +75,7 @@ def test_record_is_read_only(make_loop, tmp_path):
 
 def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     from ssdpts.engine.blocktrace import BlockTrace
-    from ssdpts.iotrace import read_trace
+    from ssdpts.workloads.iotrace import read_trace
 
     a, b = make_loop("64M"), make_loop("64M")
     for d in (a, b):
@@ -182,8 +182,8 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
 def test_timed_replay_keeps_the_trace_pace(tmp_path):
     """fio's replay of the log ssdpts writes: timed at 100% takes the trace's 0.8 s, at 200% half of
     it, replay_no_stall far less (a file target: no device needed for fio's timing)."""
-    from ssdpts.iotrace import write_iolog
-    from ssdpts.replay import ReplaySpec, job_text, run_fio, run_values
+    from ssdpts.workloads.iotrace import write_iolog
+    from ssdpts.workloads.replay import ReplaySpec, job_text, run_fio, run_values
 
     target = tmp_path / "target.img"
     target.write_bytes(b"\0" * (1 << 20))
@@ -205,7 +205,7 @@ def test_blktrace_from_elsewhere_replays_its_counts(make_loop, tmp_path):
     tests/fixtures/blktrace) is shown and replayed here: each replay issues exactly the trace's
     requests — count, read/write mix, block sizes and offsets."""
     from ssdpts.engine.blocktrace import BlockTrace
-    from ssdpts.iotrace import read_trace
+    from ssdpts.workloads.iotrace import read_trace
 
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "blktrace" / "nvme0n1"
     job = json.loads(Path(f"{fixture}.fio.json").read_text())["jobs"][0]

@@ -305,7 +305,7 @@ def test_loop_device_detached_mid_run_stops_the_run(make_loop, tmp_path):
 def test_replaced_file_target_is_refused(tmp_path):
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
     from ssdpts.pts.runspec import RunSpec
 
     path = tmp_path / "target.img"
@@ -354,7 +354,7 @@ def test_zram_reset_and_recreated_needs_the_confirmation_again(make_zram, tmp_pa
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.errors import Interrupted
-    from ssdpts.session import resume_run, start_run
+    from ssdpts.run.session import resume_run, start_run
     from ssdpts.pts.runspec import RunSpec
 
     size = 256 << 20

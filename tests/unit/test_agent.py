@@ -87,7 +87,7 @@ def test_a_host_lost_before_the_first_round_leaves_an_interrupted_run(tmp_path):
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.errors import Interrupted
     from ssdpts.pts.runspec import RunSpec
-    from ssdpts.session import start_run
+    from ssdpts.run.session import start_run
 
     class Lost(LocalSide):
         remote = {"name": "rack1", "shell": ["ssh", "rack1"]}

@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from ssdpts import analysis
+from ssdpts.results import analysis
 from ssdpts.device.target import open_target
 from ssdpts.engine.base import Area
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted
-from ssdpts.runner import RunContext, execute
-from ssdpts.session import resume_run, start_run
+from ssdpts.run.runner import RunContext, execute
+from ssdpts.run.session import resume_run, start_run
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts
 from ssdpts.store import RunStore
@@ -259,7 +259,7 @@ def test_a_step_never_takes_a_snapshot_from_the_wrong_side_of_it():
     snapshot near that step was the one taken after it ended, and "before" and "after" were the same
     snapshot (the smart log said +0 bytes across 384 MiB written). A before is never later than the
     step's end, an after never earlier than its start; with no such snapshot the side is None."""
-    from ssdpts.runner import _telemetry
+    from ssdpts.run.runner import _telemetry
 
     class Src:
         available, reason = True, None

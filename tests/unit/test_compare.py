@@ -18,7 +18,7 @@ from ssdpts.results.records import Manifest, Summary
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import UserError
-from ssdpts.session import start_run
+from ssdpts.run.session import start_run
 from ssdpts.store import RunStore
 from ssdpts.pts.runspec import RunSpec
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdpts import analysis
+from ssdpts.results import analysis
 from ssdpts.engine import blocktrace as bt
 from ssdpts.engine import traceagg as dt
 

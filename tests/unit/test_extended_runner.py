@@ -11,13 +11,13 @@ import sqlite3
 
 import pytest
 
-from ssdpts import resultsdb as R
+from ssdpts.library import db as R
 from ssdpts.compare import compare_runs, comparison_text
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.session import resume_run, start_run
+from ssdpts.run.session import resume_run, start_run
 
 MiB = 2**20
 SPEC = RunSpec(tests=("hir", "xsr", "cbw", "dirth"), step_seconds=1, max_rounds=5, hir_bursts=2, xsr_minutes=(3, 3, 3))

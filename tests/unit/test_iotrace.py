@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdpts import iotrace
+from ssdpts.workloads import iotrace
 from ssdpts.engine import blocktrace as bt
 from ssdpts.errors import UserError
-from ssdpts.replay import ReplaySpec, figures, job_text, wrap_offsets
+from ssdpts.workloads.replay import ReplaySpec, figures, job_text, wrap_offsets
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "trace"
 FIO_V3 = TRACES / "fio-3.33-write_iolog-v3-randrw.log"
@@ -161,7 +161,7 @@ def test_replay_percentiles_never_above_the_measured_max():
     """fio's json+ bins are bucket midpoints: the top one can lie above the maximum fio measured
     (recorded fio 3.33 output, read: top bin 17,170,432 ns, max 17,080,884 ns). A replay's response
     times are capped at that maximum as ssdpts run's are (Measurement.lat_percentile_ns)."""
-    from ssdpts.replay import PCTS, run_values
+    from ssdpts.workloads.replay import PCTS, run_values
 
     job = json.loads((TRACES.parent / "fio" / "fio-3.33-jsonplus-3steps-loop.json").read_text())["jobs"][0]
     lat = job["read"]["lat_ns"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdpts import iotrace
+from ssdpts.workloads import iotrace
 from ssdpts.errors import UserError
 
 BT = Path(__file__).resolve().parents[1] / "fixtures" / "blktrace"

@@ -54,20 +54,20 @@ def _imports(path: Path) -> set[str]:
 # (package, packages it must not import): the arrows of docs/architecture.md read backwards.
 NEVER = [
     ("ssdpts.pts", ("ssdpts.device", "ssdpts.engine", "ssdpts.store", "ssdpts.results", "ssdpts.report", "ssdpts.cli",
-                    "ssdpts.runner", "ssdpts.session", "ssdpts.compare", "ssdpts.resultsdb", "ssdpts.analysis")),
+                    "ssdpts.run.runner", "ssdpts.run.session", "ssdpts.compare", "ssdpts.library.db", "ssdpts.results.analysis")),
     ("ssdpts.device", ("ssdpts.pts", "ssdpts.engine", "ssdpts.store", "ssdpts.results", "ssdpts.report", "ssdpts.cli",
-                       "ssdpts.runner", "ssdpts.session", "ssdpts.compare", "ssdpts.resultsdb", "ssdpts.analysis")),
+                       "ssdpts.run.runner", "ssdpts.run.session", "ssdpts.compare", "ssdpts.library.db", "ssdpts.results.analysis")),
     ("ssdpts.engine", ("ssdpts.device", "ssdpts.store", "ssdpts.results", "ssdpts.report", "ssdpts.cli",
-                       "ssdpts.runner", "ssdpts.session")),
-    ("ssdpts.results", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.resultsdb", "ssdpts.runner",
-                        "ssdpts.session", "ssdpts.engine")),
-    ("ssdpts.compare", ("ssdpts.report", "ssdpts.cli", "ssdpts.store", "ssdpts.runner", "ssdpts.session")),
-    ("ssdpts.resultsdb", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.store", "ssdpts.runner",
-                          "ssdpts.session")),
-    ("ssdpts.report", ("ssdpts.store", "ssdpts.runner", "ssdpts.session", "ssdpts.engine", "ssdpts.device")),
-    ("ssdpts.status", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.resultsdb", "ssdpts.runner",
-                       "ssdpts.session", "ssdpts.engine", "ssdpts.device", "ssdpts.site")),
-    ("ssdpts.site", ("ssdpts.cli", "ssdpts.runner", "ssdpts.session", "ssdpts.engine", "ssdpts.device")),
+                       "ssdpts.run.runner", "ssdpts.run.session")),
+    ("ssdpts.results", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.library.db", "ssdpts.run.runner",
+                        "ssdpts.run.session", "ssdpts.engine")),
+    ("ssdpts.compare", ("ssdpts.report", "ssdpts.cli", "ssdpts.store", "ssdpts.run.runner", "ssdpts.run.session")),
+    ("ssdpts.library.db", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.store", "ssdpts.run.runner",
+                          "ssdpts.run.session")),
+    ("ssdpts.report", ("ssdpts.store", "ssdpts.run.runner", "ssdpts.run.session", "ssdpts.engine", "ssdpts.device")),
+    ("ssdpts.library.status", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.library.db", "ssdpts.run.runner",
+                       "ssdpts.run.session", "ssdpts.engine", "ssdpts.device", "ssdpts.library.site")),
+    ("ssdpts.library.site", ("ssdpts.cli", "ssdpts.run.runner", "ssdpts.run.session", "ssdpts.engine", "ssdpts.device")),
 ]
 
 

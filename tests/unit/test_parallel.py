@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ssdpts import cpus, parallel
+from ssdpts.run import cpus, parallel
 from ssdpts.cli import parallel as cli_parallel
 from ssdpts.cli.main import build_parser
 from ssdpts.device.target import open_target
@@ -23,7 +23,7 @@ from ssdpts.engine.fake import FakeExecutor
 from ssdpts.engine.jobfile import render_job_file
 from ssdpts.errors import Signalled, UserError
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.session import start_run
+from ssdpts.run.session import start_run
 
 # A child that speaks the protocol of progress.EventProgress: its mode is its first argument.
 CHILD = r'''
@@ -268,7 +268,7 @@ def test_resume_takes_run_directories_or_the_directory_holding_them(tmp_path):
 def test_event_progress_speaks_the_supervisors_protocol():
     import io
 
-    from ssdpts.progress import EventProgress
+    from ssdpts.run.progress import EventProgress
     from ssdpts.pts.plan import build_parts
 
     part = build_parts(RunSpec(tests=("iops",), step_seconds=1, max_rounds=5), 2**30, 512)[0]

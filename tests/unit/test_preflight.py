@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ssdpts import preflight
+from ssdpts.run import preflight
 from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts

@@ -2,7 +2,7 @@
 reader that goes away (EPIPE) only silences it."""
 import os
 
-from ssdpts.progress import LiveProgress, PlainProgress
+from ssdpts.run.progress import LiveProgress, PlainProgress
 
 
 class _Part:

@@ -13,7 +13,7 @@ import statistics
 
 import pytest
 
-from ssdpts import quick as Q
+from ssdpts.workloads import quick as Q
 from ssdpts.cli import main as M
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
@@ -130,7 +130,7 @@ def test_library_and_compare_with_seed_004_delta(tmp_path, capsys):
 
     db = str(tmp_path / "r.db")
     assert M.main(["db", "add", str(a.path), "--db", db]) == 0
-    from ssdpts.resultsdb import ResultsDB
+    from ssdpts.library.db import ResultsDB
 
     with ResultsDB(db) as con:
         rows = con.measurements()

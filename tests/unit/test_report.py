@@ -31,7 +31,7 @@ from ssdpts.report import html as html_module  # noqa: E402
 from ssdpts.report.html import css_string, render_html  # noqa: E402
 from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
 from ssdpts.report.plots import log_ticks  # noqa: E402
-from ssdpts.session import start_run  # noqa: E402
+from ssdpts.run.session import start_run  # noqa: E402
 
 from ..report_numbers import Recompute, html_numbers  # noqa: E402
 

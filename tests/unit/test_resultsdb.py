@@ -13,13 +13,13 @@ import sqlite3
 
 import pytest
 
-from ssdpts import resultsdb as R
+from ssdpts.library import db as R
 from ssdpts.results.cells import table_cells
 from ssdpts.results.records import Summary
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, UserError
-from ssdpts.session import start_run
+from ssdpts.run.session import start_run
 from ssdpts.pts.runspec import RunSpec
 
 MiB = 2**20

@@ -12,11 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdpts import runner, store as store_mod
+from ssdpts.run import runner
+from ssdpts import store as store_mod
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor, default_model
 from ssdpts.errors import Interrupted, RunFailed, UserError
-from ssdpts.session import resume_run, start_run
+from ssdpts.run.session import resume_run, start_run
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts
 from ssdpts.pts.workload import Step, Workload
@@ -559,7 +560,7 @@ def test_refusals_come_before_anything_is_written(tmp_path):
 def test_a_display_whose_writes_fail_never_fails_the_run(tmp_path):
     """A closed terminal: every write fails with EIO (the SIGHUP that comes with it is
     test_signals.py's); the run is measured and saved whole all the same."""
-    from ssdpts.progress import PlainProgress
+    from ssdpts.run.progress import PlainProgress
 
     class GoneTerminal:
         def write(self, text):

@@ -15,8 +15,8 @@ import pytest
 from ssdpts.cli.main import main
 from ssdpts.compare import compare_runs, headline_rows
 from ssdpts.errors import UserError
-from ssdpts.resultsdb import ResultsDB
-from ssdpts.site import build
+from ssdpts.library.db import ResultsDB
+from ssdpts.library.site import build
 from tests.site_library import LIBRARY, fake_library, index_data, uid_of
 
 

@@ -15,13 +15,13 @@ import shutil
 
 import pytest
 
-from ssdpts import status as S
+from ssdpts.library import status as S
 from ssdpts.cli.main import main
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, RunFailed
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.session import start_run
+from ssdpts.run.session import start_run
 
 MiB = 1 << 20
 
@@ -94,7 +94,7 @@ def test_complete_interrupted_failed(runs):
 def test_tracking_from_the_tail_is_the_analysis_of_the_whole_file(runs):
     """20 rounds of LAT, never steady: the tail (6 rounds, tracked cells parsed) gives the verdicts
     analysis.py gives on every step."""
-    from ssdpts import analysis
+    from ssdpts.results import analysis
     from ssdpts.pts.plan import build_parts
     from ssdpts.results.records import Manifest
     from ssdpts.store import RunStore

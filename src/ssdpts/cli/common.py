@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from ..cpus import check_list
+from ssdpts.run.cpus import check_list
 from ..errors import UserError
 from ..pts.runspec import (CHOICES, HIR_BURSTS, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
                            XSR_RECOVERY_TOLERANCE_PCT,

@@ -37,8 +37,8 @@ def cmd(args) -> int:
     from ..compare import analyze_repeats, compare_runs, comparison_text, repeats_text
     from ..errors import UserError
 
-    from ..quick import is_quick
-    from ..replay import is_replay
+    from ssdpts.workloads.quick import is_quick
+    from ssdpts.workloads.replay import is_replay
 
     dirs = [*args.run_dirs, *([args.baseline] if args.baseline else [])]
     quick = [is_quick(d) for d in dirs]
@@ -84,10 +84,10 @@ def _cmd_quick(args, only_quick: bool, replay: bool = False) -> int:
 
     formats = parse_formats(args.format)  # checked before anything is read
     if replay:
-        from ..replay import compare_replays as compare_quick, comparison_text
+        from ssdpts.workloads.replay import compare_replays as compare_quick, comparison_text
         from ..report.replay_html import render_comparison
     else:
-        from ..quick import compare_quick, comparison_text
+        from ssdpts.workloads.quick import compare_quick, comparison_text
         from ..report.quick_html import render_comparison
     cmp = compare_quick(args.run_dirs, args.baseline)
 

@@ -79,7 +79,7 @@ def _flt(args) -> dict:
 
 
 def cmd_add(args) -> int:
-    from ..resultsdb import ResultsDB
+    from ssdpts.library.db import ResultsDB
 
     with ResultsDB(args.db) as db:
         for run, replaced in db.add(args.run_dirs):
@@ -95,7 +95,7 @@ LIST_COLUMNS = (("run_uid", "run"), ("status", "status"), ("created", "started (
 
 
 def cmd_list(args) -> int:
-    from ..resultsdb import ResultsDB
+    from ssdpts.library.db import ResultsDB
 
     with ResultsDB(args.db, create=False) as db:
         runs = db.list_runs(**_flt(args))
@@ -124,7 +124,7 @@ def cmd_list(args) -> int:
 def cmd_export(args) -> int:
     import sys
 
-    from ..resultsdb import ResultsDB, export
+    from ssdpts.library.db import ResultsDB, export
 
     with ResultsDB(args.db, create=False) as db:
         rows = db.export_rows(metric=args.metric, **_flt(args))
@@ -135,7 +135,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_rebuild(args) -> int:
-    from ..resultsdb import default_path, rebuild
+    from ssdpts.library.db import default_path, rebuild
 
     path = args.db or default_path()
     added, skipped = rebuild(path, args.dirs)
@@ -147,7 +147,7 @@ def cmd_rebuild(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from ..resultsdb import schema_sql
+    from ssdpts.library.db import schema_sql
 
     print(schema_sql(), end="")
     return 0
@@ -155,7 +155,7 @@ def cmd_schema(args) -> int:
 
 def cmd_site(args) -> int:
     from ..errors import UserError
-    from ..site import build
+    from ssdpts.library.site import build
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs {args.jobs}: give 1 or more")

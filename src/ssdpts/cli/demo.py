@@ -60,8 +60,8 @@ def remove_loop(dev: str) -> None:
 def cmd(args) -> int:
     from ..engine.fio import FioExecutor, default_ioengine
     from ..device.target import open_target
-    from ..progress import make_progress
-    from ..session import start_run
+    from ssdpts.run.progress import make_progress
+    from ssdpts.run.session import start_run
     from ..pts.runspec import RunSpec, expand_tests
     from ..pts.units import parse_size
     from ..errors import Interrupted, RunFailed

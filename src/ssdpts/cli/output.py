@@ -82,6 +82,6 @@ def finish(run_dir, *, complete: bool) -> None:
     except Exception as exc:  # noqa: BLE001 - the measurements are safe; say how to retry
         say(f"[yellow]report not rendered ({exc.__class__.__name__}: {exc}); retry with 'ssdpts report {run_dir}'[/]")
     if complete:
-        from ..resultsdb import record_run
+        from ssdpts.library.db import record_run
 
         say(record_run(run_dir))

@@ -115,7 +115,7 @@ def _nargs0(longs: dict, tok: str) -> bool:
 def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
     """Every device checked here (as its own run will check it again), confirmed at the terminal
     when there is one, then one supervised solo run per device."""
-    from .. import cpus
+    from ssdpts.run import cpus
     from ..device import safety
     from ..pts.plan import required_bytes
     from .common import prepare
@@ -207,7 +207,7 @@ def _named(target: str, fn, *a, **kw):
 
 
 def _child(label: str, argv: list[str]):
-    from ..parallel import Child
+    from ssdpts.run.parallel import Child
 
     return Child(label=label, argv=argv)
 
@@ -263,7 +263,7 @@ def resume_parallel(args: argparse.Namespace, run_dirs: list[Path]) -> int:
 
 
 def _supervise(children: list, quiet: bool) -> int:
-    from ..parallel import exit_code, make_view, signal_name, supervise
+    from ssdpts.run.parallel import exit_code, make_view, signal_name, supervise
 
     caught = supervise(children, make_view(children, quiet))
     refused = [c for c in children if c.status == "refused"]

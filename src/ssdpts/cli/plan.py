@@ -55,7 +55,7 @@ def cmd(args) -> int:
     from ..pts.registry import title as test_title
     from ..pts.steady_state import WINDOW_ROUNDS
     from ..device.side import purge_choice
-    from ..session import run_deviations
+    from ssdpts.run.session import run_deviations
 
     prep = prepare(args)
     spec, target = prep.spec, prep.target

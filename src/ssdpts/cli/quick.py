@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
 def cmd(args) -> int:
     from ..engine.fio import FioExecutor, default_ioengine
     from ..errors import UserError
-    from ..quick import QuickSpec, start_quick
+    from ssdpts.workloads.quick import QuickSpec, start_quick
     from .common import open_target_option
 
     if not args.out.strip():

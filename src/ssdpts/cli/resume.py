@@ -34,9 +34,9 @@ def add_parser(sub) -> None:
 
 def cmd(args) -> int:
     from .hosts import executor
-    from ..progress import make_progress
-    from ..session import resume_run
-    from ..progress import EventProgress
+    from ssdpts.run.progress import make_progress
+    from ssdpts.run.session import resume_run
+    from ssdpts.run.progress import EventProgress
     from .parallel import events_ready, one_confirmation, resume_parallel, run_one, unfinished_runs
 
     run_dirs = unfinished_runs(args.run_dir)

@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from ..progress import EventProgress, make_progress
-    from ..session import start_run
+    from ssdpts.run.progress import EventProgress, make_progress
+    from ssdpts.run.session import start_run
     from .parallel import events_ready, one_confirmation, run_one, run_parallel, solo_command, targets_of
 
     targets = targets_of(args)
@@ -38,7 +38,7 @@ def cmd(args) -> int:
         # before the target is looked at: without a remote shell its checks would run on this host
         check_reachable(server, remote)
     if args.cpus_per_device:
-        from ..cpus import split
+        from ssdpts.run.cpus import split
 
         args.cpus = split(args.cpus_per_device, 1)[0]
     side = remote_side(args.target, server, name, shells, size_bytes=size_option(args))

@@ -63,7 +63,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_record(args) -> int:
-    from ..iotrace import record, summary, summary_text
+    from ssdpts.workloads.iotrace import record, summary, summary_text
 
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
     trace = record(args.device, args.seconds, Path(args.out), log=say)
@@ -75,7 +75,7 @@ def cmd_record(args) -> int:
 def cmd_show(args) -> int:
     import json
 
-    from ..iotrace import read_trace, summary, summary_text
+    from ssdpts.workloads.iotrace import read_trace, summary, summary_text
 
     s = summary(read_trace(args.trace))
     print(json.dumps(s, indent=1) if args.json else summary_text(s))
@@ -85,7 +85,7 @@ def cmd_show(args) -> int:
 def cmd_replay(args) -> int:
     from ..engine.fio import FioExecutor
     from ..errors import UserError
-    from ..replay import ReplaySpec, prepare_trace, start_replay
+    from ssdpts.workloads.replay import ReplaySpec, prepare_trace, start_replay
     from .common import open_target_option
 
     if not args.out.strip():

@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from . import FORMATS, _write_atomic, output_paths, parse_formats
 from .html import TEMPLATES, _env, css_string
-from ..quick import comparison_text, load
+from ssdpts.workloads.quick import comparison_text, load
 from ..results.registry import fmt_delta
 
 RSE_NOTE = ("Median: the value of the middle run (a measured value, never an average; seed 004 §4.1). "

@@ -11,7 +11,7 @@ from markupsafe import escape
 from . import FORMATS, output_paths, parse_formats
 from .quick_html import (QuickDoc, _grouped, _num, _rse, _size, _write, build_comparison as quick_comparison,
                          run_head, verdict)
-from ..replay import PCTS, load
+from ssdpts.workloads.replay import PCTS, load
 
 NOTE = ("Median: the value of the middle run (seed 004 §4.1); RSE = s / (x̄ · √N) over the N replays (seed 004 §4.2). "
         "Completion time: fio's job_runtime, first IO to last completion. MB/s = 10⁶ bytes per second. Response "

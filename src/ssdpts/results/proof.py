@@ -175,7 +175,7 @@ def describe_step(rec: dict) -> str:
 def recompute_summary(manifest: dict, records: list[dict], status: str | None = None) -> dict:
     """summary.json as analysis.py makes it of these step records, planned for the target the run
     recorded (without the "format" key)."""
-    from ..analysis import kept_sessions, summarize
+    from ssdpts.results.analysis import kept_sessions, summarize
     from ..pts.plan import build_parts
     from .records import Manifest
 

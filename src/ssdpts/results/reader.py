@@ -178,7 +178,7 @@ def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
 
 def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
     """The results of a run from its step records, planned for the target it ran on."""
-    from ..analysis import kept_sessions, summarize_typed
+    from ssdpts.results.analysis import kept_sessions, summarize_typed
     from ..pts.plan import build_parts
 
     try:

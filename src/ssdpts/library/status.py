@@ -43,9 +43,9 @@ import re
 import socket
 import time
 
-from .errors import UserError
-from .results.reader import find_run_dirs
-from .store import MANIFEST, STEPS, SUMMARY, read_json
+from ssdpts.errors import UserError
+from ssdpts.results.reader import find_run_dirs
+from ssdpts.store import MANIFEST, STEPS, SUMMARY, read_json
 
 LOCK_FILE = ".lock"
 STATES = ("running", "interrupted", "failed", "damaged", "complete")  # display order
@@ -346,9 +346,9 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
 
 def _progress(st: RunStatus, run_dir: Path, man: dict, now: float) -> None:
     """Part, round, step, tracking and time left, from the plan and the tail of steps.jsonl."""
-    from .analysis import kept_sessions
-    from .pts.plan import build_parts, part_seconds
-    from .results.records import Manifest
+    from ssdpts.results.analysis import kept_sessions
+    from ssdpts.pts.plan import build_parts, part_seconds
+    from ssdpts.results.records import Manifest
 
     spec, target = Manifest.from_dict(man).run_spec_and_target()
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
@@ -381,7 +381,7 @@ def _progress(st: RunStatus, run_dir: Path, man: dict, now: float) -> None:
 
 def _tracking(part, recs: list[dict], keep: frozenset[int]) -> list[Tracking]:
     """The part's tracking variables: last value, and the latest window against the limits."""
-    from .analysis import complete_rounds, tracking_series, verdicts
+    from ssdpts.results.analysis import complete_rounds, tracking_series, verdicts
 
     rounds = complete_rounds(recs, part)
     series = tracking_series(rounds, part)
@@ -413,7 +413,7 @@ def pace(recs: list[dict], planned_s) -> float:
 def _part_left(st: RunStatus, part, recs: list[dict], step_s: float, now: float) -> tuple[float, float]:
     """(soonest, latest) seconds the part in progress still needs, at the run's pace; sets phase,
     round, step (and for WSAT its samples) and the pace."""
-    from .analysis import complete_rounds
+    from ssdpts.results.analysis import complete_rounds
 
     last = recs[-1]
     ran = max(now - last["end_time"], 0.0) if st.state == "running" and last.get("end_time") else 0.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import UserError
+from ssdpts.errors import UserError
 
 # A step is CPU-bound when its fio threads used at least this share of the CPUs open to them.
 CPU_BOUND_SHARE = 0.9

@@ -16,6 +16,6 @@ chart.js). Built again, the site reads and renders only the runs that changed (s
 
 from __future__ import annotations
 
-from .build import Built, build
+from ssdpts.library.site.build import Built, build
 
 __all__ = ["Built", "build"]

@@ -13,20 +13,21 @@ from pathlib import Path
 import sys
 from typing import Callable
 
-from . import __version__, preflight
-from .device import fingerprint, identify, safety, stack
-from .device.claim import Claim
-from .device.side import Collected, LocalSide, PurgeChoice
-from .device.target import Target, open_target
-from .engine import rtsched
-from .engine.base import Area, Executor
-from .analysis import kept_sessions
-from .errors import HostLost, Interrupted, UserError
-from .runner import RunContext, execute
-from .pts.runspec import RunSpec
-from .pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
-from .results import integrity
-from .store import RunStore, utc_now
+from ssdpts import __version__
+from ssdpts.run import preflight
+from ssdpts.device import fingerprint, identify, safety, stack
+from ssdpts.device.claim import Claim
+from ssdpts.device.side import Collected, LocalSide, PurgeChoice
+from ssdpts.device.target import Target, open_target
+from ssdpts.engine import rtsched
+from ssdpts.engine.base import Area, Executor
+from ssdpts.results.analysis import kept_sessions
+from ssdpts.errors import HostLost, Interrupted, UserError
+from ssdpts.run.runner import RunContext, execute
+from ssdpts.pts.runspec import RunSpec
+from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
+from ssdpts.results import integrity
+from ssdpts.store import RunStore, utc_now
 
 
 def _context(store: RunStore, spec: RunSpec, side, executor: Executor, progress, info: dict | None,
@@ -93,7 +94,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     Every check that can refuse comes before the first byte is written, to the device or anywhere
     else: the results disk, the ssdpts lock on the device (another run?), the safety verdict and the
     confirmation, the kernel's exclusive claim. The claim is then held until the run ends."""
-    from .runner import NullProgress
+    from ssdpts.run.runner import NullProgress
 
     progress = progress or NullProgress()
     side = side or LocalSide(target)
@@ -217,8 +218,8 @@ def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Cal
     manifest and a summary.json without PTS parts (the results library and 'ssdpts verify' read
     every run directory through it); on an interruption or a failed fio, also report.html of what
     was measured (the PDF needs Chromium: 'ssdpts report' later), and the stop goes on up."""
-    from .errors import Interrupted
-    from .results.records import Summary
+    from ssdpts.errors import Interrupted
+    from ssdpts.results.records import Summary
 
     def mark(status: str, error: str | None = None) -> None:
         store.write_summary(Summary(status, False, tuple(deviations), {}, {}).to_dict())
@@ -263,7 +264,7 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
     and the window discloses the resume it spans. ``ready``: as for start_run, before anything is
     written. ``side``: where the device is (default: this host, at the manifest's target path;
     device/remote.py for a run whose device is on another host)."""
-    from .runner import NullProgress
+    from ssdpts.run.runner import NullProgress
 
     store = RunStore.open(run_dir)
     store.lock()

@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import UserError
+from ssdpts.errors import UserError
 
 HEAT_BINS = 64  # LBA heat map: the device's (or the trace's) extent in 64 equal ranges
 _BLKTRACE_MAGIC = (0x65617400).to_bytes(4, "little")[1:]  # 'tae' of blk_io_trace.magic, version in byte 0
@@ -64,7 +64,7 @@ class IOTrace:
 def record(device: str, seconds: float, out: Path | str, log: Callable[[str], None] = lambda _s: None) -> IOTrace:
     """Trace ``device`` for ``seconds`` (Ctrl-C ends early and keeps what was traced) and store the
     iolog, its ``.npz`` and its summary. Read-only: the device node is only stat()ed."""
-    from .engine.blocktrace import BlockTrace, TraceUnavailable
+    from ssdpts.engine.blocktrace import BlockTrace, TraceUnavailable
 
     out = Path(out)
     if not 0 < seconds <= 86400:

@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 
-from .errors import EXIT_BAD_INPUT, Signalled
+from ssdpts.errors import EXIT_BAD_INPUT, Signalled
 
 GATE_TIMEOUT_S = 600.0  # identification, audit and space checks of one device take seconds
 
@@ -252,7 +252,7 @@ class PlainView:
     """Without a terminal: one timestamped line per event, prefixed by the device."""
 
     def __init__(self, stream=None):
-        from .progress import _Vanishing
+        from ssdpts.run.progress import _Vanishing
 
         self.stream = _Vanishing(stream or sys.stdout)
 

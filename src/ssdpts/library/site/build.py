@@ -24,10 +24,10 @@ from pathlib import Path
 import time
 from typing import Callable
 
-from .. import __version__
-from ..errors import UserError
-from ..store import MANIFEST, STEPS, SUMMARY
-from . import data
+from ssdpts import __version__
+from ssdpts.errors import UserError
+from ssdpts.store import MANIFEST, STEPS, SUMMARY
+from ssdpts.library.site import data
 
 MARK = "site.json"  # what the last build made: its runs' fingerprints, rows and files
 LOCK = ".build.lock"
@@ -115,7 +115,7 @@ def _previous(site: Path) -> dict:
 
 def _render_report(run_dir: str, out: str) -> str | None:
     """One run's report into the site (a worker process); the error's line, or None."""
-    from ..report import render
+    from ssdpts.report import render
 
     try:
         render(Path(run_dir), formats=("html",), out=out)
@@ -128,13 +128,13 @@ def _render_report(run_dir: str, out: str) -> str | None:
 
 def _read(path: Path, db_row: dict) -> tuple[dict, list[dict], dict]:
     """(index row, headline columns, run data) of one run directory of the library."""
-    from ..results.reader import read_run
-    from ..status import quick_problems
+    from ssdpts.results.reader import read_run
+    from ssdpts.library.status import quick_problems
 
     run = read_run(path, need_summary="'ssdpts db site'")
     problems = quick_problems(path, dict(run.manifest.doc), complete=run.status == "complete")
     if db_row.get("status") == "damaged" and not problems:  # the library's proof found it: say what (rare, costly)
-        from ..results.integrity import check
+        from ssdpts.results.integrity import check
 
         problems = [p.line() for p in check(path).problems] or [
             f"the library marked it damaged when it was added, but it checks intact now: 'ssdpts db add {path}' again"]
@@ -146,7 +146,7 @@ def build(site: str | Path, db_path: str | Path | None = None, *, reports: bool 
           log: Callable[[str], None] = lambda s: None) -> Built:
     """Build or update the site in ``site`` from the results library at ``db_path`` (the default
     library when None)."""
-    from ..resultsdb import ResultsDB
+    from ssdpts.library.db import ResultsDB
 
     t0 = time.monotonic()
     site = Path(site)
@@ -246,7 +246,7 @@ def _js(doc) -> bytes:
 
 def _write_page(site: Path, now: dict[str, dict], library: str) -> None:
     """Assets, then index.html, then site.json."""
-    from ..report.html import D3, TEMPLATES as REPORT_TEMPLATES
+    from ssdpts.report.html import D3, TEMPLATES as REPORT_TEMPLATES
 
     sources = {f"assets/{D3}": REPORT_TEMPLATES / "vendor" / D3, "assets/chart.js": REPORT_TEMPLATES / "chart.js",
                "assets/report.css": REPORT_TEMPLATES / "report.css",

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .compare import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, repeat_stats
-from .engine.base import Area, Batch, Executor
-from .errors import UserError
-from .measurement import Measurement
-from .pts.workload import Step, Workload
-from .results.formats import FORMAT
-from .store import RunStore, utc_now, write_json_atomic
+from ssdpts.compare import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, repeat_stats
+from ssdpts.engine.base import Area, Batch, Executor
+from ssdpts.errors import UserError
+from ssdpts.measurement import Measurement
+from ssdpts.pts.workload import Step, Workload
+from ssdpts.results.formats import FORMAT
+from ssdpts.store import RunStore, utc_now, write_json_atomic
 
 KIB, MIB = 1024, 1024 * 1024
 QUICK_JSON = "quick.json"
@@ -230,13 +230,13 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
 
 def load(run_dir: Path | str) -> tuple[dict, dict]:
     """(manifest, quick.json) of a quick run directory; UserError when it is not one."""
-    from .store import load_kind
+    from ssdpts.store import load_kind
 
     return load_kind(run_dir, KIND, QUICK_JSON, "ssdpts quick")
 
 
 def is_quick(run_dir: Path | str) -> bool:
-    from .store import run_kind
+    from ssdpts.store import run_kind
 
     return run_kind(run_dir) == KIND
 
@@ -247,7 +247,7 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
     """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
     then the quick table. An interruption or a failed fio marks the run and keeps every run measured
     so far."""
-    from .session import start_other_run
+    from ssdpts.run.session import start_other_run
 
     def body(store: RunStore, target, claim, _info) -> dict:
         return execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
@@ -258,7 +258,7 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
 
 
 def _partial_report(run_dir: Path) -> None:
-    from .report.quick_html import render
+    from ssdpts.report.quick_html import render
 
     render(run_dir, formats=("html",))
 
@@ -299,8 +299,8 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
     004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Figures measured
     under different settings (workload, run length, preconditioning) are refused, like compare's
     settings check; an unreliable figure's delta is shown and flagged."""
-    from .compare import baseline_first, delta, device_label
-    from .results.registry import SPEED
+    from ssdpts.compare import baseline_first, delta, device_label
+    from ssdpts.results.registry import SPEED
 
     order = baseline_first(run_dirs, baseline)
     base = order[0]
@@ -343,7 +343,7 @@ def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None
 
 
 def comparison_text(cmp: dict) -> str:
-    from .results.registry import fmt_delta
+    from ssdpts.results.registry import fmt_delta
 
     labels = [r["label"] for r in cmp["runs"]]
     lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]

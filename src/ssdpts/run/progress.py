@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .pts.parts import Part
+from ssdpts.pts.parts import Part
 
 
 def _fmt_rate(info: dict) -> str:
@@ -239,7 +239,7 @@ def _steady_word(summary: dict) -> str:
 
 
 def make_progress(quiet: bool = False):
-    from .runner import NullProgress
+    from ssdpts.run.runner import NullProgress
 
     if quiet:
         return NullProgress()

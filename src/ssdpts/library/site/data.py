@@ -14,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..compare import SETTINGS, settings_of
-from ..pts.registry import TESTS, headlines
-from ..pts.wsat import WsatTable
-from ..results.cells import _order, shared_parts
-from ..results.reader import RunResults
-from ..results.registry import METRICS, SHORT
+from ssdpts.compare import SETTINGS, settings_of
+from ssdpts.pts.registry import TESTS, headlines
+from ssdpts.pts.wsat import WsatTable
+from ssdpts.results.cells import _order, shared_parts
+from ssdpts.results.reader import RunResults
+from ssdpts.results.registry import METRICS, SHORT
 
 FORMAT = 1  # of the page's data (index and run files)
 

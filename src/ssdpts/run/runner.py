@@ -18,11 +18,12 @@ import errno
 import time
 from typing import Callable, Protocol
 
-from . import analysis, cpus
-from .engine.base import Area, Batch, Executor
-from .errors import DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
-from .pts.parts import Part
-from .store import RunStore, disk_error, utc_now
+from ssdpts.results import analysis
+from ssdpts.run import cpus
+from ssdpts.engine.base import Area, Batch, Executor
+from ssdpts.errors import DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
+from ssdpts.pts.parts import Part
+from ssdpts.store import RunStore, disk_error, utc_now
 
 
 class Purger(Protocol):

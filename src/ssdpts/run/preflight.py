@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import UserError
+from ssdpts.errors import UserError
 
 # Raw output per step: fio's json+ (with the latency histogram), its line in steps.jsonl (with the
 # histogram again) and the job file section. Measured 12.5 KB per step on a loop device (LAT,

@@ -19,9 +19,9 @@ from pathlib import Path
 import subprocess
 from typing import Callable
 
-from .compare import MIN_REPEATS, check_runs, repeat_stats
-from .errors import RunFailed, UserError
-from .store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
+from ssdpts.compare import MIN_REPEATS, check_runs, repeat_stats
+from ssdpts.errors import RunFailed, UserError
+from ssdpts.store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
 
 KIND = "replay"
 FORMAT = 1
@@ -76,7 +76,7 @@ def wrap_offsets(offset, size, capacity_bytes: int):
 
 def prepare_trace(trace_path: Path | str):
     """The trace, read and checked before any device is touched (bad input: one line, exit 2)."""
-    from .iotrace import read_trace
+    from ssdpts.workloads.iotrace import read_trace
 
     trace = read_trace(trace_path)
     if not len(trace):
@@ -105,8 +105,8 @@ def job_text(iolog: Path, target: str, spec: ReplaySpec, iodepth: int) -> str:
 
 def run_fio(job_path: Path, out_path: Path) -> dict:
     """One fio process on a job file; its json+ kept at out_path; returns the job's json."""
-    from .engine.fio import _prepare_child, _stop, fio_binary
-    from .engine.fioparse import FioOutputError, parse_fio_output
+    from ssdpts.engine.fio import _prepare_child, _stop, fio_binary
+    from ssdpts.engine.fioparse import FioOutputError, parse_fio_output
 
     proc = subprocess.Popen([fio_binary(), "--output-format=json+", f"--output={out_path}", str(job_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_prepare_child,
@@ -133,8 +133,8 @@ def run_values(job: dict) -> dict:
     """One replay's figures from its fio job (json+): completion time = fio's job_runtime (the job
     from its first IO to its last completion), IOPS and MB/s over it, per IO type its response
     times (fio's total latency, lat_ns: submission to completion) from the json+ histogram."""
-    from .engine.fioparse import job_measurement
-    from .measurement import percentile_from_bins
+    from ssdpts.engine.fioparse import job_measurement
+    from ssdpts.measurement import percentile_from_bins
 
     m = job_measurement(job)
     runtime_s = float(job.get("job_runtime") or 0) / 1000.0 or m.duration_s
@@ -182,8 +182,8 @@ def figures(runs: list[dict], planned: int = 0) -> list[dict]:
 def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity_bytes: int, executor,
             purge: Callable[[], dict] | None, log: Callable[[str], None], guard: Callable[[], None] | None) -> dict:
     """Purge and WIPC when asked, then the N replays, replay.json written after every run."""
-    from .iotrace import save, summary, write_iolog
-    from .quick import precondition_step
+    from ssdpts.workloads.iotrace import save, summary, write_iolog
+    from ssdpts.workloads.quick import precondition_step
 
     tdir = store.path / "trace"
     tdir.mkdir(exist_ok=True)
@@ -207,7 +207,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
             guard()
         log("purge (PTS: before the preconditioning)")
         doc["purge"] = purge() if purge is not None else None
-        from .engine.base import Area, Batch
+        from ssdpts.engine.base import Area, Batch
 
         step = precondition_step(spec, capacity_bytes)
         log(f"WIPC: {step.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
@@ -256,8 +256,8 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
                  log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
     """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
     then the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
-    from .device.purge import select_purge
-    from .session import start_other_run
+    from ssdpts.device.purge import select_purge
+    from ssdpts.run.session import start_other_run
 
     trace = prepare_trace(trace_path)
 
@@ -277,7 +277,7 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
 
 
 def _partial_report(run_dir: Path) -> None:
-    from .report.replay_html import render
+    from ssdpts.report.replay_html import render
 
     render(run_dir, formats=("html",))
 
@@ -309,7 +309,7 @@ def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = No
     """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
     and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
     are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""
-    from .compare import baseline_first, delta, device_label
+    from ssdpts.compare import baseline_first, delta, device_label
 
     order = baseline_first(run_dirs, baseline)
     base = order[0]
@@ -337,7 +337,7 @@ def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = No
 
 
 def comparison_text(cmp: dict) -> str:
-    from .results.registry import fmt_delta
+    from ssdpts.results.registry import fmt_delta
 
     labels = [r["label"] for r in cmp["runs"]]
     lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]

@@ -28,10 +28,10 @@ import sqlite3
 import sys
 from typing import Any, Iterable
 
-from .errors import UserError
-from .results.cells import table_cells
-from .results.reader import RunResults, find_run_dirs, read_run
-from .results.registry import RUN_FIELDS
+from ssdpts.errors import UserError
+from ssdpts.results.cells import table_cells
+from ssdpts.results.reader import RunResults, find_run_dirs, read_run
+from ssdpts.results.registry import RUN_FIELDS
 
 SCHEMA_VERSION = 2  # 2: measurements.point (the extended tests' cells)
 ENV_DB = "SSDPTS_DB"
@@ -137,8 +137,8 @@ def part_rows(run: RunResults) -> list[dict[str, Any]]:
 
 
 def measurement_rows(run: RunResults) -> list[dict[str, Any]]:
-    from .quick import db_rows, is_quick
-    from .replay import db_rows as replay_rows, is_replay
+    from ssdpts.workloads.quick import db_rows, is_quick
+    from ssdpts.workloads.replay import db_rows as replay_rows, is_replay
 
     if is_quick(run.path):  # ssdpts quick: its figures (median and RSE), not PTS tables
         return db_rows(run.path, run.uid)
@@ -157,7 +157,7 @@ def load_complete(path: str | Path) -> RunResults:
     if run.status != "complete":
         raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
                         f"(finish it with 'ssdpts resume {path}', then add it)")
-    from .results.integrity import check
+    from ssdpts.results.integrity import check
 
     return replace(run, damage=tuple(p.line() for p in check(path).problems))  # added, but marked damaged
 

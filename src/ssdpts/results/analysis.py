@@ -19,15 +19,15 @@ from collections import defaultdict
 import statistics
 from typing import Iterable
 
-from .device.telemetry import throttle_warnings
-from .measurement import Measurement
-from .pts import wsat
-from .pts.parts import Part
-from .pts.registry import TESTS
-from .pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
-from .pts.tables import Table
-from .pts.workload import Step
-from .results.records import NoWindow, PartResult, Series, SteadyStateResult, Summary, Wipc, WindowResume
+from ssdpts.device.telemetry import throttle_warnings
+from ssdpts.measurement import Measurement
+from ssdpts.pts import wsat
+from ssdpts.pts.parts import Part
+from ssdpts.pts.registry import TESTS
+from ssdpts.pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
+from ssdpts.pts.tables import Table
+from ssdpts.pts.workload import Step
+from ssdpts.results.records import NoWindow, PartResult, Series, SteadyStateResult, Summary, Wipc, WindowResume
 
 
 def part_records(steps: Iterable[dict], part: Part) -> list[dict]:
