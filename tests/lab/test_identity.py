@@ -73,15 +73,19 @@ def test_info_names_the_drive_as_the_run_will(lab, key):
 def test_devices_lists_every_drive_with_its_serial_and_size(lab):
     res = lab.ssdpts("devices")
     assert res.rc == 0, res.stderr
-    rows = {}
+    rows, head = {}, None
     for line in res.stdout.splitlines():
         cells = [c.strip() for c in line.split("│")[1:-1]]
-        if cells and cells[0].startswith("/dev/"):
-            rows[cells[0]] = cells
+        if cells and cells[0] == "device":
+            head = cells
+        elif cells and cells[0].startswith("/dev/"):
+            rows[cells[0]] = dict(zip(head, cells))
     for key, t in TARGETS.items():
         dev = lab.dev[key]
         assert dev in rows, f"{key} ({dev}) missing from 'ssdpts devices':\n{res.stdout}"
-        _, model, serial, size, verdict = rows[dev]
+        row = rows[dev]
+        model, serial, size, verdict = row["model"], row["serial"], row["size"], row["verdict"]
+        assert row["rests on"] == "—", row  # an emulated drive rests on no other device
         want = truth(lab, key)
         assert serial == t.serial
         assert size == f"{want['identity.capacity_bytes'] / 1e9:,.2f} GB"
