@@ -321,7 +321,7 @@ def test_file_backing_a_loop_device_refused(make_loop, tmp_path: Path) -> None:
     dev = make_loop()
     image = Path(subprocess.run(["losetup", "-n", "-O", "BACK-FILE", dev], capture_output=True,
                                 text=True, check=True).stdout.strip())
-    safety.mark_created(str(image))  # even a file ssdpts made must not be rewritten under a loop
+    marker.mark_created(str(image))  # even a file ssdpts made must not be rewritten under a loop
     with pytest.raises(UserError) as exc:
         safety.check_writable(open_target(str(image)), needed_bytes=0, confirm=None)
     assert f"backs {dev}" in refused(exc)
@@ -414,7 +414,7 @@ def test_file_recreate_purge(tmp_path: Path) -> None:
     method = purge.select_purge(target, "auto")
     assert method.name == "file-recreate"
     method.run(target)
-    assert path.stat().st_size == 32 * MiB and safety.is_ssdpts_file(str(path))
+    assert path.stat().st_size == 32 * MiB and marker.is_ssdpts_file(str(path))
 
     with open(path, "r+b") as f:
         f.write(PATTERN)

@@ -10,7 +10,9 @@ import os
 import pytest
 
 from ssdpts.device import claim as claim_mod
-from ssdpts.device.claim import Claim, holder_of, lock_dir
+from ssdpts.device import marker
+from ssdpts.device.claim import Claim
+from ssdpts.device.locks import holder_of, lock_dir
 from ssdpts.device.target import open_target
 from ssdpts.errors import UserError
 
@@ -77,7 +79,7 @@ def test_guard_on_a_file_target(tmp_path):
 
     path = tmp_path / "t.img"
     path.write_bytes(b"\0" * 4096)
-    safety.mark_created(str(path))
+    marker.mark_created(str(path))
     t = open_target(str(path))
     with Claim(t) as c:
         c.check()  # ours, present

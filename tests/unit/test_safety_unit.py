@@ -419,20 +419,20 @@ def test_mountinfo_unescape() -> None:
 
 def test_marker_files(tmp_path: Path) -> None:
     path = tmp_path / "t.img"
-    assert not safety.is_ssdpts_file(str(path))
+    assert not marker.is_ssdpts_file(str(path))
     path.write_bytes(b"\0" * 4096)
-    safety.mark_created(str(path))
-    assert safety.is_ssdpts_file(str(path))
+    marker.mark_created(str(path))
+    assert marker.is_ssdpts_file(str(path))
     record = json.loads(Path(str(path) + ".ssdpts-target").read_text())
     assert record["created_by"] == "ssdpts" and record["path"] == str(path)
     assert record["identity"]["inode"] == path.stat().st_ino and record["identity"]["size_bytes"] == 4096
     Path(str(path) + ".ssdpts-target").write_text("{not json")
-    assert not safety.is_ssdpts_file(str(path))
+    assert not marker.is_ssdpts_file(str(path))
     Path(str(path) + ".ssdpts-target").write_text('{"created_by": "someone"}')
-    assert not safety.is_ssdpts_file(str(path))
+    assert not marker.is_ssdpts_file(str(path))
     # a marker from before file identities cannot tell its file from another
     Path(str(path) + ".ssdpts-target").write_text('{"created_by": "ssdpts", "format": 1, "path": "x"}')
-    assert safety.marker_status(str(path)) == "old" and not safety.is_ssdpts_file(str(path))
+    assert marker.marker_status(str(path)) == "old" and not marker.is_ssdpts_file(str(path))
 
 
 def test_marker_vouches_for_one_file_only(tmp_path: Path) -> None:
@@ -440,11 +440,11 @@ def test_marker_vouches_for_one_file_only(tmp_path: Path) -> None:
     filesystem hands out the same inode number again (ext4 does) and the size is the same."""
     path = tmp_path / "t.img"
     path.write_bytes(b"\0" * 8192)
-    safety.mark_created(str(path))
+    marker.mark_created(str(path))
     ino = path.stat().st_ino
     path.unlink()
     path.write_bytes(b"user data".ljust(8192, b"."))
-    assert safety.marker_status(str(path)) == "other"
+    assert marker.marker_status(str(path)) == "other"
     t = open_target(str(path))
     with pytest.raises(UserError) as exc:
         safety.check_writable(t, needed_bytes=0, confirm=None)
@@ -457,10 +457,10 @@ def test_marker_vouches_for_one_file_only(tmp_path: Path) -> None:
     # the same file grown or shrunk is not the file the marker vouches for either
     path.unlink()
     path.write_bytes(b"\0" * 4096)
-    safety.mark_created(str(path))
+    marker.mark_created(str(path))
     with open(path, "ab") as f:
         f.write(b"x")
-    assert safety.marker_status(str(path)) == "other"
+    assert marker.marker_status(str(path)) == "other"
 
 
 def test_existing_foreign_file_refused(tmp_path: Path) -> None:
@@ -481,7 +481,7 @@ def test_marked_and_new_files_allowed(tmp_path: Path) -> None:
     safety.check_writable(new, needed_bytes=MiB, confirm=None)
     path = tmp_path / "ours.img"
     path.write_bytes(b"\0" * 4096)
-    safety.mark_created(str(path))
+    marker.mark_created(str(path))
     marker.seal(str(path))  # ssdpts finished writing it
     safety.check_writable(open_target(str(path)), needed_bytes=0, confirm=None)
 
@@ -564,5 +564,5 @@ def test_file_recreate_purge_makes_sparse_marked_file(tmp_path: Path) -> None:
     record = purge.select_purge(t, "file-recreate").run(t, log=lines.append)
     assert path.stat().st_size == 8 * MiB
     assert path.stat().st_blocks * 512 < 8 * MiB  # sparse
-    assert safety.is_ssdpts_file(str(path)) and lines
+    assert marker.is_ssdpts_file(str(path)) and lines
     assert record.method == "file-recreate" and not record.is_pts_purge

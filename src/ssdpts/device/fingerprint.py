@@ -20,7 +20,7 @@ confirmation given at the start only when the identity is *proven* (:func:`prove
   zram device: resume always asks for the confirmation again.
 * a file target: its path and (device, inode, size, birth time, generation) — the last two tell a
   new file from an old one even when the filesystem reuses the inode number; the marker beside the
-  file carries the same identity (``safety.mark_created``).
+  file carries the same identity (``marker.mark_created``).
 
 For every device without a serial-like field, a path that resolves to another node is another
 device. Everything here only reads: sysfs, ``stat``/``statx`` and one ioctl on a read-only,

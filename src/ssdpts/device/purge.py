@@ -40,7 +40,7 @@ import os
 import time
 from typing import Any
 
-from ssdpts.device import ata, fingerprint, nvme, safety, scsi
+from ssdpts.device import ata, fingerprint, marker, nvme, scsi
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class
 from ssdpts.device.fields import value
@@ -155,7 +155,7 @@ class FileRecreatePurge(_Fallback):
         path = target.real_path
         # Checked here too, not only in assess: the file may have appeared since the target was
         # opened (exists=False then), and deleting someone's file is exactly what we promise not to do.
-        if os.path.exists(path) and not safety.is_ssdpts_file(path):
+        if os.path.exists(path) and not marker.is_ssdpts_file(path):
             raise UserError(f"{target.path} was not created by ssdpts: delete it yourself or give a new file path")
         started, t0 = now_iso(), time.monotonic()
         log(f"purge: recreating {target.path} ({target.size_bytes} bytes, sparse)")
@@ -174,9 +174,9 @@ class FileRecreatePurge(_Fallback):
         finally:
             os.close(fd)
         identity = fingerprint.file_identity(new)
-        safety.mark_created(path, identity=identity, previous=fingerprint.file_identity(path))
+        marker.mark_created(path, identity=identity, previous=fingerprint.file_identity(path))
         os.replace(new, path)
-        safety.mark_created(path, identity=identity)  # the old file is gone: vouch for the new one only
+        marker.mark_created(path, identity=identity)  # the old file is gone: vouch for the new one only
         return self._record(started, t0, f"{target.path} recreated sparse at {target.size_bytes} bytes")
 
 

@@ -30,12 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ssdpts.device import held, locks
 from ssdpts.device import stack as stack_mod
 from ssdpts.device import target as tgt
 from ssdpts.device import usage
 from ssdpts.device.signatures import _describe_signature, _member_reason, probe_signatures
-# The file marker lives in marker.py; these names stay reachable here for the callers of the guard.
-from ssdpts.device.marker import MARKER_SUFFIX, is_ssdpts_file, mark_created, marker_path, marker_status  # noqa: F401
+from ssdpts.device.marker import marker_path, marker_status
 from ssdpts.device.marker import changes as marker_changes
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
@@ -479,11 +479,9 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
     """Open each node O_RDONLY|O_EXCL: EBUSY means the kernel knows a user we may not see
     (a mount in another namespace, an imported ZFS pool, md, a program holding it exclusively).
     Also reads BLKROGET on the way. Returns (busy nodes, any read-only, errors)."""
-    from ssdpts.device import claim
-
     busy, errors, read_only = [], [], False
     for node in nodes.values():
-        if claim.holds(node):
+        if holds(node):
             continue  # our own run holds it exclusively: nobody else can, and the probe would find us
         try:
             fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -504,9 +502,25 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
 
 
 def _ssdpts_holder(target: Target):
-    from ssdpts.device import claim
+    return locks.holder_of(target)
 
-    return claim.holder_of(target)
+
+def holds(node: str) -> bool:
+    """True when this process holds the kernel claim on ``node``, its disk, or (for a disk) the disk
+    ``node`` is a partition of."""
+    try:
+        st = os.stat(node)
+    except OSError:
+        return False
+    if not stat.S_ISBLK(st.st_mode):
+        return False
+    if st.st_rdev in held.HELD:
+        return True
+    name = tgt.name_for_devnum(os.major(st.st_rdev), os.minor(st.st_rdev))
+    if name and tgt.is_partition_name(name):
+        disk_dev = tgt.devnum_of(tgt.disk_of(name))
+        return any(f"{os.major(r)}:{os.minor(r)}" == disk_dev for r in held.HELD)
+    return False
 
 
 # --- messages -------------------------------------------------------------------------------------

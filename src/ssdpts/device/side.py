@@ -199,7 +199,7 @@ def _prepare_file(target: Target) -> Target:
     if not target.exists:
         with open(target.path, "wb") as f:
             f.truncate(target.size_bytes)
-        safety.mark_created(target.path)
+        marker.mark_created(target.path)
         return open_target(target.path)
     return target
 

@@ -1,0 +1,27 @@
+"""The device claims this process holds (device/claim.py), by the st_rdev of the claimed node: a
+leaf, so that the tool runner (device/tools.py) and the safety verdict (device/safety.py) can ask
+about them without importing the claim. Safety's exclusive-open probe skips a device of ours (it
+would otherwise find it "in use" by ourselves); a purge tool that opens the device exclusively
+itself and meets our claim is lent it (:func:`blocked_by_own_claim`)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+HELD: dict[int, Any] = {}  # st_rdev -> the Claim holding it
+
+_BUSY = re.compile(r"device or resource busy|\bEBUSY\b", re.I)
+
+
+def blocked_by_own_claim(argv: list[str], output: str):
+    """The claim of ours that made the tool ``argv`` fail with EBUSY, if that is what happened."""
+    if not HELD or not _BUSY.search(output):
+        return None
+    for claim in HELD.values():
+        t = claim.target
+        names = {t.path, t.real_path, f"/dev/{t.name}", f"/dev/{t.parent}" if t.parent else t.real_path}
+        if any(a in names or os.path.realpath(a) in names for a in argv[1:] if a.startswith("/")):
+            return claim
+    return None
