@@ -8,12 +8,7 @@ Definitions (seed 004, PTS.md §5):
   better": speed-type metrics (IOPS, MB/s) Δ = A/B − 1; time-type metrics (response times)
   Δ = time_B/time_A − 1.
 - Repeated runs (N >= 3) of one device with the same settings: per metric the value of the median
-  run — a measured value, never an average. With an odd N that is the middle run; with an even N
-  there is no middle run, so ssdpts warns and takes the lower-middle run's value (the smaller of
-  the two middle values in ascending order).
-- Relative standard error RSE = s / (x̄ · √N), s the sample standard deviation (ddof = 1). Above
-  5% the metric is too variable: add runs while N <= 7; beyond 7 runs discard the results or
-  investigate the cause.
+  run and its relative standard error, by the rules of stats.py (the same for quick and replay).
 
 Settings that make a comparison invalid (refused unless allowed; then listed on the report):
 profile, TC and QD (resolved), active range, step duration, PTS version, data pattern, ioengine.
@@ -23,7 +18,6 @@ The seed is not one: a different seed is a different sample of the same experime
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import math
 from pathlib import Path
 from typing import Iterable
 
@@ -34,19 +28,7 @@ from .results.reader import RunResults, labelled, read_runs
 from .results.records import DEFAULT_DATA_PATTERN
 from .results.registry import (COMPARED_SETTINGS, METRICS, RUN_FIELDS, SHORT, SPEED, TIME, RunField, fmt_delta,
                                fmt_pct, fmt_value)
-
-RSE_LIMIT = 0.05  # seed 004: RSE above 5% is too variable
-MAX_REPEATS = 7  # seed 004: more than 7 runs needed -> discard / investigate
-MIN_REPEATS = 3
-MAX_RUNS = 99  # runs a user may ask for: enough for any study, bounded so a typo is not a week's run
-
-
-def check_runs(runs: int) -> None:
-    """--runs of quick and replay: odd (the median is one measured run's value, seed 004 §4.1), 3 to 99."""
-    if runs < MIN_REPEATS or runs % 2 == 0 or runs > MAX_RUNS:
-        raise UserError(f"--runs {runs}: give an odd number of runs, {MIN_REPEATS} to {MAX_RUNS} "
-                        "(seed 004 §4.1: a median is one measured run's value)")
-
+from .stats import MIN_REPEATS, RSE_LIMIT, RepeatStats, advice_for, repeat_stats
 
 SETTINGS: tuple[RunField, ...] = tuple(RUN_FIELDS[n] for n in COMPARED_SETTINGS)
 
@@ -201,47 +183,6 @@ def compare_runs(paths: Iterable[str | Path], baseline: str | Path | None = None
 
 
 # ---- repeated runs ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class RepeatStats:
-    n: int
-    median: float  # the median run's measured value
-    median_index: int  # position (in the list given) of the run whose value is the median
-    mean: float
-    stdev: float  # sample standard deviation, ddof = 1
-    rse: float | None  # s / (mean * sqrt(n)); None when the mean is 0
-
-    @property
-    def flagged(self) -> bool:
-        return self.rse is not None and self.rse > RSE_LIMIT
-
-
-def repeat_stats(values: list[float]) -> RepeatStats:
-    """Median run (odd N: the middle run; even N: the lower-middle run), mean, s (ddof=1), RSE."""
-    n = len(values)
-    if n < 2:
-        raise ValueError("need at least two values")
-    order = sorted(range(n), key=lambda i: (values[i], i))
-    mid = order[(n - 1) // 2]  # odd: the middle; even: the lower of the two middle values
-    mean = sum(values) / n
-    s = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    rse = s / (mean * math.sqrt(n)) if mean else None
-    return RepeatStats(n, float(values[mid]), mid, mean, s, rse)
-
-
-def advice_for(n: int, any_flagged: bool) -> str | None:
-    if not any_flagged:
-        return None
-    if n < MAX_REPEATS:
-        return (f"add runs: with N = {n}, metrics above {RSE_LIMIT:.0%} RSE are too variable to report; "
-                f"add a run (seed 004: up to {MAX_REPEATS}) and compare again")
-    if n == MAX_REPEATS:
-        return (f"add one last run (N = {n}): if the RSE stays above {RSE_LIMIT:.0%} beyond {MAX_REPEATS} runs, "
-                f"discard these results or investigate the cause (thermal throttling, background jobs, power states)")
-    return (f"discard or investigate: N = {n} is more than {MAX_REPEATS} runs and the RSE is still above "
-            f"{RSE_LIMIT:.0%} — look for thermal throttling, background jobs or power-state changes, fix them, "
-            f"and start a new series")
-
 
 @dataclass
 class RepeatRow(CellRow):

@@ -5,7 +5,7 @@ read/write at T4 QD64 (kIOPS), the same four at T1 QD1, mixed RND 4KiB 80/20 and
 (kIOPS); optionally CrystalDiskMark 8's "Default" and "NVMe SSD" profiles (seed 004 §5.1.4), MB/s.
 
 Statistics (seed 004 §4.1, §4.2): every figure is the median of N warm runs (N odd, >= 3): a measured
-value, never an average; RSE = s / (x̄ · √N) (compare.repeat_stats). A figure whose RSE is above 5%
+value, never an average; RSE = s / (x̄ · √N) (stats.py). A figure whose RSE is above 5%
 gets two more runs (N stays odd) until its RSE is at most 5% or N = 7; above 5% at 7 runs it is
 marked unreliable ("discarded or studied", §4.2). An optional unmeasured cold run of each figure
 (§5.1.3) and a preconditioning (none, one sequential fill, or the PTS WIPC: twice the capacity in
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ssdpts.compare import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, repeat_stats
 from ssdpts.engine.base import Area, Batch, Executor
 from ssdpts.errors import UserError
 from ssdpts.measurement import Measurement
 from ssdpts.pts.workload import Step, Workload
 from ssdpts.results.formats import FORMAT
+from ssdpts.stats import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, runs_needed, summary
 from ssdpts.store import RunStore, utc_now, write_json_atomic
 
 KIB, MIB = 1024, 1024 * 1024
@@ -135,33 +135,14 @@ class QuickSpec:
                 "seed": self.seed, "rse_limit": RSE_LIMIT, "max_runs": MAX_REPEATS}
 
 
-def runs_needed(values: list[float], planned: int) -> int:
-    """How many runs the figure needs once a set of ``values`` is complete (seed 004 §4.2): the
-    planned N; when those are done and the RSE is above 5%, two more (N stays odd) while N < 7."""
-    n = len(values)
-    if n < planned:
-        return planned
-    st = repeat_stats(values)
-    if st.flagged and n < MAX_REPEATS:
-        return n + 2 if n + 2 <= MAX_REPEATS else n + 1
-    return n
-
-
 def figure_result(fig: Figure, values: list[float], files: list[str], cold: list[str], judged: bool = True) -> dict:
     """One figure's record. ``judged`` False: its runs are not all in (in progress, or the run was
     interrupted), so its reliability is not known: None, neither reliable nor unreliable."""
-    st = repeat_stats(values) if len(values) >= 2 else None
-    return {
-        "key": fig.key, "label": fig.label, "group": fig.group, "unit": fig.unit,
-        "workload": fig.workload.to_dict(), "values": values, "files": files, "cold_files": cold,
-        "n": len(values), "median": st.median if st else (values[0] if values else None),
-        "median_run": st.median_index + 1 if st else None,
-        "rse": st.rse if st else None,
-        # seed 004 §4.2: above 5% after 7 runs the set is to be discarded or studied; no RSE at all (a
-        # mean of 0: the device moved no data) is no evidence either
-        "reliable": (bool(st and st.rse is not None and not st.flagged and len(values) >= MIN_REPEATS)
-                     if judged else None),
-    }
+    # seed 004 §4.2 (stats.py): above 5% after 7 runs the set is to be discarded or studied; no RSE
+    # at all (a mean of 0: the device moved no data) is no evidence either
+    return {"key": fig.key, "label": fig.label, "group": fig.group, "unit": fig.unit,
+            "workload": fig.workload.to_dict(), "values": values, "files": files, "cold_files": cold,
+            **summary(values, planned=len(values) if judged else len(values) + 1)}
 
 
 def precondition_step(spec: QuickSpec, capacity_bytes: int) -> Step | None:

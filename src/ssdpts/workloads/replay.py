@@ -19,8 +19,8 @@ from pathlib import Path
 import subprocess
 from typing import Callable
 
-from ssdpts.compare import MIN_REPEATS, check_runs, repeat_stats
 from ssdpts.errors import RunFailed, UserError
+from ssdpts.stats import check_runs, summary
 from ssdpts.store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
 
 KIND = "replay"
@@ -168,14 +168,8 @@ def figures(runs: list[dict], planned: int = 0) -> list[dict]:
     runs than ``planned`` (in progress, or interrupted): not judged, reliability None."""
     out = []
     for key, label, unit, kind in FIGURES:
-        values = [r[key] for r in runs]
-        st = repeat_stats(values) if len(values) >= 2 else None
-        out.append({"key": key, "label": label, "unit": unit, "kind": kind, "values": values, "n": len(values),
-                    "median": st.median if st else (values[0] if values else None),
-                    "median_run": st.median_index + 1 if st else (1 if values else None),
-                    "rse": st.rse if st else None,
-                    "reliable": (bool(st and not st.flagged and len(values) >= MIN_REPEATS)
-                                 if len(values) >= planned else None)})
+        out.append({"key": key, "label": label, "unit": unit, "kind": kind,
+                    **summary([r[key] for r in runs], planned=planned)})
     return out
 
 
