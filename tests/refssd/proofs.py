@@ -624,6 +624,15 @@ HIR_BASELINE_REL = 0.02
 # on the idle between two steps) plus 2%.
 HIR_IDLE_ABS_S = 0.010
 HIR_IDLE_REL = 0.02
+# The simulator's idle GC, through ssdpts: it collects up to its target (bg_gc_free_fraction of the
+# spare blocks), so the longest idles all reach it and their blocks per idle then differ only by
+# what the burst before used (seen 89.3 and 90.7 at wait states 5 and 10): a longer idle collects
+# at least HIR_MORE_COLLECTED times what a shorter one did.
+HIR_MORE_COLLECTED = 0.95
+# A wait state whose idles collected HIR_RANK_MARGIN times the blocks of another must show faster
+# bursts in ssdpts's figures; closer than that, the bursts' own spread (a host stall inside one:
+# -12.6%, above) can reorder them (seen 7,116 and 6,973 IOPS at 89.3 and 90.7 blocks).
+HIR_RANK_MARGIN = 1.25
 
 
 def _median_of_finite(xs: list[float]) -> float:
@@ -716,11 +725,11 @@ def hir_proof(run: Run, drive: Drive, step_s: float) -> Verdict:
                                                          f"{r['baseline_median_difference']:+.2%}" for r in off))
     bg = [r["simulator_bg_gc_blocks_per_idle"] for r in rows]
     v.check("idle GC ran", bool(bg) and all(b > 0 for b in bg), f"blocks collected per idle: {bg}")
-    v.check("longer idle, more collected", all(b >= 0.95 * a for a, b in zip(bg, bg[1:])), f"{bg}")
+    v.check("longer idle, more collected", all(b >= HIR_MORE_COLLECTED * a for a, b in zip(bg, bg[1:])), f"{bg}")
     rank = []
     for a in rows:
         for b in rows:
-            if b["simulator_bg_gc_blocks_per_idle"] > 1.25 * a["simulator_bg_gc_blocks_per_idle"] \
+            if b["simulator_bg_gc_blocks_per_idle"] > HIR_RANK_MARGIN * a["simulator_bg_gc_blocks_per_idle"] \
                     and not b["ssdpts_burst_iops"] > a["ssdpts_burst_iops"]:
                 rank.append((a["wait_state"], b["wait_state"]))
     v.check("ranked as the idle GC", not rank, f"wait states whose bursts are not ranked as the blocks collected: {rank}")
@@ -738,6 +747,15 @@ XSR_MINUTE_REL = 0.02
 # whose GC copied almost nothing: WA <= 1.02): a minute that ends just after GC stops can put the
 # two a minute apart.
 XSR_RECOVERY_MINUTES = 1
+# What the simulator's GC did in each group, from its truth: a minute "copies almost nothing" at WA
+# <= XSR_NO_COPY_WA (sequential 1 MiB writes invalidate whole blocks; what is left is the part of
+# a victim in collection when the pattern changed: seen 1.00); G2's random 8 KiB writes copy, at
+# a WA above XSR_RANDOM_MIN_WA by the end of G2 (reference_wa for single-page writes on this drive
+# is 2.76; 8 KiB writes invalidate two pages written together and are not in the reference's
+# model: seen 2.70-2.76); G3's first minute still copies (WA above XSR_FRAGMENTED_MIN_WA: seen 2.34).
+XSR_NO_COPY_WA = 1.02
+XSR_RANDOM_MIN_WA = 2.0
+XSR_FRAGMENTED_MIN_WA = 1.3
 
 
 def xsr_proof(run: Run, drive: Drive) -> Verdict:
@@ -756,10 +774,13 @@ def xsr_proof(run: Run, drive: Drive) -> Verdict:
     v.check("minutes vs simulator", not off, "; ".join(f"minute {r['minute']} ({r['group']}): {r['difference']:+.2%}" for r in off[:4]))
     g = {k: [r for r in rows if r["group"] == k] for k in ("g1", "g2", "g3")}
     if all(g.values()):
-        v.check("sequential copies nothing", g["g1"][-1]["simulator_wa"] <= 1.02, f"G1's last minute at WA {g['g1'][-1]['simulator_wa']:.3f}")
-        v.check("random copies", g["g2"][-1]["simulator_wa"] > 2.0, f"G2's last minute at WA {g['g2'][-1]['simulator_wa']:.3f}")
-        v.check("G3 starts fragmented", g["g3"][0]["simulator_wa"] > 1.3, f"G3's first minute at WA {g['g3'][0]['simulator_wa']:.3f}")
-        sim_rec = next((n for n, r in enumerate(g["g3"], start=1) if r["simulator_wa"] <= 1.02), None)
+        v.check("sequential copies nothing", g["g1"][-1]["simulator_wa"] <= XSR_NO_COPY_WA,
+                f"G1's last minute at WA {g['g1'][-1]['simulator_wa']:.3f}")
+        v.check("random copies", g["g2"][-1]["simulator_wa"] > XSR_RANDOM_MIN_WA,
+                f"G2's last minute at WA {g['g2'][-1]['simulator_wa']:.3f}")
+        v.check("G3 starts fragmented", g["g3"][0]["simulator_wa"] > XSR_FRAGMENTED_MIN_WA,
+                f"G3's first minute at WA {g['g3'][0]['simulator_wa']:.3f}")
+        sim_rec = next((n for n, r in enumerate(g["g3"], start=1) if r["simulator_wa"] <= XSR_NO_COPY_WA), None)
         got = tab["recovery_minutes"]
         v.check("recovery", sim_rec is not None and got is not None and abs(got - sim_rec) <= XSR_RECOVERY_MINUTES,
                 f"ssdpts: {got} minutes, the simulator's GC stopped copying in minute {sim_rec}")
