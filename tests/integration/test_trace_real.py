@@ -130,7 +130,8 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     # every figure from the raw json+ alone
     raw = []
     for r in doc["runs"]:
-        j = json.loads((run_dir / r["file"]).read_text())["jobs"][0]
+        text = (run_dir / r["file"]).read_text()
+        j = json.loads(text[text.index("\n{") + 1:])["jobs"][0]  # after fio's notes on the step gate hooks
         secs = j["job_runtime"] / 1000
         ios = j["read"]["total_ios"] + j["write"]["total_ios"]
         assert (j["read"]["total_ios"], j["write"]["total_ios"]) == (job["read"]["total_ios"], job["write"]["total_ios"])
@@ -179,24 +180,32 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     assert cmp["rows"][1]["deltas"][1] == pytest.approx(i_a / i_b - 1)
 
 
-def test_timed_replay_keeps_the_trace_pace(tmp_path):
-    """fio's replay of the log ssdpts writes: timed at 100% takes the trace's 0.8 s, at 200% half of
-    it, replay_no_stall far less (a file target: no device needed for fio's timing)."""
+def test_timed_replay_keeps_the_trace_pace(make_loop, tmp_path):
+    """fio's replay of the log ssdpts writes, as a step of the core (the executor, the step gate):
+    timed at 100% takes the trace's 0.8 s, at 200% half of it, replay_no_stall far less."""
+    from ssdpts.engine.base import Area, Batch
+    from ssdpts.engine.fio import FioExecutor
+    from ssdpts.engine.fioparse import parse_fio_output
     from ssdpts.workloads.iotrace import write_iolog
-    from ssdpts.workloads.replay import ReplaySpec, job_text, run_fio, run_values
+    from ssdpts.workloads.replay import ReplaySpec, replay_step, run_values
 
-    target = tmp_path / "target.img"
-    target.write_bytes(b"\0" * (1 << 20))
+    dev = make_loop("16M")
     log = tmp_path / "paced.iolog"
     write_iolog(log, "/dev/ssdpts-trace", np.arange(5) * 200_000_000, np.arange(5) * 4096, np.full(5, 4096),
                 np.array([False, True, False, True, False]))
     took = {}
-    for name, spec in (("100", ReplaySpec()), ("200", ReplaySpec(time_scale_pct=200)), ("fast", ReplaySpec(no_stall=True))):
-        job = tmp_path / f"{name}.fio"
-        job.write_text(job_text(log, str(target), spec, 1).replace("direct=1", "direct=0"))
-        v = run_values(run_fio(job, tmp_path / f"{name}.json"))
-        assert (v["read_ios"], v["write_ios"]) == (3, 2)
-        took[name] = v["completion_s"]
+    executor = FioExecutor()
+    try:
+        for name, spec in (("100", ReplaySpec()), ("200", ReplaySpec(time_scale_pct=200)),
+                           ("fast", ReplaySpec(no_stall=True))):
+            batch = Batch([replay_step(1, log, spec, 1, 60)], dev, Area(0, 16 * 2**20), 1, "libaio",
+                          job_path=tmp_path / f"{name}.fio", output_path=tmp_path / f"{name}.json")
+            executor.run(batch)
+            v = run_values(parse_fio_output(batch.output_path.read_text()).jobs[0])
+            assert (v["read_ios"], v["write_ios"]) == (3, 2)
+            took[name] = v["completion_s"]
+    finally:
+        executor.close()
     assert 0.75 <= took["100"] < 1.6 and 0.37 <= took["200"] < took["100"] and took["fast"] < 0.2, took
 
 
@@ -230,3 +239,38 @@ def test_blktrace_from_elsewhere_replays_its_counts(make_loop, tmp_path):
         assert np.array_equal(np.sort(ios.offset_bytes[part]), np.sort(recorded.offset_bytes))
     doc = json.loads((next(runs.iterdir()) / "replay.json").read_text())
     assert doc["trace"]["moved_ios"] == 0 and doc["iodepth"] == 4  # the trace's own highest queue depth
+
+
+def test_a_replay_purge_that_erases_nothing_fails_the_run(make_loop, tmp_path, monkeypatch):
+    """--precondition wipc purges through the device side, judged by its effect as every 'ssdpts
+    run' purge is: a discard made to erase nothing (as QEMU's no-op FORMAT UNIT) fails the replay
+    run naming the method, nothing replayed, the run directory marked failed; the real discard
+    passes the same check."""
+    from ssdpts.device import purge
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.fio import FioExecutor
+    from ssdpts.errors import RunFailed
+    from ssdpts.workloads.iotrace import write_iolog
+    from ssdpts.workloads.replay import ReplaySpec, start_replay
+
+    dev = make_loop("32M")
+    log = tmp_path / "t.iolog"
+    write_iolog(log, "/dev/ssdpts-trace", np.arange(64) * 1000, np.arange(64) * 4096, np.full(64, 4096),
+                np.arange(64) % 2 == 0)
+    spec = ReplaySpec(runs=3, no_stall=True, precondition="wipc")
+    real_run = purge.DiscardPurge.run
+    monkeypatch.setattr(purge.DiscardPurge, "run", lambda self, target, log=None: self._record(
+        purge.now_iso(), time.monotonic(), "a discard that erased nothing"))
+    executor = FioExecutor()
+    try:
+        with pytest.raises(RunFailed, match=r"purge discard of .* blocks written before it still hold"):
+            start_replay(spec, log, open_target(dev), executor=executor, out_dir=tmp_path / "bad", confirm=dev)
+        run_dir = next((tmp_path / "bad").iterdir())
+        doc = json.loads((run_dir / "replay.json").read_text())
+        assert doc["runs"] == [] and doc["precondition"] is None
+        assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
+        monkeypatch.setattr(purge.DiscardPurge, "run", real_run)
+        _store, doc = start_replay(spec, log, open_target(dev), executor=executor, out_dir=tmp_path / "good", confirm=dev)
+    finally:
+        executor.close()
+    assert doc["purge"]["method"] == "discard" and len(doc["runs"]) == 3 and doc["precondition"]["method"] == "wipc"

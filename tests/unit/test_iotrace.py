@@ -12,7 +12,7 @@ import pytest
 from ssdpts.workloads import iotrace
 from ssdpts.engine import blocktrace as bt
 from ssdpts.errors import UserError
-from ssdpts.workloads.replay import ReplaySpec, figures, job_text, wrap_offsets
+from ssdpts.workloads.replay import ReplaySpec, figures, replay_step, wrap_offsets
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "trace"
 FIO_V3 = TRACES / "fio-3.33-write_iolog-v3-randrw.log"
@@ -139,10 +139,19 @@ def test_replay_spec_and_job():
         ReplaySpec(time_scale_pct=0)
     with pytest.raises(UserError, match="--precondition"):
         ReplaySpec(precondition="fill")
-    text = job_text(Path("/r/replay.iolog"), "/dev/loop9", ReplaySpec(no_stall=True, time_scale_pct=200), 8)
+    # a replay is a step of the core: the executors' job file, the step gate's hooks around it
+    from ssdpts.engine.base import Area, Batch
+    from ssdpts.engine.jobfile import render_job_file
+
+    step = replay_step(2, Path("/r/replay.iolog"), ReplaySpec(no_stall=True, time_scale_pct=200), 8, 70)
+    text, _ = render_job_file(Batch([step], "/dev/loop9", Area(0, 2**30), 1, "libaio"), [("pre", "post")])
+    lines = text.splitlines()
     for line in ("read_iolog=/r/replay.iolog", "replay_redirect=/dev/loop9", "replay_no_stall=1",
-                 "replay_time_scale=200", "iodepth=8", "direct=1", "lat_percentiles=1"):
-        assert line in text.splitlines()
+                 "replay_time_scale=200", "iodepth=8", "direct=1", "lat_percentiles=1", "exec_prerun=pre",
+                 "exec_postrun=post"):
+        assert line in lines
+    assert not [ln for ln in lines if ln.startswith(("rw=", "bs=", "runtime=", "io_size="))]
+    assert (step.round, step.workload.read_pct, step.duration_s, step.io_bytes) == (2, 70, None, None)
 
 
 def test_figures_median_run_and_rse():

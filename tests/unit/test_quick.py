@@ -119,7 +119,7 @@ def test_library_and_compare_with_seed_004_delta(tmp_path, capsys):
     for f in qb["figures"]:
         f["median"] *= 0.75
     (b.path / "quick.json").write_text(json.dumps(qb))
-    cmp = Q.compare_quick([a.path, b.path], baseline=b.path)
+    cmp = Q.compare([a.path, b.path], baseline=b.path)
     for row in cmp["rows"]:
         assert row["deltas"][0] == 0 and row["deltas"][1] == pytest.approx(1 / 0.75 - 1)
     assert M.main(["compare", str(a.path), "--baseline", str(b.path), "--format", "json", "--out",
@@ -147,8 +147,8 @@ def test_compare_refuses_other_settings_and_pts_runs(tmp_path, capsys):
     doc["spec"]["seconds"] = 60
     (tmp_path / "other" / "quick.json").write_text(json.dumps(doc))
     with pytest.raises(UserError, match="seconds"):
-        Q.compare_quick([a.path, tmp_path / "other"])
-    Q.compare_quick([a.path, c.path])  # N is not a setting: each median stands for its runs
+        Q.compare([a.path, tmp_path / "other"])
+    Q.compare([a.path, c.path])  # N is not a setting: each median stands for its runs
     fake_pts = tmp_path / "pts"
     fake_pts.mkdir()
     (fake_pts / "manifest.json").write_text(json.dumps({"format": 1, "status": "complete"}))
@@ -249,7 +249,7 @@ def test_a_figure_not_measured_is_na_not_unreliable(tmp_path):
 
     full, _ = quick_run(tmp_path, "a")
     some, _ = quick_run(tmp_path, "b", only=("seq1m-read-t1q64",))
-    cmp = Q.compare_quick([full.path, some.path], baseline=full.path)
+    cmp = Q.compare([full.path, some.path], baseline=full.path)
     row = next(r for r in cmp["rows"] if r["key"] == "seq1m-write-t1q64")
     assert row["values"][1] is None and row["reliable"][1] is None
     noisy = next(r for r in cmp["rows"] if r["key"] == "rnd4k-write-t4q64")
@@ -363,7 +363,7 @@ def test_a_figure_only_a_measured_is_a_row_too(tmp_path):
     value n/a and no delta, not left out of the comparison."""
     full, _ = quick_run(tmp_path, "a")
     some, _ = quick_run(tmp_path, "b", only=("seq1m-read-t1q64",))
-    cmp = Q.compare_quick([full.path, some.path], baseline=some.path)
+    cmp = Q.compare([full.path, some.path], baseline=some.path)
     keys = [r["key"] for r in cmp["rows"]]
     assert keys[0] == "seq1m-read-t1q64" and len(keys) == len(Q.load(full.path)[1]["figures"])
     row = next(r for r in cmp["rows"] if r["key"] == "seq1m-write-t1q64")

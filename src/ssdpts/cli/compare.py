@@ -37,16 +37,11 @@ def cmd(args) -> int:
     from ..compare import analyze_repeats, compare_runs, comparison_text, repeats_text
     from ..errors import UserError
 
-    from ssdpts.workloads.quick import is_quick
-    from ssdpts.workloads.replay import is_replay
+    from .. import kinds
 
-    dirs = [*args.run_dirs, *([args.baseline] if args.baseline else [])]
-    quick = [is_quick(d) for d in dirs]
-    replay = [is_replay(d) for d in dirs]
-    if any(quick):
-        return _cmd_quick(args, all(quick))
-    if any(replay):
-        return _cmd_quick(args, all(replay), replay=True)
+    kind = kinds.one_kind([*args.run_dirs, *([args.baseline] if args.baseline else [])])
+    if not kind.pts:
+        return _cmd_other(args, kind)
     if args.repeats:
         if args.baseline:
             raise UserError("--repeats has no baseline (every run is a repeat of the same measurement): drop --baseline")
@@ -68,31 +63,20 @@ def cmd(args) -> int:
     return 0
 
 
-def _cmd_quick(args, only_quick: bool, replay: bool = False) -> int:
+def _cmd_other(args, kind) -> int:
     """Quick runs (ssdpts quick) or trace replays (ssdpts trace replay): each figure's median against
     the baseline's, seed 004's delta."""
     from ..errors import UserError
 
-    what, command = ("trace replays", "ssdpts trace replay") if replay else ("quick runs", "ssdpts quick")
-    if not only_quick:
-        raise UserError(f"{what} ({command}) compare with {what} only: give run directories made by the "
-                        "same command")
     if args.repeats:
-        raise UserError(f"--repeats is for repeated PTS runs: each of the {what} is already the median of its runs; "
-                        "drop --repeats")
+        raise UserError(f"--repeats is for repeated PTS runs: each of the {kind.what} is already the median of its "
+                        "runs; drop --repeats")
     from ..report.compare_html import parse_formats
 
     formats = parse_formats(args.format)  # checked before anything is read
-    if replay:
-        from ssdpts.workloads.replay import compare_replays as compare_quick, comparison_text
-        from ..report.replay_html import render_comparison
-    else:
-        from ssdpts.workloads.quick import compare_quick, comparison_text
-        from ..report.quick_html import render_comparison
-    cmp = compare_quick(args.run_dirs, args.baseline)
-
-    print(comparison_text(cmp))
-    for path in render_comparison(cmp, formats=formats, out=args.out or None):
+    cmp, text = kind.compare(args.run_dirs, args.baseline)
+    print(text)
+    for path in kind.render_comparison(cmp, formats=formats, out=args.out or None):
         print(f"wrote {path}")
     sys.stdout.flush()
     return 0

@@ -73,9 +73,9 @@ def finish(run_dir, *, complete: bool) -> None:
             pass
 
     try:
-        from ..report import render
+        from .. import kinds
 
-        for path in render(run_dir):
+        for path in kinds.of(run_dir).render(run_dir, ("html", "pdf")):
             say(f"[bold]report:[/] {path}" + ("" if complete else " (partial)"))
     except KeyboardInterrupt:
         raise

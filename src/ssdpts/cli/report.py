@@ -24,10 +24,11 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from ..report import parse_formats, render  # matplotlib and jinja2 load only here (Chromium for the PDF)
+    from .. import kinds
+    from ..report import parse_formats  # matplotlib and jinja2 load only here (Chromium for the PDF)
 
     formats = parse_formats(args.format)
-    for path in render(Path(args.run_dir), formats=formats, out=args.out or None, targets=args.targets):
+    for path in kinds.of(args.run_dir).render(Path(args.run_dir), formats, args.out or None, targets=args.targets):
         print(path)
     warn_damage([Path(args.run_dir)])
     return 0

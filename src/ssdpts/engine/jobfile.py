@@ -119,14 +119,17 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
     g.append("")
     timed = [s for s in batch.steps if s.duration_s is not None]
     if timed and len(timed) != len(batch.steps):
-        raise ValueError("a batch is either all timed steps or one size-bound step")
+        raise ValueError("a batch is either all timed steps or one size-bound or replayed step")
     if not timed and len(batch.steps) != 1:
-        raise ValueError("a size-bound (WIPC) batch has exactly one step")
+        raise ValueError("a size-bound (WIPC) or replayed batch has exactly one step")
     if gate is not None and len(gate) != len(batch.steps):
         raise ValueError("one gate command pair per step")
     ahead = steps_ahead(min((s.duration_s for s in timed), default=None))
     starts = schedule(batch.steps) if timed else [0.0]
     for n, (s, t) in enumerate(zip(batch.steps, starts), start=1):
+        if s.iolog is not None:
+            g += _replay_section(n, s, batch.filename) + _gate_lines(n, ahead, gate) + [""]
+            continue
         w = s.workload
         rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
         rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
@@ -154,11 +157,23 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
                 sec.append("stonewall" if stonewall else f"startdelay={_ms(t)}")
         else:
             sec.append(f"io_size={s.io_bytes}")
-        if gate is not None:
-            # Created when step n - ahead starts (its predecessor's job has exited), then waits
-            # at its barrier until the gate releases it: see engine/gate.py.
-            if n > ahead + 1:
-                sec.append(f"wait_for=s{n - ahead - 1:04d}")
-            sec += [f"exec_prerun={gate[n - 1][0]}", f"exec_postrun={gate[n - 1][1]}"]
-        g += sec + [""]
+        g += sec + _gate_lines(n, ahead, gate) + [""]
     return "\n".join(g), starts
+
+
+def _gate_lines(n: int, ahead: int, gate: list[tuple[str, str]] | None) -> list[str]:
+    """Step n's hooks of the step gate: created when step n - ahead starts (its predecessor's job
+    has exited), then waiting at its barrier until the gate releases it (engine/gate.py)."""
+    if gate is None:
+        return []
+    return ([f"wait_for=s{n - ahead - 1:04d}"] if n > ahead + 1 else []) + \
+        [f"exec_prerun={gate[n - 1][0]}", f"exec_postrun={gate[n - 1][1]}"]
+
+
+def _replay_section(n: int, s: Step, filename: str) -> list[str]:
+    """A replayed trace (ssdpts trace replay): fio's read_iolog, every IO sent to the target
+    (replay_redirect, whatever file the log names), at the trace's queue depth."""
+    assert s.iolog is not None
+    return [f"[s{n:04d}]", "new_group", f"read_iolog={s.iolog.path}", f"replay_redirect={filename}",
+            f"replay_no_stall={int(s.iolog.no_stall)}", f"replay_time_scale={s.iolog.time_scale_pct}",
+            f"iodepth={s.workload.iodepth}"]

@@ -137,13 +137,11 @@ def part_rows(run: RunResults) -> list[dict[str, Any]]:
 
 
 def measurement_rows(run: RunResults) -> list[dict[str, Any]]:
-    from ssdpts.workloads.quick import db_rows, is_quick
-    from ssdpts.workloads.replay import db_rows as replay_rows, is_replay
+    from ssdpts import kinds
 
-    if is_quick(run.path):  # ssdpts quick: its figures (median and RSE), not PTS tables
-        return db_rows(run.path, run.uid)
-    if is_replay(run.path):  # ssdpts trace replay: completion time, IOPS, MB/s (median and RSE)
-        return replay_rows(run.path, run.uid)
+    kind = kinds.of(run.path)
+    if not kind.pts:  # ssdpts quick, trace replay: each figure's median and RSE, not PTS tables
+        return kind.db_rows(run.path, run.uid)
     return [{"run_uid": run.uid, "ord": i, "test": c.test, "part": c.part, "metric": c.metric,
              "block_size_bytes": c.block_size_bytes, "mix": c.mix, "point": c.point, "value": c.value, "unit": c.unit,
              "steady_state_reached": None if c.steady_state_reached is None else int(c.steady_state_reached)}

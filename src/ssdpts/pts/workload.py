@@ -9,6 +9,12 @@ from .units import fmt_block_size
 Split = tuple[tuple[int, int], ...]
 
 
+def cell_key(pattern: str, size: int | str, read_pct: int | str) -> str:
+    """The stable identifier of a cell (:attr:`Workload.key`): 'rand-4096-0' for RND 4KiB 0/100;
+    ``size`` is the block size in bytes, or a composite's name in lower case ('rand-cbw-40')."""
+    return f"{pattern}-{size}-{read_pct}"
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     """One stimulus: access pattern, R/W mix, block size and demand intensity (TC x QD).
@@ -64,8 +70,7 @@ class Workload:
     def key(self) -> str:
         """Stable identifier of the cell, e.g. 'rand-4096-0' (used as table key and tracking id);
         a composite's name stands for its block size: 'rand-cbw-40'."""
-        size = self.name.lower() if self.name else self.block_size_bytes
-        return f"{self.pattern}-{size}-{self.read_pct}"
+        return cell_key(self.pattern, self.name.lower() if self.name else self.block_size_bytes, self.read_pct)
 
     @property
     def toio(self) -> int:
@@ -92,6 +97,16 @@ class Workload:
 
 
 @dataclass(frozen=True, slots=True)
+class Iolog:
+    """A recorded stimulus (ssdpts trace replay): fio replays the IOs of ``path`` (read_iolog, an
+    iolog v2/v3 file; every IO sent to the step's target) instead of generating a workload's."""
+
+    path: str
+    no_stall: bool = False  # replay_no_stall: as fast as possible, order kept
+    time_scale_pct: int = 100  # replay_time_scale: 200 = twice the recorded IO rate
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     """One timed (or, for preconditioning, sized) application of a workload.
 
@@ -100,7 +115,9 @@ class Step:
     ``duration_s`` is None. ``idle_after_s`` is a planned time with no IO at all after the step
     (HIR's wait states); the executor starts the next step that much later. ``cell`` names the
     step's table cell where its workload does not (the TC x QD cells of a demand-intensity sweep,
-    the segments of HIR and XSR); ``key`` is what tables and tracking variables use.
+    the segments of HIR and XSR); ``key`` is what tables and tracking variables use. ``iolog``: the
+    step replays a recorded trace (neither timed nor sized: it ends with the trace); its workload
+    then only describes it (mix, queue depth) for labels.
     """
 
     test: str
@@ -114,10 +131,13 @@ class Step:
     idle_after_s: float = 0.0
     cell: str = ""
     cell_label: str = ""  # how tables and plots name the cell ("" = the workload's label)
+    iolog: Iolog | None = None
 
     def __post_init__(self) -> None:
         if self.idle_after_s < 0 or (self.idle_after_s and self.duration_s is None):
             raise ValueError(f"idle_after_s must be >= 0 and only follow a timed step, not {self.idle_after_s}")
+        if self.iolog is not None and (self.duration_s is not None or self.io_bytes is not None):
+            raise ValueError("a replayed trace ends with the trace: no duration or size of its own")
 
     @property
     def key(self) -> str:

@@ -119,18 +119,6 @@ def render(run_dir: Path, formats=FORMATS, out: Path | str | None = None,
     for f in formats:
         if f not in FORMATS:
             raise UserError(f"unknown report format {f!r}: choose html, pdf or html,pdf")
-    from ssdpts.workloads.quick import is_quick
-
-    if is_quick(run_dir):  # ssdpts quick: its one-page report (no datasheet targets)
-        from .quick_html import render as render_quick
-
-        return render_quick(run_dir, formats, out)
-    from ssdpts.workloads.replay import is_replay
-
-    if is_replay(run_dir):  # ssdpts trace replay: its one-page report
-        from .replay_html import render as render_replay
-
-        return render_replay(run_dir, formats, out)
     load, html = _imports()
     with _few_collections():
         return _render(run_dir, formats, out, targets, load, html)

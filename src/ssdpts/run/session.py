@@ -23,6 +23,7 @@ from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
 from ssdpts.results.analysis import kept_sessions
 from ssdpts.errors import HostLost, Interrupted, UserError
+from ssdpts.kinds import KINDS
 from ssdpts.run.runner import RunContext, execute
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
@@ -185,12 +186,15 @@ def store_device_files(store: RunStore, raw: dict, manifest: dict) -> None:
 
 def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
                     interactive: bool, argv: list[str] | None, describe: str | None,
-                    entries: Callable[[Target], dict], body: Callable[[RunStore, Target, Claim, dict | None], dict],
-                    render_partial: Callable[[Path], object]) -> tuple[RunStore, dict]:
+                    entries: Callable[[Target], dict], body: Callable[[RunStore, Target, LocalSide, dict | None], dict],
+                    purge: str | None = None) -> tuple[RunStore, dict]:
     """Start a run that is not a PTS run (``kind``: ssdpts quick, trace replay): the checks of
     ``ssdpts run`` (claimed: lock, safety verdict and confirmation, kernel claim), the same manifest
     and device records (``entries(target)``: the kind's own manifest entries, its ``deviations``
-    among them), then ``body(store, target, claim, info)`` under outcome_recorded. Returns (store,
+    among them), then ``body(store, target, side, info)`` under outcome_recorded: the kind purges
+    through ``side.purge`` (judged by its effect, as every run's purge) and checks the device is
+    still its own through ``side.guard``. ``purge``: the method the run will ask for, chosen (and an
+    unsupported one refused) before anything is written; None: the run does not purge. Returns (store,
     body's document); the run directory is unlocked whatever the end, so that the next command
     (report, verify, the results library) may take it."""
     space = preflight.results_space(out_dir, [])
@@ -198,15 +202,15 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
     with claimed(target, target.size_bytes, confirm, interactive) as (side, target):
-        got = side.collect(None, tool_version)
+        got = side.collect(purge, tool_version)
         manifest = {"kind": kind, **device_manifest(target, got, executor.name, tool_version, confirm, argv,
                                                     description, space, side), **entries(target)}
         store = RunStore.create(out_dir, f"{kind}-{target.identity_label}", manifest)
         try:
             side.set_run_dir(str(store.path))
             store_device_files(store, got.raw, manifest)
-            with outcome_recorded(store, manifest["deviations"], render_partial):
-                doc = body(store, target, side.claim, got.info)
+            with outcome_recorded(store, manifest["deviations"], KINDS[kind].render_partial):
+                doc = body(store, target, side, got.info)
         finally:
             store.unlock()
         return store, doc

@@ -216,12 +216,6 @@ def load(run_dir: Path | str) -> tuple[dict, dict]:
     return load_kind(run_dir, KIND, QUICK_JSON, "ssdpts quick")
 
 
-def is_quick(run_dir: Path | str) -> bool:
-    from ssdpts.store import run_kind
-
-    return run_kind(run_dir) == KIND
-
-
 def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
                 interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
                 log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
@@ -230,18 +224,12 @@ def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, c
     so far."""
     from ssdpts.run.session import start_other_run
 
-    def body(store: RunStore, target, claim, _info) -> dict:
-        return execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=claim.check)
+    def body(store: RunStore, target, side, _info) -> dict:
+        return execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=side.guard)
 
     return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
-                           argv=argv, describe=describe, body=body, render_partial=_partial_report,
+                           argv=argv, describe=describe, body=body,
                            entries=lambda _t: {"quick_spec": spec.to_dict(), "deviations": disclosures(spec)})
-
-
-def _partial_report(run_dir: Path) -> None:
-    from ssdpts.report.quick_html import render
-
-    render(run_dir, formats=("html",))
 
 
 def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
@@ -275,7 +263,7 @@ def disclosures(spec: QuickSpec) -> list[str]:
     return out
 
 
-def compare_quick(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
+def compare(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
     """Quick results of drives A (, C, ...) against the baseline B, per figure: the medians and seed
     004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Figures measured
     under different settings (workload, run length, preconditioning) are refused, like compare's

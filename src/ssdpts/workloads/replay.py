@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-import subprocess
 from typing import Callable
 
-from ssdpts.errors import RunFailed, UserError
+from ssdpts.errors import UserError
+from ssdpts.pts.workload import Iolog, Step, Workload
 from ssdpts.stats import check_runs, summary
-from ssdpts.store import RunStore, file_digest, load_kind, run_kind, utc_now, write_json_atomic
+from ssdpts.store import RunStore, file_digest, load_kind, utc_now, write_json_atomic
 
 KIND = "replay"
 FORMAT = 1
@@ -84,49 +84,24 @@ def prepare_trace(trace_path: Path | str):
     return trace
 
 
-def job_text(iolog: Path, target: str, spec: ReplaySpec, iodepth: int) -> str:
-    return "\n".join([
-        "; ssdpts trace replay: one replay of the trace (docs/trace.md)",
-        "[replay]",
-        f"read_iolog={iolog}",
-        f"replay_redirect={target}",  # every IO of the log goes to the target, whatever file it names
-        f"replay_no_stall={int(spec.no_stall)}",
-        f"replay_time_scale={spec.time_scale_pct}",
-        f"ioengine={spec.ioengine}",
-        f"iodepth={iodepth}",
-        "direct=1",
-        "thread=1",
-        "lat_percentiles=1",  # response time = total latency (submission + completion), as ssdpts run
-        "clat_percentiles=0",
-        "clocksource=clock_gettime",
-        "",
-    ])
+def replay_step(n: int, iolog: Path, spec: ReplaySpec, iodepth: int, read_pct: int) -> Step:
+    """Replay n as a step of the core (engine/ executors, the step gate, the device trace): its
+    stimulus the iolog; the workload only describes it (the trace's read share, the queue depth)."""
+    return Step(KIND, "replay", "round", n, 1, Workload("rand", read_pct, 4096, 1, iodepth), None,
+                iolog=Iolog(str(iolog.absolute()), spec.no_stall, spec.time_scale_pct))
 
 
-def run_fio(job_path: Path, out_path: Path) -> dict:
-    """One fio process on a job file; its json+ kept at out_path; returns the job's json."""
-    from ssdpts.engine.fio import _prepare_child, _stop, fio_binary
-    from ssdpts.engine.fioparse import FioOutputError, parse_fio_output
+def replay_job(store: RunStore, step: Step, target_path: str, capacity_bytes: int, ioengine: str, executor) -> dict:
+    """One replay through the executor; its fio job (json+, as fio wrote it) for the figures."""
+    from ssdpts.engine.base import Area, Batch
+    from ssdpts.engine.fioparse import parse_fio_output
 
-    proc = subprocess.Popen([fio_binary(), "--output-format=json+", f"--output={out_path}", str(job_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_prepare_child,
-                            start_new_session=True)
-    try:
-        console, err = proc.communicate()
-    except BaseException:
-        _stop(proc)
-        raise
-    try:
-        text = out_path.read_text()
-        out = parse_fio_output(text)
-    except (OSError, FioOutputError) as exc:
-        line = (err or console or str(exc)).strip().splitlines()
-        raise RunFailed(f"fio failed on {job_path.name} (exit {proc.returncode}): {line[0] if line else exc}") from None
-    job = out.jobs[0]
-    if proc.returncode != 0 or int(job.get("error", 0) or 0):
-        raise RunFailed(f"fio failed on {job_path.name} (exit {proc.returncode}, error {job.get('error')}): "
-                        f"{(err or '').strip()[:200]}")
-    return job
+    name = f"replay-r{step.round:02d}"
+    batch = Batch([step], target_path, Area(0, capacity_bytes), 1, ioengine,
+                  job_path=store.path / "fio" / f"{name}.fio", output_path=store.path / "fio" / f"{name}.json")
+    executor.run(batch)
+    store.record_round(KIND, f"r{step.round:02d}", [batch.job_path, batch.output_path], [])
+    return parse_fio_output(batch.output_path.read_text()).jobs[0]
 
 
 def run_values(job: dict) -> dict:
@@ -188,6 +163,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
     tsum = summary(trace)
     qd = (tsum["queue_depth"] or {}).get("max")
     iodepth = spec.iodepth or qd or 32
+    read_pct = round(100 * tsum["reads"] / max(tsum["ios"], 1))
     doc = {"format": FORMAT, "kind": KIND, "spec": spec.to_dict(), "started": utc_now(), "iodepth": iodepth,
            "trace": {"ios": tsum["ios"], "reads": tsum["reads"], "writes": tsum["writes"],
                      "block_sizes": tsum["block_sizes"], "duration_s": tsum["duration_s"], "source": tsum["source"],
@@ -215,12 +191,9 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
     for i in range(1, spec.runs + 1):
         if guard is not None:
             guard()
-        name = f"replay-r{i:02d}"
-        job_path, out_path = store.path / "fio" / f"{name}.fio", store.path / "fio" / f"{name}.json"
-        job_path.write_text(job_text(iolog, target_path, spec, iodepth))
-        v = run_values(run_fio(job_path, out_path))
-        store.record_round("replay", f"r{i:02d}", [job_path, out_path], [])
-        doc["runs"].append({"file": f"fio/{name}.json", **v})
+        step = replay_step(i, iolog, spec, iodepth, read_pct)
+        v = run_values(replay_job(store, step, target_path, capacity_bytes, spec.ioengine, executor))
+        doc["runs"].append({"file": f"fio/replay-r{i:02d}.json", **v})
         doc["figures"] = figures(doc["runs"], spec.runs)
         doc["median_run"] = doc["figures"][0]["median_run"]
         write_json_atomic(store.path / REPLAY_JSON, doc)
@@ -250,7 +223,6 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
                  log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
     """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
     then the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
-    from ssdpts.device.purge import select_purge
     from ssdpts.run.session import start_other_run
 
     trace = prepare_trace(trace_path)
@@ -260,29 +232,20 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
         return {"replay_spec": spec.to_dict(), "trace_file": str(Path(trace_path).resolve()),
                 "deviations": disclosures(spec, trace, moved)}
 
-    def body(store: RunStore, target, claim, info) -> dict:
+    def body(store: RunStore, target, side, info) -> dict:
         def purge() -> dict:
-            return select_purge(target, "auto", info=info).run(target, log=log).to_dict()
+            return side.purge("auto", info, log)  # judged by its effect (device/purge_check.py)
 
-        return execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, claim.check)
+        return execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, side.guard)
 
     return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
-                           argv=argv, describe=describe, entries=entries, body=body, render_partial=_partial_report)
-
-
-def _partial_report(run_dir: Path) -> None:
-    from ssdpts.report.replay_html import render
-
-    render(run_dir, formats=("html",))
+                           argv=argv, describe=describe, entries=entries, body=body,
+                           purge="auto" if spec.precondition == "wipc" else None)
 
 
 def load(run_dir: Path | str) -> tuple[dict, dict]:
     """(manifest, replay.json) of a replay run directory; UserError when it is not one."""
     return load_kind(run_dir, KIND, REPLAY_JSON, "ssdpts trace replay")
-
-
-def is_replay(run_dir: Path | str) -> bool:
-    return run_kind(run_dir) == KIND
 
 
 def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
@@ -299,7 +262,7 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
     return [{**r, "ord": i} for i, r in enumerate(rows)]
 
 
-def compare_replays(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
+def compare(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
     """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
     and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
     are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""

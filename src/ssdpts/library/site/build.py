@@ -115,10 +115,10 @@ def _previous(site: Path) -> dict:
 
 def _render_report(run_dir: str, out: str) -> str | None:
     """One run's report into the site (a worker process); the error's line, or None."""
-    from ssdpts.report import render
+    from ssdpts import kinds
 
     try:
-        render(Path(run_dir), formats=("html",), out=out)
+        kinds.of(run_dir).render(Path(run_dir), ("html",), out)
         return None
     except UserError as exc:
         return str(exc)
