@@ -64,11 +64,36 @@ NEVER = [
     ("ssdpts.compare", ("ssdpts.report", "ssdpts.cli", "ssdpts.store", "ssdpts.run.runner", "ssdpts.run.session")),
     ("ssdpts.library.db", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.store", "ssdpts.run.runner",
                           "ssdpts.run.session")),
-    ("ssdpts.report", ("ssdpts.store", "ssdpts.run.runner", "ssdpts.run.session", "ssdpts.engine", "ssdpts.device")),
+    ("ssdpts.report", ("ssdpts.store", "ssdpts.run", "ssdpts.engine", "ssdpts.device", "ssdpts.cli", "ssdpts.library",
+                       "ssdpts.kinds")),
     ("ssdpts.library.status", ("ssdpts.report", "ssdpts.cli", "ssdpts.compare", "ssdpts.library.db", "ssdpts.run.runner",
                        "ssdpts.run.session", "ssdpts.engine", "ssdpts.device", "ssdpts.library.site")),
     ("ssdpts.library.site", ("ssdpts.cli", "ssdpts.run.runner", "ssdpts.run.session", "ssdpts.engine", "ssdpts.device")),
+    # the run machinery sequences any kind's steps; it never knows what a kind renders or files
+    ("ssdpts.run", ("ssdpts.report", "ssdpts.cli", "ssdpts.library", "ssdpts.kinds", "ssdpts.workloads", "ssdpts.compare")),
+    # workloads beside the PTS: run through run/ and engine/, read through results/; the command
+    # gives them their renderer (kinds.py), they never import one
+    ("ssdpts.workloads", ("ssdpts.report", "ssdpts.cli", "ssdpts.library", "ssdpts.kinds")),
+    ("ssdpts.store", ("ssdpts.report", "ssdpts.cli", "ssdpts.run", "ssdpts.engine", "ssdpts.device", "ssdpts.workloads",
+                      "ssdpts.library", "ssdpts.compare", "ssdpts.kinds", "ssdpts.results.analysis")),
+    # the registry of run kinds sits under the commands and the library, over what it registers
+    ("ssdpts.kinds", ("ssdpts.cli", "ssdpts.library", "ssdpts.run")),
+    ("ssdpts.compare", ("ssdpts.workloads", "ssdpts.kinds", "ssdpts.library", "ssdpts.engine", "ssdpts.device")),
 ]
+
+# Leaf modules: what each may import of ssdpts (nothing else).
+LEAVES = {
+    "ssdpts.errors": set(),
+    "ssdpts.stats": {"ssdpts.errors"},
+    "ssdpts.device.held": set(),
+    "ssdpts.library": set(),  # the package of the results library, its site and the runs' status
+}
+
+# Modules no row above covers, each with the reason.
+UNRULED = {
+    "ssdpts": "the package: its version",
+    "ssdpts.measurement": "fio's numbers as ssdpts keeps them: imported by every layer, imports only pts/",
+}
 
 
 # (package, module it may import although the package above forbids its package): results/ proves
@@ -89,3 +114,87 @@ def test_layering(package, forbidden):
             if any(imp == f or imp.startswith(f + ".") for f in forbidden):
                 bad.append(f"{mod} imports {imp}")
     assert not bad, "; ".join(sorted(set(bad)))
+
+
+def _name(path: Path) -> str:
+    return ".".join(path.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the ssdpts modules it imports, at any depth of the file (function-level imports
+    count: they run too). ``from pkg import sub`` is an edge to the submodule, as import-linter
+    reads it; ``from pkg import name`` an edge to pkg (its __init__)."""
+    mods = {_name(p): p for p in modules()}
+
+    def resolve(name: str) -> str:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for me, path in mods.items():
+        pkg = me if path.name == "__init__.py" else me.rpartition(".")[0]
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                parts = pkg.split(".")
+                mod = (".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                       if node.level else node.module or "")
+                if mod.split(".")[0] == "ssdpts":
+                    out.update(f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else resolve(mod) for a in node.names)
+            elif isinstance(node, ast.Import):
+                out.update(resolve(a.name) for a in node.names if a.name.split(".")[0] == "ssdpts")
+        graph[me] = out - {me, ""}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of the graph (a depth-first search's back edge), or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_finds_cycles():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+    # the real graph with one edge added back the way the old cycles ran
+    graph = import_graph()
+    graph["ssdpts.workloads.quick"].add("ssdpts.report.quick_html")
+    assert find_cycle(graph) is not None
+
+
+def test_leaf_modules_import_only_what_they_may():
+    graph = import_graph()
+    bad = {m: sorted(graph[m] - allowed) for m, allowed in LEAVES.items() if graph[m] - allowed}
+    assert not bad, bad
+
+
+def test_every_module_is_under_a_layout_rule():
+    """Each module is covered by a layering row, is a leaf, is a command (cli/: may import any
+    layer), or is listed with its reason: a new package cannot arrive unruled."""
+    ruled = [p for p, _ in NEVER] + list(LEAVES) + ["ssdpts.cli"]
+    loose = [m for m in import_graph() if m not in UNRULED
+             and not any(m == p or m.startswith(p + ".") for p in ruled)]
+    assert not loose, f"add a row to NEVER (or LEAVES) for: {loose}"

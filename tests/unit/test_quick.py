@@ -201,11 +201,13 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
             raise KeyboardInterrupt
         return model(step)
 
+    from ssdpts.kinds import KINDS
+
     spec = Q.QuickSpec(runs=3, seconds=1.0)
     target = open_target(str(tmp_path / "a.img"), size_bytes=64 * 2**20)
     with pytest.raises(Interrupted) as info:
         Q.start_quick(spec, target, executor=FakeExecutor(model=stopping), out_dir=tmp_path / "runs", confirm=None,
-                      argv=["ssdpts", "quick"])
+                      argv=["ssdpts", "quick"], render_partial=KINDS["quick"].render_partial)  # as 'ssdpts quick'
     run_dir = next((tmp_path / "runs").iterdir())
     assert str(run_dir) in str(info.value)
     man, doc = Q.load(run_dir)

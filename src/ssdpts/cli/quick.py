@@ -42,6 +42,7 @@ def add_parser(sub) -> None:
 def cmd(args) -> int:
     from ..engine.fio import FioExecutor, default_ioengine
     from ..errors import UserError
+    from ssdpts.kinds import KINDS
     from ssdpts.workloads.quick import QuickSpec, start_quick
     from .common import open_target_option
 
@@ -55,7 +56,7 @@ def cmd(args) -> int:
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
     store, _doc = start_quick(spec, target, executor=FioExecutor(), out_dir=Path(args.out),
                               confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
-                              describe=args.describe)
+                              describe=args.describe, render_partial=KINDS["quick"].render_partial)
     print(f"run directory: {store.path}")
     from .output import finish
 

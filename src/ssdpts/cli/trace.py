@@ -85,6 +85,7 @@ def cmd_show(args) -> int:
 def cmd_replay(args) -> int:
     from ..engine.fio import FioExecutor
     from ..errors import UserError
+    from ssdpts.kinds import KINDS
     from ssdpts.workloads.replay import ReplaySpec, prepare_trace, start_replay
     from .common import open_target_option
 
@@ -97,7 +98,7 @@ def cmd_replay(args) -> int:
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
     store, _doc = start_replay(spec, args.trace, target, executor=FioExecutor(), out_dir=Path(args.out),
                                confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
-                               describe=args.describe)
+                               describe=args.describe, render_partial=KINDS["replay"].render_partial)
     print(f"run directory: {store.path}")
     from .output import finish
 

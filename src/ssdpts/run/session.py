@@ -23,7 +23,6 @@ from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
 from ssdpts.results.analysis import kept_sessions
 from ssdpts.errors import HostLost, Interrupted, UserError
-from ssdpts.kinds import KINDS
 from ssdpts.run.runner import RunContext, execute
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
@@ -187,14 +186,17 @@ def store_device_files(store: RunStore, raw: dict, manifest: dict) -> None:
 def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
                     interactive: bool, argv: list[str] | None, describe: str | None,
                     entries: Callable[[Target], dict], body: Callable[[RunStore, Target, LocalSide, dict | None], dict],
-                    purge: str | None = None) -> tuple[RunStore, dict]:
+                    purge: str | None = None,
+                    render_partial: Callable[[Path], object] | None = None) -> tuple[RunStore, dict]:
     """Start a run that is not a PTS run (``kind``: ssdpts quick, trace replay): the checks of
     ``ssdpts run`` (claimed: lock, safety verdict and confirmation, kernel claim), the same manifest
     and device records (``entries(target)``: the kind's own manifest entries, its ``deviations``
     among them), then ``body(store, target, side, info)`` under outcome_recorded: the kind purges
     through ``side.purge`` (judged by its effect, as every run's purge) and checks the device is
     still its own through ``side.guard``. ``purge``: the method the run will ask for, chosen (and an
-    unsupported one refused) before anything is written; None: the run does not purge. Returns (store,
+    unsupported one refused) before anything is written; None: the run does not purge.
+    ``render_partial``: the kind's report of what a stopped run measured (kinds.Kind.render_partial,
+    given by the command: the run machinery does not import renderers). Returns (store,
     body's document); the run directory is unlocked whatever the end, so that the next command
     (report, verify, the results library) may take it."""
     space = preflight.results_space(out_dir, [])
@@ -209,7 +211,7 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
         try:
             side.set_run_dir(str(store.path))
             store_device_files(store, got.raw, manifest)
-            with outcome_recorded(store, manifest["deviations"], KINDS[kind].render_partial):
+            with outcome_recorded(store, manifest["deviations"], render_partial):
                 doc = body(store, target, side, got.info)
         finally:
             store.unlock()
@@ -217,7 +219,7 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
 
 
 @contextmanager
-def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Callable[[Path], object]):
+def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Callable[[Path], object] | None):
     """The end of a run that is not a PTS run (ssdpts quick, trace replay): its status in the
     manifest and a summary.json without PTS parts (the results library and 'ssdpts verify' read
     every run directory through it); on an interruption or a failed fio, also report.html of what
@@ -230,6 +232,8 @@ def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Cal
         store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
 
     def partial() -> None:
+        if render_partial is None:
+            return
         try:
             render_partial(store.path)
         except (UserError, OSError, ImportError, KeyError, TypeError):

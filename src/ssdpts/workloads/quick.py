@@ -218,17 +218,18 @@ def load(run_dir: Path | str) -> tuple[dict, dict]:
 
 def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
                 interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
-                log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
+                log: Callable[[str], None] = lambda _s: None,
+                render_partial: Callable[[Path], object] | None = None) -> tuple[RunStore, dict]:
     """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
     then the quick table. An interruption or a failed fio marks the run and keeps every run measured
-    so far."""
+    so far (with ``render_partial``'s report of them)."""
     from ssdpts.run.session import start_other_run
 
     def body(store: RunStore, target, side, _info) -> dict:
         return execute(store, spec, executor, target.real_path, target.size_bytes, log, guard=side.guard)
 
     return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
-                           argv=argv, describe=describe, body=body,
+                           argv=argv, describe=describe, body=body, render_partial=render_partial,
                            entries=lambda _t: {"quick_spec": spec.to_dict(), "deviations": disclosures(spec)})
 
 

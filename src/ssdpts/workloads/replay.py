@@ -220,9 +220,11 @@ def disclosures(spec: ReplaySpec, trace=None, moved: int | None = None) -> list[
 
 def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, out_dir: Path, confirm: str | None,
                  interactive: bool = False, argv: list[str] | None = None, describe: str | None = None,
-                 log: Callable[[str], None] = lambda _s: None) -> tuple[RunStore, dict]:
+                 log: Callable[[str], None] = lambda _s: None,
+                 render_partial: Callable[[Path], object] | None = None) -> tuple[RunStore, dict]:
     """The checks of ``ssdpts run``, the same manifest and device records (session.start_other_run),
-    then the replays. An interruption or a failed fio marks the run and keeps every replay measured."""
+    then the replays. An interruption or a failed fio marks the run and keeps every replay measured
+    (with ``render_partial``'s report of them)."""
     from ssdpts.run.session import start_other_run
 
     trace = prepare_trace(trace_path)
@@ -240,7 +242,7 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
 
     return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
                            argv=argv, describe=describe, entries=entries, body=body,
-                           purge="auto" if spec.precondition == "wipc" else None)
+                           purge="auto" if spec.precondition == "wipc" else None, render_partial=render_partial)
 
 
 def load(run_dir: Path | str) -> tuple[dict, dict]:
