@@ -126,7 +126,7 @@ def test_client_segments_hold_every_test_io(make_loop, tmp_path):
     big = [n for _, n in bios if n * 512 > 8192]
     assert big  # the WIPC's sequential writes ran over the whole range
     # the segments are disclosed where they are read: the report's test header and the plan
-    from ssdpts.report.model import load
+    from ssdpts.report.assemble import load
 
     hdr = dict(load(run).tests["lat"].setup)
     assert hdr["AR segments"].startswith("test active range: 100 random, non-adjacent segments of 1 MiB")

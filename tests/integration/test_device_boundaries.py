@@ -167,7 +167,7 @@ def test_a_stall_at_the_device_is_measured_and_flagged_under_load(kind, make_loo
         assert sb[group]["over_limit"] == sum(1 for g in gaps if g > limit), \
             (group, gaps, [(f["after"], f["why"]) for f in sb["flagged"]])
     # the report says it, on page 1 too
-    from ssdpts.report.model import load
+    from ssdpts.report.assemble import load
 
     report = load(store.path)
     assert any("over the limits by the device's view" in item for item in report.compliance.items)

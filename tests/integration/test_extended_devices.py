@@ -251,7 +251,7 @@ def test_cbw_on_zram_through_the_command(make_zram, tmp_path):
     assert json.loads((run / "manifest.json").read_text())["run_spec"]["tests"] == ["cbw"]  # ECW is CBW
     recompute_extended(run)
     check_cbw_job_files(run, 4096)
-    from ssdpts.report.model import load
+    from ssdpts.report.assemble import load
 
     assert (run / "report.html").exists()
     ids = {b.id for s in load(run).sections for b in s.blocks if hasattr(b, "id")}
@@ -285,7 +285,7 @@ def test_extended_tests_on_zram(make_zram, tmp_path):
     recompute_extended(run)
     check_cbw_job_files(run, 4096)
     assert (run / "report.html").exists() and (run / "report.pdf").exists()
-    from ssdpts.report.model import load
+    from ssdpts.report.assemble import load
 
     ids = {b.id for s in load(run).sections for b in s.blocks if hasattr(b, "id")}
     assert {"cbw-demand-intensity-cpu", "dirth-demand-intensity-cpu", "hir-time", "xsr-lat"} <= ids  # fio's CPU figures
@@ -315,7 +315,8 @@ def test_wsat_pts2_pattern_on_zram(make_zram, tmp_path):
     """WSAT with a PTS 2.0 access pattern (RND 8KiB 65/35): the job file issues it, every sample's
     IOPS and response times (mean, 99.999%, max) are fio's, and the report has the PTS 2.0
     response-time series and the final window's histogram."""
-    from ssdpts.report.model import Plot, load
+    from ssdpts.report.assemble import load
+    from ssdpts.report.doc import Plot
 
     run = run_one("wsat", make_zram(128 * 2**20), tmp_path, wsat_pattern="rnd8k-65", wsat_hours=0.2)
     job = parse_job_file((run / "fio" / "wsat" / "round-001.fio").read_text())

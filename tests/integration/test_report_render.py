@@ -30,7 +30,7 @@ from ssdpts.errors import Interrupted  # noqa: E402
 from ssdpts.pts.runspec import RunSpec  # noqa: E402
 from ssdpts.report import chromium, render  # noqa: E402
 from ssdpts.report.html import render_html  # noqa: E402
-from ssdpts.report.model import load  # noqa: E402
+from ssdpts.report.assemble import load  # noqa: E402
 from ssdpts.run.session import start_run  # noqa: E402
 from tests.report_browser import PLOTS_DRAWN_JS, Page  # noqa: E402
 

@@ -136,7 +136,8 @@ def test_an_older_library_is_migrated_in_place(tmp_path, run):
 
 
 def test_report_model_has_the_extended_pages(run):
-    from ssdpts.report.model import Plot, Table, load
+    from ssdpts.report.assemble import load
+    from ssdpts.report.doc import Plot, Table
 
     rep = load(run[1])
     ids = [s.id for s in rep.sections]
@@ -171,7 +172,8 @@ def test_the_html_report_of_the_four_tests_draws_every_plot(run, tmp_path):
     import shutil
 
     from ssdpts.report import render
-    from ssdpts.report.model import Plot, load
+    from ssdpts.report.assemble import load
+    from ssdpts.report.doc import Plot
     from tests.report_browser import drawn
 
     path = tmp_path / "run"

@@ -44,6 +44,11 @@ def scripted(cold: bool = False):
     return model
 
 
+def page_cells(doc) -> dict[str, list[tuple[str, str]]]:
+    """The figures' rows of a one-page document (report/doc.py Page) by label: each cell's (text, css)."""
+    return {r[0].text: [(c.text, c.css) for c in r] for r in doc.table.rows}
+
+
 def hand_rse(values):
     return statistics.stdev(values) / (statistics.mean(values) * math.sqrt(len(values)))
 
@@ -261,7 +266,7 @@ def test_a_figure_not_measured_is_na_not_unreliable(tmp_path):
     line = next(ln for ln in text.splitlines() if ln.startswith("RND 4KiB write T4 QD64"))
     assert "*" in line.split("Δ")[0]  # A's own unreliable figure keeps its star
     doc = build_comparison(cmp)
-    by_label = {r["cells"][0][0]: r["cells"] for r in doc.rows}
+    by_label = page_cells(doc)
     assert by_label["SEQ 1MiB write T1 QD64"][3] == ("n/a", "")  # A's column: not measured, not starred
     assert by_label["RND 4KiB write T4 QD64"][2][0].endswith(" *")  # B's unreliable figure is starred
 
@@ -304,11 +309,11 @@ def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp
     _man, doc = Q.load(run_dir)
     fig = doc["figures"][2]
     assert fig["key"] == "rnd4k-read-t4q64" and fig["n"] == 3 and fig["rse"] > 0.05
-    status = {r["cells"][0][0]: r["cells"][-1][0] for r in build(run_dir).rows}
+    status = {k: v[-1][0] for k, v in page_cells(build(run_dir)).items()}
     assert status["RND 4KiB read T4 QD64"] == "incomplete"
     assert status["SEQ 1MiB read T1 QD64"] == "ok"
     # not judged is a warning, not the unreliable figure's style (reliable null in quick.json)
-    cells = {r["cells"][0][0]: r["cells"] for r in build(run_dir).rows}
+    cells = page_cells(build(run_dir))
     median, rse, status_cell = (cells["RND 4KiB read T4 QD64"][i] for i in (2, 3, -1))
     assert fig["reliable"] is None and (median[1], rse[1], status_cell[1]) == ("warn", "warn", "warn")
 
@@ -325,7 +330,7 @@ def test_a_whole_figure_that_moved_no_data_is_unreliable_not_incomplete(tmp_path
                                out_dir=tmp_path / "runs", confirm=None, argv=["ssdpts", "quick"])
     zero = doc["figures"][0]
     assert zero["n"] == 3 and zero["values"] == [0.0] * 3 and zero["rse"] is None and zero["reliable"] is False
-    cells = {r["cells"][0][0]: r["cells"] for r in build(store.path).rows}
+    cells = page_cells(build(store.path))
     assert cells["SEQ 1MiB read T1 QD64"][-1] == ("UNRELIABLE", "bad")
     assert cells["RND 4KiB read T1 QD1"][-1] == ("ok", "")
 
@@ -375,5 +380,5 @@ def test_a_figure_only_a_measured_is_a_row_too(tmp_path):
     assert "SEQ 1MiB write T1 QD64" in text
     from ssdpts.report.quick_html import build_comparison
 
-    cells = {r["cells"][0][0]: r["cells"] for r in build_comparison(cmp).rows}["SEQ 1MiB write T1 QD64"]
+    cells = page_cells(build_comparison(cmp))["SEQ 1MiB write T1 QD64"]
     assert cells[2] == ("n/a", "")  # the baseline's column: not measured, not starred

@@ -29,7 +29,9 @@ from ssdpts.report import output_paths, parse_formats, render  # noqa: E402
 from ssdpts.report.datasheet import parse_targets  # noqa: E402
 from ssdpts.report import html as html_module  # noqa: E402
 from ssdpts.report.html import css_string, render_html  # noqa: E402
-from ssdpts.report.model import fmt_rounds, fmt_value, load, temperature_c  # noqa: E402
+from ssdpts.report.assemble import load  # noqa: E402
+from ssdpts.report.context import temperature_c  # noqa: E402
+from ssdpts.report.fmt import fmt_rounds, fmt_value  # noqa: E402
 from ssdpts.report.plots import log_ticks  # noqa: E402
 from ssdpts.run.session import start_run  # noqa: E402
 

@@ -6,7 +6,8 @@
     render(run_dir, targets="ocp-targets.csv")                      # page 1 compares with targets
 
 Reads manifest.json, steps.jsonl and summary.json (never fio, never a device). One document model
-(model.py), one HTML template; the plots are JSON descriptions (chart.py, plots.py) that the page's
+for every document (doc.py), assembled for a run by assemble.py from the front matter and each
+test's pages (pages/); one HTML template; the plots are JSON descriptions (chart.py, plots.py) that the page's
 script draws with d3 (templates/chart.js); the PDF is that HTML printed by headless Chromium
 (chromium.py). jinja2 is imported by this package only, when it renders, so the rest of ssdpts
 starts fast without it.
@@ -16,72 +17,16 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 import gc
-import os
 from pathlib import Path
 
 from ..errors import UserError
-
-FORMATS = ("html", "pdf")
-
-
-def parse_formats(text: str | None) -> tuple[str, ...]:
-    """'html,pdf' -> ('html', 'pdf'); unknown names refused."""
-    if not text:
-        return FORMATS
-    out = []
-    for f in text.replace(" ", "").lower().split(","):
-        if not f:
-            continue
-        if f not in FORMATS:
-            raise UserError(f"unknown report format {f!r}: choose html, pdf or html,pdf")
-        if f not in out:
-            out.append(f)
-    if not out:
-        raise UserError("no report format given: choose html, pdf or html,pdf")
-    return tuple(out)
-
-
-def output_paths(directory: Path | str, formats: tuple[str, ...], out: Path | str | None,
-                 stem: str = "report") -> dict[str, Path]:
-    """Where each format goes. Default: <stem>.<fmt> in ``directory`` (a report: report.<fmt> in the
-    run directory; a comparison: ssdpts-compare.<fmt> in "."). ``out`` may be a directory (an
-    existing one, or a string ending in '/'), or a file name: with one format it is used as given,
-    with several its suffix is replaced by each format's."""
-    if out is None:
-        return {f: Path(directory) / f"{stem}.{f}" for f in formats}
-    is_dir = isinstance(out, str) and out.endswith(("/", os.sep))
-    out = Path(out)
-    if is_dir or out.is_dir():
-        return {f: out / f"{stem}.{f}" for f in formats}
-    if len(formats) == 1:
-        return {formats[0]: out}
-    return {f: out.with_suffix(f".{f}") for f in formats}
-
-
-def _write_atomic(path: Path, data: bytes, what: str = "the report") -> None:
-    """Write ``data`` through a temporary file in the same directory (fsync, then rename): a reader
-    never sees half a file. ``what`` names the file in the error message ("": the path alone)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        named = f"{what} {path}" if what else str(path)
-        raise UserError(f"cannot write {named} ({exc.strerror}): pick another --out") from None
+from .files import FORMATS, output_paths, parse_formats, write_atomic
 
 
 def _imports():
     try:
         from . import html
-        from .model import load
+        from .assemble import load
     except ImportError as exc:  # a broken installation: jinja2 is a dependency of ssdpts
         raise UserError(f"reports need jinja2 ({exc.name} is missing): pip install ssdpts "
                         f"again (it is a dependency)") from None
@@ -143,13 +88,13 @@ def _render(run_dir: Path, formats: tuple[str, ...], out, targets, load, html) -
         for fmt in formats:
             if fmt == "html":
                 text = html.render_html(report, rendered=rendered, out_dir=paths[fmt].parent)
-                _write_atomic(paths[fmt], text.encode("utf-8"))
+                write_atomic(paths[fmt], text.encode("utf-8"))
                 written.append(paths[fmt])
             else:
                 if no_browser is not None:
                     done = f"{', '.join(map(str, written))} written; " if written else ""
                     raise UserError(f"{done}{no_browser}")
-                _write_atomic(paths[fmt], browser.print_pdf(html.render_html(report, interactive=False,
+                write_atomic(paths[fmt], browser.print_pdf(html.render_html(report, interactive=False,
                                                                              rendered=rendered)))
                 written.append(paths[fmt])
     finally:

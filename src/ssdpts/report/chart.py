@@ -1,6 +1,6 @@
 """Plot descriptions: what to draw, as JSON, drawn in the page by templates/chart.js (on d3).
 
-A plot function (plots.py, plots_ext.py, compare_html.py) is given a :class:`Figure` of a size in
+A plot function (plots.py, plots_ext.py, compare_plots.py) is given a :class:`Figure` of a size in
 inches and lays out its axes with margins in inches (:meth:`Figure.grid`), then records what each
 axes shows — lines, markers, bars, spans, reference lines, text boxes, 3D bars, cells — much as it
 would with matplotlib's ``Axes``. :meth:`Figure.spec` is the JSON the page's script draws into an
@@ -23,12 +23,12 @@ series of the interactive HTML; the script gives its SVG elements the id ``<plot
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 PT = 72.0  # points per inch: the SVG's units
 
 
-def _num(v: Any) -> float | int | None:
+def json_num(v: Any) -> float | int | None:
     """A JSON number (None for missing or non-finite values; integers stay integers)."""
     if v is None:
         return None
@@ -38,8 +38,8 @@ def _num(v: Any) -> float | int | None:
     return int(f) if f.is_integer() and abs(f) < 2**53 else f
 
 
-def _nums(vs: Sequence) -> list:
-    return [_num(v) for v in vs]
+def json_nums(vs: Sequence) -> list:
+    return [json_num(v) for v in vs]
 
 
 def axis(scale: str = "linear", *, lim: tuple[float | None, float | None] | None = None,
@@ -52,9 +52,9 @@ def axis(scale: str = "linear", *, lim: tuple[float | None, float | None] | None
     sharing the axis of the one below); ``integer``: automatic ticks at whole numbers only (rounds)."""
     a: dict[str, Any] = {"s": scale}
     if lim is not None:
-        a["d"] = [_num(lim[0]), _num(lim[1])]
+        a["d"] = [json_num(lim[0]), json_num(lim[1])]
     if ticks is not None:
-        a["t"] = _nums(ticks)
+        a["t"] = json_nums(ticks)
         if labels is not None:
             a["l"] = [str(x) for x in labels]
     for k, v in (("f", fmt), ("label", label), ("c", color)):
@@ -128,9 +128,9 @@ class Axes:
         """A line through (x, y), with markers (o ^ * s) or none; ``ls`` "-", "--", ":", "-." or
         "none" (markers only); ``step``: a step after each point. ``at``: where the points are
         drawn when the axis shows a transform of the values (the hover shows ``ys``)."""
-        layer = {"t": "line", "x": _nums(xs), "y": _nums(ys if at is None else at), "c": color, "w": lw, "ls": ls}
+        layer = {"t": "line", "x": json_nums(xs), "y": json_nums(ys if at is None else at), "c": color, "w": lw, "ls": ls}
         if at is not None:
-            layer["v"] = _nums(ys)
+            layer["v"] = json_nums(ys)
         if marker:
             layer.update({"m": marker, "ms": ms})
             if mfc:
@@ -145,9 +145,9 @@ class Axes:
                series: dict | None = None, hover: tuple[Sequence, Sequence] | None = None) -> dict:
         """A histogram outline: counts[i] between edges[i] and edges[i+1]; ``hover``: the (x, y) of
         the points the hover shows (bin middles and counts)."""
-        layer = {"t": "stairs", "e": _nums(edges), "y": _nums(counts), "c": color, "w": lw}
+        layer = {"t": "stairs", "e": json_nums(edges), "y": json_nums(counts), "c": color, "w": lw}
         if hover is not None:
-            layer["hx"], layer["hy"] = _nums(hover[0]), _nums(hover[1])
+            layer["hx"], layer["hy"] = json_nums(hover[0]), json_nums(hover[1])
         return self._add(layer, label, series, False)
 
     def bars(self, xs: Sequence, heights: Sequence, width: float, *, color: str | Sequence[str], label: str | None = None,
@@ -156,7 +156,7 @@ class Axes:
         """Bars centred on xs (x units), ``width`` in x units, one colour or one per bar; ``hatch``:
         per bar, hatched (edge colour ``edge``); ``labels``: a text above each bar (``rotate``: written
         upwards); a missing height draws no bar."""
-        layer = {"t": "bars", "x": _nums(xs), "y": _nums(heights), "bw": width,
+        layer = {"t": "bars", "x": json_nums(xs), "y": json_nums(heights), "bw": width,
                  "c": color if isinstance(color, str) else list(color)}
         if rotate:
             layer["br"] = True
@@ -169,24 +169,24 @@ class Axes:
         return self._add(layer, label, series, False)
 
     def vspan(self, x0: float, x1: float, *, color: str, alpha: float, label: str | None = None) -> dict:
-        return self._add({"t": "vspan", "x0": _num(x0), "x1": _num(x1), "c": color, "a": alpha}, label, None, False)
+        return self._add({"t": "vspan", "x0": json_num(x0), "x1": json_num(x1), "c": color, "a": alpha}, label, None, False)
 
     def band(self, y0: float, y1: float, *, color: str, alpha: float, label: str | None = None) -> dict:
         """A horizontal band over the whole width (e.g. ±10% of an average)."""
-        return self._add({"t": "band", "y0": _num(y0), "y1": _num(y1), "c": color, "a": alpha}, label, None, False)
+        return self._add({"t": "band", "y0": json_num(y0), "y1": json_num(y1), "c": color, "a": alpha}, label, None, False)
 
     def hline(self, y: float, *, color: str, lw: float = 1.0, ls: str = "-", label: str | None = None,
               y2: bool = False) -> dict:
-        return self._add({"t": "hline", "v": _num(y), "c": color, "w": lw, "ls": ls}, label, None, y2)
+        return self._add({"t": "hline", "v": json_num(y), "c": color, "w": lw, "ls": ls}, label, None, y2)
 
     def vline(self, x: float, *, color: str, lw: float = 1.0, ls: str = "-", label: str | None = None) -> dict:
-        return self._add({"t": "vline", "v": _num(x), "c": color, "w": lw, "ls": ls}, label, None, False)
+        return self._add({"t": "vline", "v": json_num(x), "c": color, "w": lw, "ls": ls}, label, None, False)
 
     def text(self, x: float, y: float, text: str, *, color: str = "#24292f", size: float = 7.0, dx: float = 0.0,
              dy: float = 0.0, anchor: str = "start", axes_x: bool = False, y2: bool = False) -> dict:
         """A text at data point (x, y), moved by (dx, dy) points (``axes_x``: x is a fraction of the
         axes' width, 1.0 its right edge), vertically centred on it."""
-        layer = {"t": "text", "x": _num(x), "y": _num(y), "s": text, "c": color, "z": size, "dx": dx, "dy": dy,
+        layer = {"t": "text", "x": json_num(x), "y": json_num(y), "s": text, "c": color, "z": size, "dx": dx, "dy": dy,
                  "a": anchor}
         if axes_x:
             layer["fx"] = True
@@ -205,7 +205,7 @@ class Axes:
     def cells(self, z: Sequence[Sequence], *, cmap: str, decimals: int = 0, label: str = "") -> dict:
         """A value per cell (rows top to bottom on y 0..n-1, columns on x 0..m-1) coloured on ``cmap``
         with its value written in it, and a colour bar named ``label``."""
-        return self._add({"t": "cells", "z": [_nums(r) for r in z], "cm": cmap, "dec": decimals, "cl": label},
+        return self._add({"t": "cells", "z": [json_nums(r) for r in z], "cm": cmap, "dec": decimals, "cl": label},
                          None, None, False)
 
 
@@ -272,7 +272,7 @@ class Figure:
                unit: str = "") -> None:
         """3D bars: x = columns (xlabels, one colour each), y = rows (ylabels), height z[row][col]."""
         ax = self.axes(box, "bars3d")
-        ax.d.update({"xl": list(xlabels), "yl": list(ylabels), "z": [_nums(r) for r in z], "zl": zlabel,
+        ax.d.update({"xl": list(xlabels), "yl": list(ylabels), "z": [json_nums(r) for r in z], "zl": zlabel,
                      "xn": xname, "yn": yname, "cs": list(colors), "u": unit})
         if title:
             ax.title(title, loc="center")
@@ -287,10 +287,10 @@ class Figure:
         return out
 
 
-def render(draw, size: tuple[float, float], mark: str | None = None) -> dict:
-    """The JSON description of one plot: ``draw(fig)`` records it; ``mark`` is a note in the lower
-    left corner (e.g. "not PTS compliant"). The page's script names its SVG ids after the plot's id."""
+def render(draw: Callable[..., None], args: dict, size: tuple[float, float], mark: str | None = None) -> dict:
+    """The JSON description of one plot: ``draw(fig, **args)`` records it; ``mark`` is a note in the
+    lower left corner (e.g. "not PTS compliant"). The page's script names its SVG ids after the plot's id."""
     fig = Figure(size)
-    draw(fig)
+    draw(fig, **args)
     fig.mark = mark
     return fig.spec()

@@ -25,10 +25,12 @@ from ..errors import UserError
 from ..pts.qos import approx_max_note
 from ..pts.tp import TpTable
 from ..pts.wsat import WsatTable
-from .model import Cell, Para, Section, Table, fmt_rounds, fmt_value
+from ..pts.workload import cell_key
+from .doc import Cell, Para, Section, Table
+from .fmt import fmt_rounds, fmt_value
 
 if TYPE_CHECKING:
-    from .model import Builder
+    from .context import RunContext
 
 
 @dataclass(frozen=True)
@@ -43,26 +45,26 @@ class Figure:
 
 
 FIGURES = (
-    Figure("rnd4k_read_iops", "RND 4KiB read IOPS (100/0)", "IOPS", "higher", "iops", "rand-4096-100", "iops"),
-    Figure("rnd4k_write_iops", "RND 4KiB write IOPS (0/100)", "IOPS", "higher", "iops", "rand-4096-0", "iops"),
+    Figure("rnd4k_read_iops", "RND 4KiB read IOPS (100/0)", "IOPS", "higher", "iops", cell_key("rand", 4096, 100), "iops"),
+    Figure("rnd4k_write_iops", "RND 4KiB write IOPS (0/100)", "IOPS", "higher", "iops", cell_key("rand", 4096, 0), "iops"),
     Figure("rnd4k_mixed_iops", "RND 4KiB mixed IOPS, 65/35 (the PTS mix nearest 70/30)", "IOPS", "higher", "iops",
-           "rand-4096-65", "iops"),
-    Figure("seq128k_read_mbps", "SEQ 128KiB read MB/s", "MB/s", "higher", "tp-128KiB", "seq-131072-100",
+           cell_key("rand", 4096, 65), "iops"),
+    Figure("seq128k_read_mbps", "SEQ 128KiB read MB/s", "MB/s", "higher", "tp-128KiB", cell_key("seq", 131072, 100),
            "read_mb_per_s"),
-    Figure("seq128k_write_mbps", "SEQ 128KiB write MB/s", "MB/s", "higher", "tp-128KiB", "seq-131072-0",
+    Figure("seq128k_write_mbps", "SEQ 128KiB write MB/s", "MB/s", "higher", "tp-128KiB", cell_key("seq", 131072, 0),
            "write_mb_per_s"),
-    Figure("seq1024k_read_mbps", "SEQ 1024KiB read MB/s", "MB/s", "higher", "tp-1024KiB", "seq-1048576-100",
+    Figure("seq1024k_read_mbps", "SEQ 1024KiB read MB/s", "MB/s", "higher", "tp-1024KiB", cell_key("seq", 1048576, 100),
            "read_mb_per_s"),
-    Figure("seq1024k_write_mbps", "SEQ 1024KiB write MB/s", "MB/s", "higher", "tp-1024KiB", "seq-1048576-0",
+    Figure("seq1024k_write_mbps", "SEQ 1024KiB write MB/s", "MB/s", "higher", "tp-1024KiB", cell_key("seq", 1048576, 0),
            "write_mb_per_s"),
-    Figure("qd1_4k_read_mean_us", "QD1 RND 4KiB read: mean response time", "µs", "lower", "lat", "rand-4096-100",
+    Figure("qd1_4k_read_mean_us", "QD1 RND 4KiB read: mean response time", "µs", "lower", "lat", cell_key("rand", 4096, 100),
            "lat_mean_us"),
     Figure("qd1_4k_read_p99999_us", "QD1 RND 4KiB read: 99.999% response time", "µs", "lower", "lat",
-           "rand-4096-100", "p99.999_us"),
-    Figure("qd1_4k_write_mean_us", "QD1 RND 4KiB write: mean response time", "µs", "lower", "lat", "rand-4096-0",
+           cell_key("rand", 4096, 100), "p99.999_us"),
+    Figure("qd1_4k_write_mean_us", "QD1 RND 4KiB write: mean response time", "µs", "lower", "lat", cell_key("rand", 4096, 0),
            "lat_mean_us"),
     Figure("qd1_4k_write_p99999_us", "QD1 RND 4KiB write: 99.999% response time", "µs", "lower", "lat",
-           "rand-4096-0", "p99.999_us"),
+           cell_key("rand", 4096, 0), "p99.999_us"),
     Figure("wsat_fob_iops", "WSAT RND 4KiB write IOPS, fresh out of box (first sample)", "IOPS", "higher", "wsat",
            "", "fob_iops"),
     Figure("wsat_steady_iops", "WSAT RND 4KiB write IOPS, steady level (last 5 samples)", "IOPS", "higher", "wsat",
@@ -122,7 +124,7 @@ def parse_targets(text: str, where: str = "targets") -> dict[str, Target]:
     return out
 
 
-def value_of(b: Builder, f: Figure) -> tuple[float | None, str, bool | None, str]:
+def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, str]:
     """(value, flag, steady state reached, window text) of a datasheet figure in a run."""
     part = b.parts.get(f.part)
     if part is None:
@@ -154,7 +156,7 @@ def value_of(b: Builder, f: Figure) -> tuple[float | None, str, bool | None, str
     return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
 
 
-def section(b: Builder) -> Section:
+def section(b: RunContext) -> Section:
     sec = Section("datasheet", "Datasheet", 2, None)
     compliant = not b.run.deviations
     comp_text = "compliant" if compliant else ("NOT compliant (time-compressed)"
@@ -202,7 +204,7 @@ def section(b: Builder) -> Section:
     return sec
 
 
-def write_amplification(b: Builder) -> Para | Table:
+def write_amplification(b: RunContext) -> Para | Table:
     """Write amplification of each test from the drive's physical media writes (e.g. the OCP SMART
     extended log's 'physical media units written') against the host's writes, before and after."""
     rows = []

@@ -13,9 +13,11 @@ from ..results.fiofiles import job_file, section
 from ..results.records import PartResult
 
 if TYPE_CHECKING:
-    from .model import Builder
+    from .context import RunContext
 
 BINS_PER_DECADE = 20
+# the tests whose cells have details: the kind of value and its unit
+KINDS = {"iops": ("iops", "IOPS"), "tp": ("tp", "MB/s"), "lat": ("lat_mean_us", "µs")}
 COLUMNS = ["round", "value", "mean µs", "99.999% µs", "max µs", "IOs", "usr %", "sys %", "step", "fio json", "job"]
 
 
@@ -41,7 +43,7 @@ def histogram(bins: dict[int, int]) -> list[list[float]]:
     return [[round(10 ** (k / BINS_PER_DECADE), 4), n] for k, n in sorted(out.items())]
 
 
-def add(b: Builder, part: PartResult, kind: str, unit: str) -> None:
+def add(b: RunContext, part: PartResult, kind: str, unit: str) -> None:
     """The details of every cell of a part, into ``b.details`` under "d-<part id>-<cell key>"."""
     cells = b.cells_by_round(part)
     window = set(part.window_rounds)
@@ -83,3 +85,13 @@ def add(b: Builder, part: PartResult, kind: str, unit: str) -> None:
             "hist": histogram(pooled_bins(s.measurement for s in win_steps)),
             "job": job, "jobfile": None if path is None else str(path.relative_to(b.run_dir)),
         }
+
+
+def add_all(b: RunContext, tests: list[str]) -> None:
+    """The details of every cell of the run's IOPS, TP and LAT parts, in the run's test order: made
+    before any page, since the test pages' and the datasheet's cells link to them."""
+    for test in tests:
+        if test in KINDS:
+            kind, unit = KINDS[test]
+            for pid in b.part_ids(test):
+                add(b, b.parts[pid], kind, unit)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..results.fiofiles import job_file, sections
-from .model import Alert, Cell, Para, Table
+from .doc import Alert, Cell, Para, Table
 
 if TYPE_CHECKING:
-    from .model import Builder
+    from .context import RunContext
 
 # fio options worth a word: why each matters to the numbers (fio HOWTO)
 WHY = {
@@ -37,7 +37,7 @@ PER_STEP = {"rw", "bs", "randseed", "startdelay", "runtime", "new_group", "rwmix
             "offset", "size", "io_size", "numjobs", "iodepth"}
 
 
-def fio_option_blocks(b: Builder) -> list:
+def fio_option_blocks(b: RunContext) -> list:
     """One table: every fio option of the run's job files that is the same for all steps ([global]
     and the options every step repeats), with the parts it applies to and why it matters."""
     seen: dict[tuple[str, str], list[str]] = {}
@@ -73,7 +73,7 @@ def fio_option_blocks(b: Builder) -> list:
                        "(HTML: click a table value) and in fio/<part>/round-NNN.fio.")]
 
 
-def audit_blocks(b: Builder) -> list:
+def audit_blocks(b: RunContext) -> list:
     """The host tuning audit recorded at the start of the run (device/audit.py)."""
     audit = b.man.audit if isinstance(b.man.audit, dict) else None
     checks = (audit or {}).get("checks") or []

@@ -1,6 +1,6 @@
 """The report as one HTML document, for the screen and for print: one template, one stylesheet.
 
-* Both media: the plots are JSON descriptions (chart.py, plots.py) drawn into inline SVG by the
+* Both media: the plots are JSON descriptions (chart.py, plots.py, drawn from the document's data by draw.py) drawn into inline SVG by the
   page's script (templates/chart.js on d3, both inline; nothing fetched).
 * Screen (``interactive=True``): one self-contained file; hovering a plot shows the exact value,
   round and step of the nearest point; the legend and a row of buttons toggle series; a table
@@ -25,8 +25,8 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from . import chart
-from .model import Plot, Report
+from .doc import Report
+from .draw import describe_plots
 
 TEMPLATES = Path(__file__).parent / "templates"
 D3 = "d3.v7.9.2.min.js"  # vendor/: d3 (ISC licence, vendor/d3.LICENSE), from the npm package d3 7.9.2
@@ -84,12 +84,6 @@ def _json(data) -> Markup:
     strings that look like markup cannot end or confuse the element)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
     return Markup(text.replace("<", "\\u003c"))  # no markup at all inside the element
-
-
-def describe_plots(sections, mark: str | None = None) -> dict[str, dict]:
-    """Every plot block of these sections as its JSON description (report/chart.py), by id;
-    ``mark``: the note in each plot's corner (e.g. "not PTS compliant")."""
-    return {b.id: chart.render(b.draw, b.size, mark) for sec in sections for b in sec.blocks if isinstance(b, Plot)}
 
 
 def render_plots(report: Report) -> dict[str, dict]:

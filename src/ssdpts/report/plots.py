@@ -17,7 +17,6 @@ OK = "#1a7f37"
 BAD = "#cf222e"
 WARN = "#9a6700"
 INK = "#24292f"
-GRID = "#d0d7de"
 MUTED = "#6e7781"
 BLUE = "#0969da"
 LEGEND_PT = 8.0  # legend font size (points)

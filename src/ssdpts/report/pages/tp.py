@@ -1,0 +1,91 @@
+"""The throughput test's pages (PTS.md §3): per block size its convergence, steady-state window and
+window MB/s, then all block sizes side by side."""
+
+from __future__ import annotations
+
+from ...pts.tp import TpTable
+from ...pts.units import fmt_block_size
+from ...pts.workload import cell_key
+from ...results.records import PartResult
+from ..context import RunContext
+from ..doc import Cell, Plot, Section, Table
+from .common import cell_refs, cpu_table, one_section
+
+
+def sections(ctx: RunContext, pids: list[str]) -> list:
+    out = []
+    summary_rows: list[tuple[TpTable, PartResult]] = []
+    for pid in pids:
+        part = ctx.parts[pid]
+        name = part.part or pid
+        sec = one_section(part, pid, f"Throughput {name}", "tp", convergence(ctx, part, name))
+        tab = part.table
+        if isinstance(tab, TpTable):
+            bs = tab.block_size_bytes
+            sec.blocks.append(Table(f"{pid}-table", f"Average MB/s, SEQ {name}" + ctx.ss_suffix(part),
+                                    ["Block size", "Read MB/s", "Write MB/s"], [mbps_row(ctx, part, tab)],
+                                    note=ctx.not_reached_note(part) + " MB/s = 10⁶ bytes per second."))
+            sec.blocks += cpu_table(ctx, part, [(cell_key("seq", bs, 100), f"SEQ {name} read"),
+                                                (cell_key("seq", bs, 0), f"SEQ {name} write")],
+                                    f"{pid}-cpu", f"fio CPU utilisation, SEQ {name} (usr + sys, %)")
+            summary_rows.append((tab, part))
+        out.append(sec)
+    if summary_rows:
+        out.append(all_block_sizes(ctx, summary_rows))
+    return out
+
+
+def mbps_row(ctx: RunContext, part: PartResult, tab: TpTable, label: str = "") -> list[Cell]:
+    make = cell_refs(ctx, part, "")
+    bs = tab.block_size_bytes
+    return [Cell(label or fmt_block_size(bs)),
+            make(cell_key("seq", bs, 100), tab.read_mb_per_s, "MB/s", stat="read_mb_per_s"),
+            make(cell_key("seq", bs, 0), tab.write_mb_per_s, "MB/s", stat="write_mb_per_s")]
+
+
+def convergence(ctx: RunContext, part: PartResult, name: str) -> list:
+    cells = ctx.cells_by_round(part)
+    if not cells:
+        return []
+    rs: dict[int, float] = {}
+    ws: dict[int, float] = {}
+    notes: dict[str, list[str]] = {f"SEQ {name} read": [], f"SEQ {name} write": []}
+    for rno, rc in cells.items():
+        for c in rc.values():
+            if c.workload.read_pct == 100:
+                rs[rno] = c.measurement.read.bw_bytes_per_s / 1e6
+                notes[f"SEQ {name} read"].append(f"step {c.index} of round {rno}")
+            elif c.workload.read_pct == 0:
+                ws[rno] = c.measurement.write.bw_bytes_per_s / 1e6
+                notes[f"SEQ {name} write"].append(f"step {c.index} of round {rno}")
+    series = {f"SEQ {name} read": (list(rs), list(rs.values())),
+              f"SEQ {name} write": (list(ws), list(ws.values()))}
+    temps, temps_note = ctx.temperatures("tp", part.part)
+    out: list = [Plot(f"{part.id}-convergence", f"Throughput {name}: convergence, read and write",
+                      "MB/s (base 10) per round of the SEQ read and SEQ write steps; steady state is "
+                      "tracked on write. The shaded band is the measurement window.",
+                      "rounds_lines", {"panels": [(f"SEQ {name}", series, "MB/s", False)],
+                                       "window": list(part.window_rounds), "reached": bool(part.reached),
+                                       "notes": notes, "temperature": temps}, size=(10, 3.8))]
+    if temps_note:
+        out.append(temps_note)
+    return out
+
+
+def all_block_sizes(ctx: RunContext, summary_rows: list[tuple[TpTable, PartResult]]) -> Section:
+    summary_rows.sort(key=lambda tp: tp[0].block_size_bytes)
+    sec = Section("tp-results", "Throughput: all block sizes", 3, "tp")
+    rows = [mbps_row(ctx, p, t, fmt_block_size(t.block_size_bytes) + ctx.ss_suffix(p)) for t, p in summary_rows]
+    sec.blocks.append(Table("tp-table", "Average MB/s vs block size and R/W", ["Block size", "Read MB/s",
+                                                                              "Write MB/s"], rows,
+                            note="Each block size has its own purge, WIPC and steady-state window. "
+                                 "MB/s = 10⁶ bytes per second."))
+    missed = any(not p.reached for _, p in summary_rows)
+    sec.blocks.append(Plot("tp-2d", "Throughput vs block size" + (" — steady state NOT reached" if missed else ""),
+                           "Average read and write MB/s of each block size over its measurement window.",
+                           "tp_bars", {"labels": [fmt_block_size(t.block_size_bytes) for t, _ in summary_rows],
+                                       "read": [t.read_mb_per_s for t, _ in summary_rows],
+                                       "write": [t.write_mb_per_s for t, _ in summary_rows],
+                                       "flags": [not p.reached for _, p in summary_rows]},
+                           size=(10, 3.8)))
+    return sec

@@ -1,0 +1,167 @@
+"""The write saturation test's pages (PTS.md §3, PTS 2.0 options): IOPS against time, data written
+and drive fills, response times per sample, the final window's histogram, and the samples."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+import math
+
+from ...pts.qos import approx_max_note, ios_needed
+from ...pts.wsat import WsatTable
+from ...results.records import PartResult
+from ..context import RunContext, temperature_c
+from ..doc import Alert, Cell, Plot, Section, Table
+from ..fmt import fmt_fixed, fmt_rounds, fmt_value, or_default
+
+
+def sections(ctx: RunContext, pids: list[str]) -> list:
+    out = []
+    for pid in pids:
+        part = ctx.parts[pid]
+        tab = part.table if isinstance(part.table, WsatTable) else None
+        sec = Section(f"{pid}-plots", "Write Saturation: IOPS, TGBW and response time", 3, "wsat")
+        if not (tab.series if tab else ()):
+            sec.blocks.append(Alert("bad", "not run", ["no WSAT sample finished before the run stopped"]))
+        else:
+            sec.blocks += blocks(ctx, part, tab)
+        out.append(sec)
+    return out
+
+
+def time_axis(ctx: RunContext, tab: WsatTable) -> tuple[list[float], str, float, str]:
+    """The x axis in the run's real time: (x per sample, unit, seconds per unit, axis label)."""
+    series = tab.series
+    step_s = or_default(ctx.spec.step_seconds, 60)
+    t0 = series[0].start_time
+    starts = [s.start_time for s in series]
+    # the clock only where it runs forward (a clock set back, or the FakeExecutor's per-chunk
+    # clock, would fold the samples onto each other): else the sample number × step length
+    if None not in starts and all(b >= a for a, b in zip(starts, starts[1:])):
+        secs = [float(s.start_time) - float(t0) for s in series]
+    else:
+        secs = [(s.minute - 1) * step_s for s in series]
+    span = max(secs[-1], step_s)
+    unit, div = ("s", 1.0) if span < 300 else (("min", 60.0) if span < 300 * 60 else ("h", 3600.0))
+    xlabel = f"time since the first sample ({unit})" + (
+        " = PTS minutes" if unit == "min" and step_s == 60 else f"; one sample = one step of {step_s:g} s")
+    return [v / div for v in secs], unit, div, xlabel
+
+
+def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
+    """Why it stopped, the plots against time, data written and drive fills, the PTS 2.0 response
+    times, and the samples: the plots share one time axis and one hover text, hence one piece."""
+    pid = part.id
+    series = tab.series
+    why = {"capacity-written": f"stopped after {or_default(ctx.spec.wsat_capacity_multiple, 4):g}× capacity written",
+           "time-limit": f"stopped at the time limit ({or_default(ctx.spec.wsat_hours, 24):g} h of steps)",
+           None: "stopped early: the run did not finish this test"}.get(part.stop_reason, str(part.stop_reason))
+    out: list = [Alert("info" if part.stop_reason else "bad", f"{len(series)} samples; {why}",
+                       [f"{tab.tgbw_gb:,.2f} GB written = {fmt_fixed(tab.drive_fills, 2)} "
+                        f"drive fills; FOB (first sample) {fmt_value(series[0].iops, 'IOPS')} IOPS; last 5 samples "
+                        f"(minutes {fmt_rounds(tab.final_window_minutes)}) average "
+                        f"{fmt_value(tab.final_window_iops, 'IOPS')} IOPS"])]
+    tx, unit, div, xlabel = time_axis(ctx, tab)
+    notes = "sample "  # hover: "sample 7" (samples are numbered from 1, one per step)
+    iops = [s.iops for s in series]
+    nfinal = len(tab.final_window_minutes)
+    recs = ctx.round_records(part)
+    t0 = series[0].start_time
+    temps = [(float(r.start_time) - float(t0)) / div if (r.start_time is not None and t0 is not None) else None
+             for r in recs]
+    tc = [temperature_c(r.telemetry) for r in recs]
+    tpts = [(x, c) for x, c in zip(temps, tc) if x is not None and c is not None]
+    temperature = ([x for x, _ in tpts], [c for _, c in tpts]) if tpts else None
+    scatter = {"y": iops, "ylabel": "IOPS", "final": nfinal, "notes": notes, "unit": "IOPS"}
+    out.append(Plot(f"{pid}-iops-time", "WSAT: IOPS vs time",
+                    "RND 4KiB write IOPS of every sample: fresh-out-of-box (FOB, star) level first, then "
+                    "the transition, then the steady region; the final 5 samples are shaded"
+                    + ("; dashed grey, right axis: device temperature." if temperature else "."),
+                    "wsat_scatter", {"x": tx, "xlabel": xlabel, **scatter, "temperature": temperature,
+                                     "xname": f"time ({unit})"}, size=(10, 3.6)))
+    if not temperature:
+        out.append(ctx.temperature_note())
+    out.append(Plot(f"{pid}-iops-tgbw", "WSAT: IOPS vs total GB written (TGBW)",
+                    "The same samples against the data written so far (GB, base 10).",
+                    "wsat_scatter", {"x": [s.tgbw_gb for s in series], "xlabel": "total GB written (TGBW)", **scatter,
+                                     "xname": "TGBW (GB)"}, size=(10, 3.6)))
+    fills = [s.drive_fills for s in series]
+    if all(f is not None for f in fills):
+        out.append(Plot(f"{pid}-iops-fills", "WSAT: IOPS vs drive fills",
+                        "The same samples against drive fills (bytes written ÷ user capacity).",
+                        "wsat_scatter", {"x": fills, "xlabel": "drive fills", **scatter, "xname": "drive fills"},
+                        size=(10, 3.6)))
+    lat = {"mean": ([*tx], [s.lat_mean_us for s in series]),
+           "99.999%": ([*tx], [s.lat_p99999_us for s in series]),
+           "max": ([*tx], [s.lat_max_us for s in series])}
+    out.append(Plot(f"{pid}-lat-time", "WSAT: response time vs time (mean, 99.999%, max)",
+                    "Mean, 99.999% (dashed) and maximum response time of every sample (µs, log "
+                    "scale); a sample's percentile comes from its own json+ histogram, never above its "
+                    "max: with fewer than 10⁵ IOs in a sample, its 99.999% is its slowest IO and the "
+                    "dashed line lies on the max.",
+                    "rounds_lines", {"panels": [("response time per sample", lat, "µs", True)], "window": [],
+                                     "reached": True, "notes": {k: notes for k in lat}, "xlabel": xlabel,
+                                     "dashed": ("99.999%",)}, size=(10, 3.6)))
+    out += pts2_blocks(ctx, part, tab)
+    out.append(samples_table(pid, tab, {r.index: r.measurement.ios for r in recs}))
+    return out
+
+
+def pts2_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
+    """Response-time series (mean, 99.999%, max) vs drive fills, and the final window's response-time
+    histogram (PTS 2.0); the same series vs time is the WSAT section's own plot."""
+    pid = part.id
+    series = tab.series
+    out: list = []
+    if all(s.drive_fills is not None for s in series):
+        fills = [float(s.drive_fills or 0.0) for s in series]
+        lat = {"mean": (fills, [s.lat_mean_us for s in series]),
+               "99.999%": (fills, [s.lat_p99999_us for s in series]),
+               "max": (fills, [s.lat_max_us for s in series])}
+        out.append(Plot(f"{pid}-rt-fills", "WSAT: response times vs drive fills (PTS 2.0)",
+                        "The same response times against drive fills (bytes written ÷ user capacity; µs, log "
+                        "scale).",
+                        "rounds_lines", {"panels": [("response time per sample", lat, "µs", True)], "window": [],
+                                         "reached": True, "xlabel": "drive fills", "dashed": ("99.999%",)},
+                        size=(10, 3.6)))
+    final = set(tab.final_window_minutes)
+    merged: dict[int, int] = defaultdict(int)
+    label = ""
+    for r in ctx.round_records(part):
+        if r.index in final:
+            label = f"{r.workload.size_label} {r.workload.mix}"
+            for k, v in r.measurement.lat_bins_ns.items():
+                merged[int(k)] += int(v)
+    if merged:
+        out.append(Plot(f"{pid}-histogram", "WSAT: response-time histogram of the final window (PTS 2.0)",
+                        "IOs per response-time bin of the last 5 samples (fio json+, reads and writes together) and "
+                        "the cumulative % of IOs completed within a time.",
+                        "latency_histograms", {"panels": [("final 5 samples", [(label, dict(merged))])]},
+                        size=(8, 4.4)))
+    return out
+
+
+def samples_table(pid: str, tab: WsatTable, ios: dict[int, int]) -> Table:
+    series = tab.series
+    n = len(series)
+    stride = max(1, math.ceil(n / 120))  # at most two printed pages
+    rows = []
+    for i, s in enumerate(series):
+        if i % stride and i != n - 1:
+            continue
+        r = f"{pid}:m{s.minute}"
+        k = ios.get(s.minute)
+        flag = approx_max_note(99.999) if k is not None and k < ios_needed(99.999) else ""
+        rows.append([Cell(str(s.minute), s.minute), Cell(fmt_value(s.iops, "IOPS"), s.iops, ref=f"{r}:iops"),
+                     Cell(fmt_value(s.tgbw_gb), s.tgbw_gb, ref=f"{r}:tgbw_gb"),
+                     Cell(fmt_value(s.drive_fills), s.drive_fills, ref=f"{r}:drive_fills"),
+                     Cell("—" if k is None else f"{k:,}", k, ref=f"{r}:ios" if k is not None else ""),
+                     Cell(fmt_value(s.lat_mean_us), s.lat_mean_us, ref=f"{r}:lat_mean_us"),
+                     Cell(fmt_value(s.lat_p99999_us), s.lat_p99999_us, ref=f"{r}:p99.999_us", flag=flag,
+                          css="approx" if flag else ""),
+                     Cell(fmt_value(s.lat_max_us), s.lat_max_us, ref=f"{r}:lat_max_us")])
+    return Table(f"{pid}-table", "WSAT samples" + (f" (one in {stride} and the last)" if stride > 1 else ""),
+                 ["Minute", "IOPS", "TGBW (GB)", "Drive fills", "IOs", "Mean (µs)", "99.999% (µs)", "Max (µs)"],
+                 rows, note="Every sample is in summary.json and steps.jsonl. 'Minute' numbers the "
+                            "samples (PTS: one sample per minute). A sample's 99.999% comes from "
+                            "its own json+ histogram; with fewer than 10⁵ IOs it is its slowest IO "
+                            "(grey, '≈ max').")

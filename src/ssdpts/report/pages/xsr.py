@@ -1,0 +1,61 @@
+"""The cross-stimulus recovery test's page (XSR, PTS-EXTENDED.md): throughput across the three
+access groups, G3's recovery, and MB/s with the response times per minute."""
+
+from __future__ import annotations
+
+from ...pts import xsr
+from ...pts.xsr import XsrTable
+from ..context import RunContext
+from ..doc import Alert, Cell, Plot, Table
+from ..fmt import fmt_value
+from .extended import disclosure_section
+
+
+def sections(ctx: RunContext, pids: list[str]) -> list:
+    sec = disclosure_section(ctx, "xsr-results", "XSR: throughput across the three access groups", "xsr")
+    part = ctx.parts.get(pids[0]) if pids else None
+    tab = part.table if part is not None and isinstance(part.table, XsrTable) else None
+    if tab is None or not tab.series:
+        sec.blocks.append(Alert("bad", "not run", ["no minute of XSR finished before the run stopped"]))
+        return [sec]
+    names = dict(xsr.GROUPS)
+    level = f"{fmt_value(tab.recovery_level_mb_per_s, 'MB/s')} MB/s"
+    if tab.recovery_minutes is not None:
+        sec.blocks.append(Alert("ok", f"G3 recovered after {tab.recovery_minutes} PTS minute"
+                                      f"{'s' if tab.recovery_minutes != 1 else ''}",
+                                [f"first G3 minute at or above {level} "
+                                 f"less {tab.recovery_tolerance_pct:g}% ({tab.recovery_rule})"]))
+    else:
+        sec.blocks.append(Alert("warn", "G3 did not recover", [
+            f"no G3 minute reached {level} less {tab.recovery_tolerance_pct:g}% ({tab.recovery_rule})"]))
+    rows = [[Cell(names.get(g.group, g.group)), Cell(str(g.minutes), g.minutes),
+             Cell(fmt_value(g.mb_per_s, "MB/s"), g.mb_per_s), Cell(fmt_value(g.final_mb_per_s, "MB/s"), g.final_mb_per_s),
+             Cell(fmt_value(g.peak_lat_mean_us, "µs"), g.peak_lat_mean_us),
+             Cell(fmt_value(g.lat_max_us, "µs"), g.lat_max_us)] for g in tab.groups]
+    sec.blocks.append(Table("xsr-table", "XSR: per access group",
+                            ["Group", "Minutes", "Mean MB/s", "End MB/s (last 5 min)", "Peak mean response time (µs)",
+                             "Max response time (µs)"], rows,
+                            note="MB/s = 10⁶ bytes per second of writes; response time = total latency of every IO."))
+    x = [float(s.minute) for s in tab.series]
+    bounds = [float(s.minute) - 0.5 for i, s in enumerate(tab.series) if i and s.group != tab.series[i - 1].group]
+    segs = [(names.get(g, g), [float(s.minute) for s in tab.series if s.group == g],
+             [s.mb_per_s for s in tab.series if s.group == g]) for g, _ in xsr.GROUPS]
+    g3_start = next((s.minute for s in tab.series if s.group == "g3"), None)
+    marker = (g3_start + tab.recovery_minutes - 1, "G3 recovered") if tab.recovery_minutes and g3_start else None
+    sec.blocks.append(Plot("xsr-mbps", "XSR: MB/s vs time",
+                           "Write MB/s of every PTS minute, coloured by access group; dashed: the recovery level; "
+                           f"dotted: the first G3 minute at that level less {tab.recovery_tolerance_pct:g}%.",
+                           "segments_vs_time", {"segments": [sg for sg in segs if sg[1]], "xlabel": "time (PTS minutes)",
+                                                "ylabel": "MB/s (10⁶ B/s)",
+                                                "level": (tab.recovery_level_mb_per_s,
+                                                          f"recovery level ({tab.recovery_rule})")
+                                                if tab.recovery_level_mb_per_s else None, "marker": marker},
+                           size=(10, 4.2)))
+    sec.blocks.append(Plot("xsr-lat", "XSR: MB/s with mean and maximum response time",
+                           "Left axis: write MB/s; right axis (log): mean and maximum response time of each minute; "
+                           "dotted: group boundaries.",
+                           "rate_and_latency", {"x": x, "rate": [s.mb_per_s for s in tab.series], "rate_label": "MB/s",
+                                                "lat": {"mean response time": [s.lat_mean_us for s in tab.series],
+                                                        "max response time": [s.lat_max_us for s in tab.series]},
+                                                "xlabel": "time (PTS minutes)", "bounds": bounds}, size=(10, 4.2)))
+    return [sec]
