@@ -49,14 +49,15 @@ class _OsProxy:
 
 @pytest.fixture
 def patch_store_os(monkeypatch):
-    """Replace os functions for ssdpts.store only (not for pytest or the rest of the process):
-    ``patch_store_os(write=fake_write)``."""
+    """Replace os functions for ssdpts.store and the atomic writes it makes (ssdpts.atomic) only (not
+    for pytest or the rest of the process): ``patch_store_os(write=fake_write)``."""
     import os
 
-    from ssdpts import store as store_mod
+    from ssdpts import atomic, store as store_mod
 
     def install(**overrides):
         monkeypatch.setattr(store_mod, "os", _OsProxy(os, overrides))
+        monkeypatch.setattr(atomic, "os", _OsProxy(os, overrides))
 
     return install
 

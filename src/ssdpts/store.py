@@ -28,6 +28,7 @@ import shutil
 import time
 from typing import Any, Iterator
 
+from . import atomic
 from .errors import RunFailed, UserError
 from .results.formats import FORMAT, upgrade
 
@@ -54,24 +55,10 @@ def disk_error(path: Path, exc: OSError, run_dir: Path | None = None) -> RunFail
 
 
 def write_json_atomic(path: Path, doc: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
+    """A run file written whole and durably (atomic.py), a failure said as what to do about it."""
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1, sort_keys=False, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        atomic.write_json_atomic(path, doc)
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         raise disk_error(path, exc) from None
 
 
@@ -318,14 +305,9 @@ class RunStore:
     def rewrite_steps(self, records: list[dict]) -> None:
         """Replace steps.jsonl (used by resume to drop an incomplete round), atomically."""
         path = self.path / STEPS
-        tmp = path.with_name(".steps.jsonl.tmp")
         try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                for r in records:
-                    f.write(json.dumps(r, separators=(",", ":"), default=str) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
+            atomic.write_atomic(path, "".join(json.dumps(r, separators=(",", ":"), default=str) + "\n" for r in records),
+                                durable=True)
         except OSError as exc:
             raise disk_error(path, exc) from None
 

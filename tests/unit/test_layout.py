@@ -85,6 +85,7 @@ NEVER = [
 LEAVES = {
     "ssdpts.errors": set(),
     "ssdpts.stats": {"ssdpts.errors"},
+    "ssdpts.atomic": set(),
     "ssdpts.device.held": set(),
     "ssdpts.library": set(),  # the package of the results library, its site and the runs' status
 }

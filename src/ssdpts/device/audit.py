@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ssdpts.atomic import write_atomic
 from ssdpts.device import host
 from ssdpts.device.fields import not_available
 from ssdpts.device.tools import Tools
@@ -427,10 +428,7 @@ def _load_state(path: Path) -> dict[str, Any]:
 
 
 def _save_state(path: Path, doc: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(doc, indent=1) + "\n", mkdir=True)
 
 
 def _do(action: Action, tools: Tools) -> tuple[bool, str, str | None]:

@@ -23,6 +23,7 @@ import json
 import os
 from typing import Any
 
+from ssdpts.atomic import write_atomic
 from ssdpts.device import fingerprint
 
 MARKER_SUFFIX = ".ssdpts-target"
@@ -67,14 +68,7 @@ def _read(path: str) -> dict | None:
 
 
 def _write(path: str, record: dict) -> None:
-    marker = marker_path(path)
-    tmp = f"{marker}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(record, f)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, marker)
+    write_atomic(marker_path(path), json.dumps(record) + "\n", durable=True)
 
 
 # --- the contents: what proves the file still holds only what ssdpts wrote -----------------------

@@ -112,28 +112,6 @@ def parse_smart_log_page(page: bytes) -> dict[str, Any]:
     }
 
 
-def build_smart_log_page(fields: dict[str, Any]) -> bytes:
-    """Inverse of parse_smart_log_page for tests: kelvin and raw counters in nvme-cli's key names."""
-    page = bytearray(512)
-    cw = nvme.critical_warning_int(fields.get("critical_warning")) or 0
-    page[0] = cw
-    page[1:3] = int(fields.get("temperature", 0)).to_bytes(2, "little")
-    page[3], page[4], page[5] = (int(fields.get(k, 0)) for k in ("avail_spare", "spare_thresh", "percent_used"))
-    for off, key in ((32, "data_units_read"), (48, "data_units_written"), (64, "host_read_commands"),
-                     (80, "host_write_commands"), (96, "controller_busy_time"), (112, "power_cycles"),
-                     (128, "power_on_hours"), (144, "unsafe_shutdowns"), (160, "media_errors"),
-                     (176, "num_err_log_entries")):
-        page[off:off + 16] = int(fields.get(key, 0)).to_bytes(16, "little")
-    page[192:196] = int(fields.get("warning_temp_time", 0)).to_bytes(4, "little")
-    page[196:200] = int(fields.get("critical_comp_time", 0)).to_bytes(4, "little")
-    for i in range(8):
-        page[200 + 2 * i:202 + 2 * i] = int(fields.get(f"temperature_sensor_{i + 1}", 0)).to_bytes(2, "little")
-    for off, key in ((216, "thm_temp1_trans_count"), (220, "thm_temp2_trans_count"),
-                     (224, "thm_temp1_total_time"), (228, "thm_temp2_total_time")):
-        page[off:off + 4] = int(fields.get(key, 0)).to_bytes(4, "little")
-    return bytes(page)
-
-
 class NvmeAdmin:
     """Admin commands on /dev/nvmeX through NVME_IOCTL_ADMIN_CMD (read-only ones only)."""
 

@@ -78,9 +78,3 @@ def realtime(on: bool) -> Iterator[None]:
         yield
     finally:
         os.sched_setscheduler(0, policy, param)
-
-
-def policy_name(pid: int = 0) -> str:
-    """The scheduling policy of a task as ps names it (for tests and disclosure)."""
-    names = {os.SCHED_OTHER: "TS", os.SCHED_FIFO: "FF", os.SCHED_RR: "RR", os.SCHED_BATCH: "B", os.SCHED_IDLE: "IDL"}
-    return names.get(os.sched_getscheduler(pid), "?")

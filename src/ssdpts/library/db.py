@@ -28,6 +28,7 @@ import sqlite3
 import sys
 from typing import Any, Iterable
 
+from ssdpts.atomic import write_atomic
 from ssdpts.errors import UserError
 from ssdpts.results.cells import table_cells
 from ssdpts.results.reader import RunResults, find_run_dirs, read_run
@@ -427,16 +428,9 @@ def export(rows: list[dict[str, Any]], fmt: str, out: str | Path | None = None) 
 
 
 def _write(path: Path, data: bytes | None, writer) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if writer is not None:
-            writer(str(tmp))
-        else:
-            tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_atomic(path, writer if writer is not None else data, mkdir=True)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {path} ({exc.strerror}): pick another --out") from None
 
 

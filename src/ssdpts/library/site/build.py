@@ -24,7 +24,7 @@ from pathlib import Path
 import time
 from typing import Callable
 
-from ssdpts import __version__
+from ssdpts import __version__, atomic
 from ssdpts.errors import UserError
 from ssdpts.store import MANIFEST, STEPS, SUMMARY
 from ssdpts.library.site import data
@@ -80,14 +80,9 @@ def check_site_dir(site: Path) -> None:
 
 
 def write_atomic(path: Path, payload: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(payload)
-        os.replace(tmp, path)
+        atomic.write_atomic(path, payload, mkdir=True)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {path} ({exc.strerror}): give another site directory") from None
 
 
