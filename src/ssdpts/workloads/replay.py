@@ -20,11 +20,11 @@ from typing import Callable
 
 from ssdpts.errors import UserError
 from ssdpts.pts.workload import Iolog, Step, Workload
+from ssdpts.results.formats import FORMAT
 from ssdpts.stats import check_runs, summary
 from ssdpts.store import RunStore, file_digest, load_kind, utc_now, write_json_atomic
 
 KIND = "replay"
-FORMAT = 1
 REPLAY_JSON = "replay.json"
 PRECONDITIONS = ("none", "wipc")
 PCTS = (50.0, 90.0, 99.0, 99.9, 99.99)
