@@ -90,7 +90,7 @@ def allowed_idle_ms(idles_ms: list[float], stall_ms: float) -> float:
     return max(analysis.IDLE_LIMIT_MS, float(np.median(idles_ms)) + 2 * stall_ms) + analysis.RESOLUTION_MS
 
 
-@pytest.mark.parametrize("kind", ["loop", "zram"])
+@pytest.mark.parametrize("kind", ["loop", pytest.param("zram", marks=pytest.mark.slow)])  # zram: make test-full
 def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path):
     dev = make_loop("192M") if kind == "loop" else make_zram(192 * 2**20)
     gates_before = set(Path("/tmp").glob("ssdpts-gate-*"))  # a dead run of someone else's is not ours to judge

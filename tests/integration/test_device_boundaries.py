@@ -107,7 +107,7 @@ def _independent(ios: bt.TracedIOs, steps: list[dict]) -> tuple[float, list[bt.T
     return (spans[0][0] - wipc_done) / 1e6, bt.boundaries(ios, owner, spans)
 
 
-@pytest.mark.parametrize("kind", ["loop", "zram"])
+@pytest.mark.parametrize("kind", ["loop", pytest.param("zram", marks=pytest.mark.slow)])  # zram: make test-full
 def test_a_stall_at_the_device_is_measured_and_flagged_under_load(kind, make_loop, make_zram, tmp_path, monkeypatch,
                                                                   cpu_load):
     dev = make_loop("128M") if kind == "loop" else make_zram(128 * 2**20)
