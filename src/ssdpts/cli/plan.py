@@ -43,6 +43,8 @@ def step_runs(steps) -> list[str]:
 
 
 def cmd(args) -> int:
+    """ssdpts plan: what a run would do, printed without touching the device. One piece: the plan
+    printed in the order a user reads it, each section a few lines on the same resolved plan."""
     from rich.console import Console
     from rich.markup import escape
 

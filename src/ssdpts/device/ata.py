@@ -44,7 +44,10 @@ def smartctl_version(doc: dict) -> str | None:
 def parse_smartctl(doc: dict) -> dict[str, dict[str, Any]]:
     """``smartctl -j -x`` (or -a) for ATA, SCSI/SAS and NVMe → {"identity", "smart", "ata", "scsi"}.
 
-    Units in the names; the unknown stays None (build_group turns it into "not available")."""
+    Units in the names; the unknown stays None (build_group turns it into "not available").
+
+    One piece: one table from smartctl's JSON keys to ssdpts's fields for three transports;
+    split, the one mapping would be scattered."""
     d = doc or {}
     dev = d.get("device") or {}
     protocol = str(dev.get("protocol") or "")

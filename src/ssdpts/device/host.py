@@ -352,7 +352,9 @@ def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_
             tools: Tools | None = None) -> dict:
     """Host facts (flat; see HOST_FIELDS). ``fio_version``: the executor's, else probed.
     ``raw_dir``: where to keep lshw's / dmidecode's raw output (the run's device/ directory).
-    ``tools``: a read-only tool runner (fio, lshw, dmidecode)."""
+    ``tools``: a read-only tool runner (fio, lshw, dmidecode).
+
+    One piece: independent probes of a few lines each, filling one flat record in HOST_FIELDS' order."""
     tools = tools or Tools()
     from .. import __version__
 

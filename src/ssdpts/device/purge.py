@@ -208,7 +208,9 @@ def choose_purge(info: dict, target: Target) -> PurgeMethod:
     nothing but ``info``, except the kernel's discard support when ``info`` lacks it).
 
     Fallbacks carry ``notes`` saying why no device-level method was used.
-    """
+
+    One piece: the PTS's order of preference (sanitize, format, secure erase, then the
+    fallbacks) read as one ladder of decisions."""
     if target.kind == "file":
         return FileRecreatePurge()
     cls = info.get("device_class") or device_class(target)

@@ -298,6 +298,8 @@ def _loop_backed_by(real_path: str) -> str | None:
 
 
 def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> Verdict:
+    """Every refusal of a block device, in the order they are reported: each rule a few lines on
+    the same device stack. One piece: split, the order of the verdict's reasons would be implicit."""
     name = target.name
     disk = target.parent or tgt.disk_of(name)
     parts = [] if target.is_partition else tgt.partitions_of(name)

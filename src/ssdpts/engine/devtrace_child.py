@@ -116,7 +116,10 @@ def _child(dev: str, level: str) -> int:  # pragma: no cover - runs as its own p
     """The tracing child: switches its instance on and off (Aggregator.want_open), reads what the
     trace holds every TICK_S while it is on (a read per event would cost more than the events), and
     answers each step's start and end as they become known. Events lost to a full buffer (the
-    kernel's overrun count) make every step not yet answered unknown."""
+    kernel's overrun count) make every step not yet answered unknown.
+
+    One piece: the child's event loop, whose state (the instance, the open windows, the read
+    budget) every branch shares."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run stops it (stdin closed), not Ctrl-C
     try:  # never at the real-time priority of a --realtime run (inherited): it must not hold fio's CPU
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))

@@ -85,7 +85,9 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
     schedule ssdpts used before the gate, kept for ``ssdpts plan --fio``, benchmarks/boundaries.py
     and running a job file with fio alone). ``stonewall``: without a gate, each step starts when fio
     sees the previous one ended (no overlap; fio's own poll, engine/fioclient.py) instead of at its
-    offset."""
+    offset.
+
+    One piece: the job file's text in the order fio reads it."""
     g = [
         "[global]",
         f"filename={batch.filename}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import atomic
 from ..errors import UserError
 
 FORMATS = ("html", "pdf")
@@ -45,20 +46,10 @@ def output_paths(directory: Path | str, formats: tuple[str, ...], out: Path | st
 
 
 def write_atomic(path: Path, data: bytes, what: str = "the report") -> None:
-    """Write ``data`` through a temporary file in the same directory (fsync, then rename): a reader
-    never sees half a file. ``what`` names the file in the error message ("": the path alone)."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write ``data`` whole or not at all (atomic.py, durably): a reader never sees half a file.
+    ``what`` names the file in the error message ("": the path alone)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        atomic.write_atomic(path, data, durable=True, mkdir=True)
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         named = f"{what} {path}" if what else str(path)
         raise UserError(f"cannot write {named} ({exc.strerror}): pick another --out") from None
