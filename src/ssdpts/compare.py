@@ -62,6 +62,57 @@ def delta(value: float | None, baseline: float | None, kind: str) -> float | Non
     raise ValueError(f"metric kind must be {SPEED!r} or {TIME!r}, not {kind!r}")
 
 
+def compare_repeated(runs: list, what: str, settings: tuple[str, ...], row_fields: tuple[str, ...],
+                     kind: str) -> dict:
+    """Runs that report each figure's median (quick, replay: results/repeated.py RepeatedRun), the
+    baseline B first, against B: per figure every run's median, seed 004's delta by the figure's
+    kind (speed: A/B − 1, time: time_B/time_A − 1; positive = A is faster) and its verdict (None:
+    not measured in that run, or not judged). Runs whose ``settings`` differ from B's, or whose
+    figure ran another workload, are refused. Every figure any run measured is a row, B's first (a
+    figure only A measured has no baseline value and no delta). ``row_fields``: the row's fields in
+    the order the kind's comparison document keeps them."""
+    if len(runs) < 2:
+        raise UserError(f"compare needs two {what} at least: give another run directory")
+    base = runs[0]
+    for r in runs[1:]:
+        for k in settings:
+            if r.spec.get(k) != base.spec.get(k):
+                raise UserError(f"{r.path} was measured with {k} = {r.spec.get(k)!r}, the baseline {base.path} with "
+                                f"{base.spec.get(k)!r}: compare {what} made with the same settings")
+    shown = {f.key: f for f in base.figures}
+    for r in runs[1:]:
+        for f in r.figures:
+            shown.setdefault(f.key, f)
+    rows = []
+    for key, ref in shown.items():
+        figs = [r.figure(key) for r in runs]
+        for r, f in zip(runs, figs):
+            if f is not None and f.workload != ref.workload:
+                raise UserError(f"{key} has another workload in {r.path}: it was made by another ssdpts")
+        b = figs[0].median if figs[0] else None
+        row = {"key": key, "label": ref.label, "group": ref.group, "unit": ref.unit, "kind": ref.kind,
+               "values": [f.median if f else None for f in figs],
+               "deltas": [delta(f.median if f else None, b, ref.kind) for f in figs],
+               "reliable": [None if f is None or f.reliable is None else bool(f.reliable) for f in figs]}
+        rows.append({k: row[k] for k in row_fields})
+    return {"kind": kind, "baseline": str(base.path),
+            "runs": [{"run_dir": str(r.path), "label": device_label(r.manifest)} for r in runs], "rows": rows}
+
+
+def repeated_text(cmp: dict, label_width: int, fmt, note: str) -> str:
+    """The text of :func:`compare_repeated`'s comparison: the runs, then a line per figure (``fmt``:
+    (value, unit) -> text; * marks an unreliable median), then ``note``."""
+    labels = [r["label"] for r in cmp["runs"]]
+    lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
+    for row in cmp["rows"]:
+        vals = "  ".join(("n/a" if v is None else fmt(v, row["unit"])) + ("*" if ok is False else "")
+                         for v, ok in zip(row["values"], row["reliable"]))
+        ds = "  ".join(fmt_delta(d) for d in row["deltas"][1:])
+        lines.append(f"{row['label']:<{label_width}} {row['unit']:>5}  {vals}   Δ {ds}")
+    lines.append(note)
+    return "\n".join(lines)
+
+
 # ---- settings -------------------------------------------------------------------------------------
 
 def settings_of(run: RunResults) -> dict[str, str]:

@@ -215,12 +215,12 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
                       argv=["ssdpts", "quick"], render_partial=KINDS["quick"].render_partial)  # as 'ssdpts quick'
     run_dir = next((tmp_path / "runs").iterdir())
     assert str(run_dir) in str(info.value)
-    man, doc = Q.load(run_dir)
-    assert man["status"] == "interrupted"
-    assert [f["n"] for f in doc["figures"]] == [3, 1]
+    run = Q.load(run_dir)
+    assert run.manifest["status"] == "interrupted"
+    assert [f.n for f in run.figures] == [3, 1]
     # the interrupted figure was never judged: neither reliable nor unreliable
-    assert doc["figures"][0]["reliable"] is not None and doc["figures"][1]["reliable"] is None
-    assert doc["figures"][0]["values"] == [3000 * 2**20 / 1e6] * 3  # 3000 IOPS of 1 MiB, in MB/s
+    assert run.figures[0].reliable is not None and run.figures[1].reliable is None
+    assert run.figures[0].values == (3000 * 2**20 / 1e6,) * 3  # 3000 IOPS of 1 MiB, in MB/s
     assert (run_dir / "report.html").exists()
 
 
@@ -306,16 +306,15 @@ def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp
         Q.start_quick(Q.QuickSpec(runs=3, seconds=1.0), target, executor=FakeExecutor(model=stopping),
                       out_dir=tmp_path / "runs", confirm=None, argv=["ssdpts", "quick"])
     run_dir = next((tmp_path / "runs").iterdir())
-    _man, doc = Q.load(run_dir)
-    fig = doc["figures"][2]
-    assert fig["key"] == "rnd4k-read-t4q64" and fig["n"] == 3 and fig["rse"] > 0.05
+    fig = Q.load(run_dir).figures[2]
+    assert fig.key == "rnd4k-read-t4q64" and fig.n == 3 and fig.rse > 0.05
     status = {k: v[-1][0] for k, v in page_cells(build(run_dir)).items()}
     assert status["RND 4KiB read T4 QD64"] == "incomplete"
     assert status["SEQ 1MiB read T1 QD64"] == "ok"
     # not judged is a warning, not the unreliable figure's style (reliable null in quick.json)
     cells = page_cells(build(run_dir))
     median, rse, status_cell = (cells["RND 4KiB read T4 QD64"][i] for i in (2, 3, -1))
-    assert fig["reliable"] is None and (median[1], rse[1], status_cell[1]) == ("warn", "warn", "warn")
+    assert fig.reliable is None and (median[1], rse[1], status_cell[1]) == ("warn", "warn", "warn")
 
 
 def test_a_whole_figure_that_moved_no_data_is_unreliable_not_incomplete(tmp_path):
@@ -372,7 +371,7 @@ def test_a_figure_only_a_measured_is_a_row_too(tmp_path):
     some, _ = quick_run(tmp_path, "b", only=("seq1m-read-t1q64",))
     cmp = Q.compare([full.path, some.path], baseline=some.path)
     keys = [r["key"] for r in cmp["rows"]]
-    assert keys[0] == "seq1m-read-t1q64" and len(keys) == len(Q.load(full.path)[1]["figures"])
+    assert keys[0] == "seq1m-read-t1q64" and len(keys) == len(Q.load(full.path).figures)
     row = next(r for r in cmp["rows"] if r["key"] == "seq1m-write-t1q64")
     assert row["values"][0] is None and row["values"][1] is not None and row["deltas"] == [None, None]
     assert row["reliable"][0] is None

@@ -5,10 +5,11 @@ the HTML printed by Chromium (report/chromium.py)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ssdpts.workloads.quick import load
 from ..results.registry import fmt_delta
+from ..results.repeated import Figure
 from .doc import Cell, Fields, Page, Table
 from .files import FORMATS, output_paths, parse_formats
 from .fmt import fmt_figure
@@ -24,13 +25,15 @@ def rse_text(r: float | None) -> str:
     return "n/a" if r is None else f"{100 * r:.2f}%"
 
 
-def grouped(tid: str, columns: list[str], figures: list[dict], cells: Callable[[dict], list[Cell]]) -> Table:
-    """The figures' table, a group heading before the first figure of each group."""
+def grouped(tid: str, columns: list[str], items: list, cells: Callable[[Any], list[Cell]],
+            group_of: Callable[[Any], str] = lambda row: row["group"]) -> Table:
+    """The table of figures (or a comparison's rows), a group heading before the first of each group."""
     rows, groups, group = [], [], None
-    for f in figures:
-        rows.append(cells(f))
-        groups.append(f["group"] if f["group"] != group else None)
-        group = f["group"]
+    for item in items:
+        rows.append(cells(item))
+        g = group_of(item)
+        groups.append(g if g != group else None)
+        group = g
     return Table(tid, "", columns, rows, groups=groups)
 
 
@@ -57,17 +60,17 @@ def verdict(reliable: bool | None) -> tuple[str, str]:
     return ("ok", "") if reliable else ("UNRELIABLE", "bad")
 
 
-def figure_cells(f: dict, fmt: Callable[[float | None], str], n_css: str = "") -> list[Cell]:
+def figure_cells(f: Figure, fmt: Callable[[float | None], str], n_css: str = "") -> list[Cell]:
     """A figure's row: label, unit, median, RSE, N, every run's value, status."""
-    status, css = verdict(f["reliable"])
-    return [Cell(f["label"], css="l"), Cell(f["unit"]), Cell(fmt(f["median"]), css=css or "med"),
-            Cell(rse_text(f["rse"]), css=css), Cell(str(f["n"]), css=n_css),
-            Cell(" · ".join(fmt(v) for v in f["values"]), css="runs"), Cell(status, css=css)]
+    status, css = verdict(f.reliable)
+    return [Cell(f.label, css="l"), Cell(f.unit), Cell(fmt(f.median), css=css or "med"),
+            Cell(rse_text(f.rse), css=css), Cell(str(f.n), css=n_css),
+            Cell(" · ".join(fmt(v) for v in f.values), css="runs"), Cell(status, css=css)]
 
 
 def build(run_dir: Path) -> Page:
-    man, doc = load(run_dir)
-    spec = doc["spec"]
+    run = load(run_dir)
+    man, spec = run.manifest, run.spec
     ident, kicker, head = run_head(man)
     return Page(
         title=f"Quick synthetic table — {ident}", kicker=kicker,
@@ -75,8 +78,8 @@ def build(run_dir: Path) -> Page:
             *head,
             ("Runs", f"{spec['runs']} warm runs of {spec['seconds']:g} s per figure (up to {spec['max_runs']}), "
                      f"ioengine {spec['ioengine']}, seed {spec['seed']}")]),
-        table=grouped("quick", FIGURE_COLUMNS, doc["figures"],
-                      lambda f: figure_cells(f, fmt_figure, "warn" if f["n"] > spec["runs"] else "")),
+        table=grouped("quick", FIGURE_COLUMNS, list(run.figures),
+                      lambda f: figure_cells(f, fmt_figure, "warn" if f.n > spec["runs"] else ""), lambda f: f.group),
         disclosures=list(man.get("deviations") or []),
         notes=[RSE_NOTE, "Raw fio json+ of every run: fio/<figure>-rNN.json in the run directory; quick.json "
                          "holds every run's value (docs/results-format.md)."],

@@ -63,8 +63,8 @@ def heat_map(run_dir: Path, tr: dict) -> dict | None:
 
 
 def build(run_dir: Path) -> Page:
-    man, doc = load(run_dir)
-    spec = doc["spec"]
+    run = load(run_dir)
+    man, spec, doc = run.manifest, run.spec, run.doc
     tr = doc["trace"]
     ident, kicker, head = run_head(man)
     timing = ("as fast as possible (replay_no_stall)" if spec["no_stall"] or not tr["timed"]
@@ -78,8 +78,8 @@ def build(run_dir: Path) -> Page:
             ("Block sizes", ", ".join(f"{_bs(b['size_bytes'])} {b['reads']:,}R/{b['writes']:,}W"
                                       for b in tr["block_sizes"][:12]) + (" …" if len(tr["block_sizes"]) > 12 else "")),
             ("Replay", f"{spec['runs']} runs, {timing}, iodepth {doc['iodepth']}, ioengine {spec['ioengine']}")]),
-        table=grouped("replay", FIGURE_COLUMNS, [{**f, "group": "Replay"} for f in doc["figures"]],
-                      lambda f: figure_cells(f, lambda v: _fig(v, f["unit"]))),
+        table=grouped("replay", FIGURE_COLUMNS, list(run.figures), lambda f: figure_cells(f, lambda v: _fig(v, f.unit)),
+                      lambda _f: "Replay"),
         tables=[latency_table(doc), counts_table(doc)],
         heat=heat_map(run_dir, tr),
         disclosures=list(man.get("deviations") or []),

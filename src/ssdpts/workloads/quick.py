@@ -26,6 +26,7 @@ from ssdpts.engine.base import Area, Batch, Executor
 from ssdpts.errors import UserError
 from ssdpts.measurement import Measurement
 from ssdpts.pts.workload import Step, Workload
+from ssdpts.results.repeated import RepeatedRun, read_repeated
 from ssdpts.results.formats import FORMAT
 from ssdpts.stats import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, runs_needed, summary
 from ssdpts.store import RunStore, utc_now, write_json_atomic
@@ -145,12 +146,13 @@ def figure_result(fig: Figure, values: list[float], files: list[str], cold: list
             **summary(values, planned=len(values) if judged else len(values) + 1)}
 
 
-def precondition_step(spec: QuickSpec, capacity_bytes: int) -> Step | None:
-    """Sequential fill: the whole target once in SEQ 128KiB writes; WIPC: twice (PTS 2.0.2 §3)."""
-    if spec.precondition == "none":
+def precondition_step(method: str, capacity_bytes: int, test: str = KIND) -> Step | None:
+    """The preconditioning of a quick or replay run: "seq-fill", the whole target once in SEQ
+    128KiB writes; "wipc", twice (PTS 2.0.2 §3); "none": None."""
+    if method == "none":
         return None
-    times = 2 if spec.precondition == "wipc" else 1
-    return Step("quick", "precondition", "wipc", 0, 1, Workload("seq", 0, 128 * KIB, 1, 32), None,
+    times = {"seq-fill": 1, "wipc": 2}[method]
+    return Step(test, "precondition", "wipc", 0, 1, Workload("seq", 0, 128 * KIB, 1, 32), None,
                 io_bytes=times * capacity_bytes)
 
 
@@ -172,7 +174,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
         store.record_round(step.part, name.removeprefix(step.part + "-"), [batch.job_path, batch.output_path], [])
         return m
 
-    pre = precondition_step(spec, capacity_bytes)
+    pre = precondition_step(spec.precondition, capacity_bytes)
     if pre is not None:
         log(f"precondition: {spec.precondition}, {pre.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
         m = run(pre, "precondition")
@@ -209,11 +211,9 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
     return doc
 
 
-def load(run_dir: Path | str) -> tuple[dict, dict]:
-    """(manifest, quick.json) of a quick run directory; UserError when it is not one."""
-    from ssdpts.store import load_kind
-
-    return load_kind(run_dir, KIND, QUICK_JSON, "ssdpts quick")
+def load(run_dir: Path | str) -> RepeatedRun:
+    """A quick run directory, read (results/repeated.py); UserError when it is not one."""
+    return read_repeated(run_dir, KIND, QUICK_JSON, "ssdpts quick")
 
 
 def start_quick(spec: QuickSpec, target, *, executor: Executor, out_dir: Path, confirm: str | None,
@@ -237,16 +237,15 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
     """A quick run's rows for the results library's measurements table: per figure its median (metric
     mb_per_s or kiops) and its RSE (metric rse, a fraction); test 'quick', part = the figure's key,
     point = its TC/QD."""
-    _man, doc = load(run_dir)
     rows = []
-    for f in doc["figures"]:
-        w = f["workload"]
-        base = {"run_uid": run_uid, "test": KIND, "part": f["key"], "block_size_bytes": w["block_size_bytes"],
-                "mix": f"{w['read_pct']}/{100 - w['read_pct']}", "point": f"T{w['threads']}/QD{w['iodepth']}",
-                "steady_state_reached": None}
-        metric = "mb_per_s" if f["unit"] == "MB/s" else "kiops"
-        rows.append({**base, "metric": metric, "value": f["median"], "unit": f["unit"]})
-        rows.append({**base, "metric": "rse", "value": f["rse"], "unit": "fraction"})
+    for f in load(run_dir).figures:
+        w = f.workload
+        assert w is not None
+        base = {"run_uid": run_uid, "test": KIND, "part": f.key, "block_size_bytes": w.block_size_bytes,
+                "mix": w.mix, "point": f"T{w.threads}/QD{w.iodepth}", "steady_state_reached": None}
+        metric = "mb_per_s" if f.unit == "MB/s" else "kiops"
+        rows.append({**base, "metric": metric, "value": f.median, "unit": f.unit})
+        rows.append({**base, "metric": "rse", "value": f.rse, "unit": "fraction"})
     return [{**r, "ord": i} for i, r in enumerate(rows)]
 
 
@@ -266,61 +265,18 @@ def disclosures(spec: QuickSpec) -> list[str]:
 
 def compare(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
     """Quick results of drives A (, C, ...) against the baseline B, per figure: the medians and seed
-    004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Figures measured
-    under different settings (workload, run length, preconditioning) are refused, like compare's
-    settings check; an unreliable figure's delta is shown and flagged."""
-    from ssdpts.compare import baseline_first, delta, device_label
-    from ssdpts.results.registry import SPEED
+    004's speed-type delta A/B − 1 (every quick figure is a speed: MB/s or kIOPS). Runs made with
+    other settings (run length, preconditioning, cold run) or another workload are refused; an
+    unreliable figure's delta is shown and flagged (compare.compare_repeated)."""
+    from ssdpts.compare import baseline_first, compare_repeated
 
-    order = baseline_first(run_dirs, baseline)
-    base = order[0]
-    if len(order) < 2:
-        raise UserError("compare needs two quick runs at least: give another run directory")
-    loaded = [(d, *load(d)) for d in order]
-    keys = ("seconds", "precondition", "cold_run")
-    b_spec = loaded[0][2]["spec"]
-    for d, _man, doc in loaded[1:]:
-        for k in keys:
-            if doc["spec"].get(k) != b_spec.get(k):
-                raise UserError(f"{d} was measured with {k} = {doc['spec'].get(k)!r}, the baseline {base} with "
-                                f"{b_spec.get(k)!r}: compare quick runs made with the same settings")
-    b_figs = {f["key"]: f for f in loaded[0][2]["figures"]}
-    runs = [{"run_dir": str(d), "label": device_label(man), "figures": {f["key"]: f for f in doc["figures"]}}
-            for d, man, doc in loaded]
-    # every figure any run measured, the baseline's first: a figure only A measured is a row with
-    # no baseline value and no delta, not a row left out
-    shown = dict(b_figs)
-    for r in runs[1:]:
-        for key, f in r["figures"].items():
-            shown.setdefault(key, f)
-    rows = []
-    for key, ref in shown.items():
-        bf = b_figs.get(key)
-        row = {"key": key, "label": ref["label"], "group": ref["group"], "unit": ref["unit"], "values": [], "deltas": [],
-               "reliable": []}
-        for r in runs:
-            f = r["figures"].get(key)
-            if f is not None and f["workload"] != ref["workload"]:
-                raise UserError(f"{key} has another workload in {r['run_dir']}: it was made by another ssdpts")
-            v = f["median"] if f else None
-            row["values"].append(v)
-            # None: not measured in that run, or not judged (an interrupted figure)
-            row["reliable"].append(None if f is None or f["reliable"] is None else bool(f["reliable"]))
-            row["deltas"].append(delta(v, bf["median"] if bf else None, SPEED))
-        rows.append(row)
-    return {"kind": "quick-comparison", "baseline": str(base), "runs": [{k: r[k] for k in ("run_dir", "label")}
-                                                                         for r in runs], "rows": rows}
+    runs = [load(d) for d in baseline_first(run_dirs, baseline)]
+    return compare_repeated(runs, "quick runs", ("seconds", "precondition", "cold_run"),
+                            ("key", "label", "group", "unit", "values", "deltas", "reliable"), "quick-comparison")
 
 
 def comparison_text(cmp: dict) -> str:
-    from ssdpts.results.registry import fmt_delta
+    from ssdpts.compare import repeated_text
 
-    labels = [r["label"] for r in cmp["runs"]]
-    lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
-    for row in cmp["rows"]:
-        vals = "  ".join(("n/a" if v is None else f"{v:,.1f}") + ("*" if ok is False else "")
-                         for v, ok in zip(row["values"], row["reliable"]))
-        ds = "  ".join(fmt_delta(d) for d in row["deltas"][1:])
-        lines.append(f"{row['label']:<34} {row['unit']:>5}  {vals}   Δ {ds}")
-    lines.append("Δ = A/B − 1 (seed 004 §4.3, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")
-    return "\n".join(lines)
+    return repeated_text(cmp, 34, lambda v, _unit: f"{v:,.1f}",
+                         "Δ = A/B − 1 (seed 004 §4.3, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")

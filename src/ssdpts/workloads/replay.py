@@ -21,8 +21,9 @@ from typing import Callable
 from ssdpts.errors import UserError
 from ssdpts.pts.workload import Iolog, Step, Workload
 from ssdpts.results.formats import FORMAT
+from ssdpts.results.repeated import RepeatedRun, read_repeated
 from ssdpts.stats import check_runs, summary
-from ssdpts.store import RunStore, file_digest, load_kind, utc_now, write_json_atomic
+from ssdpts.store import RunStore, file_digest, utc_now, write_json_atomic
 
 KIND = "replay"
 REPLAY_JSON = "replay.json"
@@ -179,7 +180,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
         doc["purge"] = purge() if purge is not None else None
         from ssdpts.engine.base import Area, Batch
 
-        step = precondition_step(spec, capacity_bytes)
+        step = precondition_step("wipc", capacity_bytes, KIND)
         log(f"WIPC: {step.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
         batch = Batch([step], target_path, Area(0, capacity_bytes), 1, spec.ioengine,
                       job_path=store.path / "fio" / "precondition.fio", output_path=store.path / "fio" / "precondition.json")
@@ -245,22 +246,22 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
                            purge="auto" if spec.precondition == "wipc" else None, render_partial=render_partial)
 
 
-def load(run_dir: Path | str) -> tuple[dict, dict]:
-    """(manifest, replay.json) of a replay run directory; UserError when it is not one."""
-    return load_kind(run_dir, KIND, REPLAY_JSON, "ssdpts trace replay")
+def load(run_dir: Path | str) -> RepeatedRun:
+    """A replay run directory, read (results/repeated.py); UserError when it is not one."""
+    return read_repeated(run_dir, KIND, REPLAY_JSON, "ssdpts trace replay")
 
 
 def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
     """Results library rows: per figure its median (metric completion_s, iops, mb_per_s) and RSE."""
-    _man, doc = load(run_dir)
+    run = load(run_dir)
     rows = []
-    t = doc["trace"]
+    t = run.doc["trace"]
     rp = round(100 * t["reads"] / max(t["ios"], 1))  # the trace's read share by IO count
-    for f in doc["figures"]:
+    for f in run.figures:
         base = {"run_uid": run_uid, "test": KIND, "part": "replay", "block_size_bytes": None,
-                "mix": f"{rp}/{100 - rp}", "point": f"QD{doc['iodepth']}", "steady_state_reached": None}
-        rows.append({**base, "metric": f["key"], "value": f["median"], "unit": f["unit"]})
-        rows.append({**base, "metric": f"{f['key']}_rse", "value": f["rse"], "unit": "fraction"})
+                "mix": f"{rp}/{100 - rp}", "point": f"QD{run.doc['iodepth']}", "steady_state_reached": None}
+        rows.append({**base, "metric": f.key, "value": f.median, "unit": f.unit})
+        rows.append({**base, "metric": f"{f.key}_rse", "value": f.rse, "unit": "fraction"})
     return [{**r, "ord": i} for i, r in enumerate(rows)]
 
 
@@ -268,43 +269,20 @@ def compare(run_dirs: list[str | Path], baseline: str | Path | None = None) -> d
     """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
     and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
     are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""
-    from ssdpts.compare import baseline_first, delta, device_label
+    from ssdpts.compare import baseline_first, compare_repeated
 
-    order = baseline_first(run_dirs, baseline)
-    base = order[0]
-    if len(order) < 2:
-        raise UserError("compare needs two replay runs at least: give another run directory")
-    loaded = [(d, *load(d)) for d in order]
-    b_doc = loaded[0][2]
-    for d, _m, doc in loaded[1:]:
-        if doc["trace"]["replayed_sha256"] != b_doc["trace"]["replayed_sha256"]:
-            raise UserError(f"{d} replayed another trace (or one wrapped to another size) than the baseline {base}: "
-                            "compare replays of the same trace")
-        for k in ("no_stall", "time_scale_pct", "precondition"):
-            if doc["spec"].get(k) != b_doc["spec"].get(k):
-                raise UserError(f"{d} was replayed with {k} = {doc['spec'].get(k)!r}, the baseline {base} with "
-                                f"{b_doc['spec'].get(k)!r}: compare replays made with the same settings")
-    rows = []
-    for i, (key, label, unit, kind) in enumerate(FIGURES):
-        figs = [doc["figures"][i] if len(doc["figures"]) > i else None for _d, _m, doc in loaded]
-        vals = [f["median"] if f else None for f in figs]
-        rows.append({"key": key, "label": label, "unit": unit, "kind": kind, "values": vals,
-                     "reliable": [None if f is None or f["reliable"] is None else bool(f["reliable"]) for f in figs],
-                     "deltas": [delta(v, vals[0], kind) for v in vals]})
-    return {"kind": "replay-comparison", "baseline": str(base),
-            "runs": [{"run_dir": str(d), "label": device_label(m)} for d, m, _doc in loaded], "rows": rows}
+    runs = [load(d) for d in baseline_first(run_dirs, baseline)]
+    for r in runs[1:]:
+        if r.doc["trace"]["replayed_sha256"] != runs[0].doc["trace"]["replayed_sha256"]:
+            raise UserError(f"{r.path} replayed another trace (or one wrapped to another size) than the baseline "
+                            f"{runs[0].path}: compare replays of the same trace")
+    return compare_repeated(runs, "replay runs", ("no_stall", "time_scale_pct", "precondition"),
+                            ("key", "label", "unit", "kind", "values", "reliable", "deltas"), "replay-comparison")
 
 
 def comparison_text(cmp: dict) -> str:
-    from ssdpts.results.registry import fmt_delta
+    from ssdpts.compare import repeated_text
 
-    labels = [r["label"] for r in cmp["runs"]]
-    lines = [f"baseline (B): {labels[0]}"] + [f"run {i}: {lab}" for i, lab in enumerate(labels[1:], start=1)]
-    for row in cmp["rows"]:
-        vals = "  ".join(("n/a" if v is None else f"{v:,.3f}" if row["unit"] == "s" else f"{v:,.1f}") + ("*" if ok is False else "")
-                         for v, ok in zip(row["values"], row["reliable"]))
-        lines.append(f"{row['label']:<18} {row['unit']:>5}  {vals}   Δ {'  '.join(fmt_delta(d) for d in row['deltas'][1:])}")
-    lines.append("Δ (seed 004 §4.3): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is faster; "
-                 "* = unreliable (RSE above 5%)")
-    return "\n".join(lines)
-
+    return repeated_text(cmp, 18, lambda v, unit: f"{v:,.3f}" if unit == "s" else f"{v:,.1f}",
+                         "Δ (seed 004 §4.3): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is "
+                         "faster; * = unreliable (RSE above 5%)")
