@@ -210,3 +210,14 @@ def test_a_long_function_says_why_it_is_one_piece():
                     and "One piece" not in (ast.get_docstring(node) or ""):
                 long.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name}")
     assert not long, long
+
+
+def test_docs_architecture_names_every_module():
+    """docs/architecture.md says where everything lives: every module of src/ssdpts is named there
+    (in a `code` span of its tables or text)."""
+    import re
+
+    doc = re.sub(r"```.*?```", "", (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8"), flags=re.S)
+    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(re.findall(r"`([^`]+)`", doc))))
+    missing = [str(p.relative_to(SRC)) for p in modules() if p.stem != "__init__" and p.stem not in named]
+    assert not missing, f"name these modules in docs/architecture.md: {missing}"
