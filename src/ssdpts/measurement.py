@@ -95,6 +95,9 @@ class Measurement:
     # the threads (stat.c: summed CPU time / summed run time); None where not recorded (older runs).
     cpu_usr_pct: float | None = None
     cpu_sys_pct: float | None = None
+    # Deallocations (fio's "trim") of a job run beside the step (pts/workload.Beside, the OCP tests);
+    # None where the step deallocated nothing. Never part of the step's IOPS, bytes or latencies.
+    trim: DirectionStats | None = None
 
     def __post_init__(self) -> None:
         _check("duration_s", self.duration_s)
@@ -184,7 +187,8 @@ class Measurement:
             "lat_mean_ns": self.lat_mean_ns,
             "lat_max_ns": self.lat_max_ns,
             "lat_p99999_ns": self.lat_percentile_ns(99.999),
-        } | ({} if self.cpu_usr_pct is None else {"cpu_usr_pct": self.cpu_usr_pct, "cpu_sys_pct": self.cpu_sys_pct})
+        } | ({} if self.cpu_usr_pct is None else {"cpu_usr_pct": self.cpu_usr_pct, "cpu_sys_pct": self.cpu_sys_pct}) \
+          | ({} if self.trim is None else {"trim": self.trim.to_dict()})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
@@ -193,4 +197,5 @@ class Measurement:
             duration_s=d["duration_s"], start_time=d["start_time"], end_time=d["end_time"],
             lat_kind=d.get("lat_kind", "total"), error=d.get("error", 0), jobname=d.get("jobname", ""),
             cpu_usr_pct=_opt(d.get("cpu_usr_pct")), cpu_sys_pct=_opt(d.get("cpu_sys_pct")),
+            trim=DirectionStats.from_dict(d["trim"]) if d.get("trim") else None,
         )

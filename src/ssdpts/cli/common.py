@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ssdpts.run.cpus import check_list
 from ..errors import UserError
-from ..pts.runspec import (CHOICES, HIR_BURSTS, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
+from ..pts.runspec import (CHOICES, HIR_BURSTS, OCP_LIMIT_PCT, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
                            XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
@@ -67,6 +67,19 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                         "nearest the geometric middle (toio-midpoint)")
     x.add_argument("--dirth-block-size", default="8K", metavar="SIZE", help="DIRTH [?]: RND block size, 512..64K (default: 8K)")
     x.add_argument("--dirth-read-pct", type=int, default=65, metavar="PCT", help="DIRTH [?]: read percentage (default: 65)")
+    o = p.add_argument_group("OCP tests (ocp-trim, ocp-idle-gc; docs/ocp.md gives each default's source)")
+    o.add_argument("--ocp-limit", type=float, default=OCP_LIMIT_PCT, metavar="PCT",
+                   help="largest change of mean and p99 read latency against the baseline that passes "
+                        f"(default: {OCP_LIMIT_PCT:g}, OCP TRIM-6/7)")
+    o.add_argument("--ocp-read-s", type=float, default=60.0, metavar="S",
+                   help="seconds of QD1 reads per phase, before time compression (default: 60)")
+    o.add_argument("--ocp-trim-size", default="1M", metavar="SIZE", help="ocp-trim: size of each deallocated range (default: 1M)")
+    o.add_argument("--ocp-trim-rate", type=float, default=10.0, metavar="N",
+                   help="ocp-trim: deallocations a second, 0 = as fast as the drive takes them (default: 10)")
+    o.add_argument("--ocp-burst-s", type=float, default=60.0, metavar="S",
+                   help="ocp-idle-gc: seconds of the random-write burst, before time compression (default: 60)")
+    o.add_argument("--ocp-settle-s", type=float, default=60.0, metavar="S",
+                   help="seconds with no IO before the baseline, before time compression (default: 60)")
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
@@ -140,6 +153,8 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,
         ar_amount_bytes=_size("--ar-amount", args.ar_amount), cpus=check_list(args.cpus) if args.cpus else "",
         realtime=bool(getattr(args, "realtime", False)),
+        ocp_limit_pct=args.ocp_limit, ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
+        ocp_trim_rate=args.ocp_trim_rate, ocp_burst_s=args.ocp_burst_s, ocp_settle_s=args.ocp_settle_s,
     )
 
 

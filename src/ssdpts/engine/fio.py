@@ -214,7 +214,7 @@ class FioExecutor:
         job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
         log_path = out_path.with_suffix(".log")
         holder: list[_Run] = []
-        entries = gate.add([s.workload.threads for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
+        entries = gate.add([s.clones for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
                            durations=[s.duration_s for s in batch.steps],
                            listener=lambda kind, e: holder[0].on_gate(kind, e) if holder else None)
         try:
@@ -488,7 +488,7 @@ def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
     timeline means the same with every fio. ``late_ms``: how long after its release the last clone
     reached its barrier (fio created or set up the job late: the boundary's idle then comes from
     fio's job creation, not from the gate)."""
-    clones = max(step.workload.threads, 1)
+    clones = max(step.clones, 1)
     runtime_ms = job.get("job_runtime")
     tl: dict = {
         "source": "gate",

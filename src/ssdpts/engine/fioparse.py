@@ -162,10 +162,12 @@ def job_measurement(job: dict, *, major: int = 3, start_time: float | None = Non
     else:
         start = 0.0
     end = end_time if end_time is not None else start + dur
+    trim_d = job.get("trim") or {}
+    trim = direction_stats(trim_d, major)[0] if int(trim_d.get("total_ios") or 0) else None
     return Measurement(
         read=read, write=write, duration_s=dur, start_time=start, end_time=max(end, start),
         lat_kind=kind, error=int(job.get("error", 0) or 0), jobname=str(job.get("jobname", "")),
-        cpu_usr_pct=_cpu(job.get("usr_cpu")), cpu_sys_pct=_cpu(job.get("sys_cpu")),
+        cpu_usr_pct=_cpu(job.get("usr_cpu")), cpu_sys_pct=_cpu(job.get("sys_cpu")), trim=trim,
     )
 
 

@@ -160,7 +160,28 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
         else:
             sec.append(f"io_size={s.io_bytes}")
         g += sec + _gate_lines(n, ahead, gate) + [""]
+        if s.beside is not None:
+            g += _beside_section(n, s, batch) + _gate_lines(n, ahead, gate) + [""]
     return "\n".join(g), starts
+
+
+def _beside_section(n: int, s: Step, batch: Batch) -> list[str]:
+    """The job beside step n (pts/workload.Beside: OCP's deallocation job): no ``new_group``, so
+    fio reports it in the step's group (its IOs under "trim", apart from the step's reads and
+    writes); the step's gate hooks, so it starts and ends with the step (the gate counts its clones:
+    Step.clones). No registered buffers: fio's io_uring fails a trim-only job that registers them."""
+    b = s.beside
+    assert b is not None
+    unit = 1 << 20 if batch.area.size_bytes % (1 << 20) == 0 else b.block_size_bytes
+    off = batch.area.offset_bytes + batch.area.size_bytes * b.start_pct // 100 // unit * unit
+    size = batch.area.size_bytes * b.size_pct // 100 // b.block_size_bytes * b.block_size_bytes
+    sec = [f"[s{n:04d}b]", f"rw={b.rw}", f"bs={b.block_size_bytes}", f"offset={off}", f"size={size}",
+           f"numjobs={b.threads}", f"iodepth={b.iodepth}", f"randseed={_step_seed(batch.seed, s) + 1}", "fixedbufs=0"]
+    if b.rate_iops:
+        sec.append(f"rate_iops=,,{max(1, round(b.rate_iops))}")
+    if s.duration_s is not None:
+        sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
+    return sec
 
 
 def _gate_lines(n: int, ahead: int, gate: list[tuple[str, str]] | None) -> list[str]:

@@ -11,16 +11,16 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from . import cbw, demand, dirth, hir, iops, lat, tp, wsat, xsr
+from . import cbw, demand, dirth, hir, iops, lat, ocp, ocp_idle_gc, ocp_trim, tp, wsat, xsr
 from .runspec import TEST_NAMES
 from .tables import LevelTable, Table
 
-TESTS: dict[str, ModuleType] = {m.NAME: m for m in (wsat, iops, tp, lat, hir, xsr, cbw, dirth)}
+TESTS: dict[str, ModuleType] = {m.NAME: m for m in (wsat, iops, tp, lat, hir, xsr, cbw, dirth, ocp_trim, ocp_idle_gc)}
 assert tuple(TESTS) == TEST_NAMES, "the registry and RunSpec list the tests in the same order"
 
 TABLES: dict[str, Any] = {cls.kind: cls for cls in (iops.IopsTable, tp.TpTable, lat.LatTable, wsat.WsatTable,
                                                     LevelTable, hir.HirTable, xsr.XsrTable, demand.DemandTable,
-                                                    demand.PointsTable)}
+                                                    demand.PointsTable, ocp.OcpTable)}
 
 
 def title(test: str) -> str:

@@ -12,8 +12,11 @@ from .profiles import PROFILES, Profile
 # name of CBW).
 BASIC_TESTS = ("wsat", "iops", "tp", "lat")
 EXTENDED_TESTS = ("hir", "xsr", "cbw", "dirth")
-TEST_NAMES = BASIC_TESTS + EXTENDED_TESTS
-GROUPS = {"all": BASIC_TESTS, "extended": EXTENDED_TESTS, "every": TEST_NAMES}
+# Beyond the PTS, datacenter qualification (OCP Datacenter NVMe SSD spec TRIM-6/7, docs/ocp.md):
+# not in "every", which stays the PTS.
+OCP_TESTS = ("ocp-trim", "ocp-idle-gc")
+TEST_NAMES = BASIC_TESTS + EXTENDED_TESTS + OCP_TESTS
+GROUPS = {"all": BASIC_TESTS, "extended": EXTENDED_TESTS, "every": BASIC_TESTS + EXTENDED_TESTS, "ocp": OCP_TESTS}
 ALIASES = {"ecw": "cbw"}
 PTS_VERSIONS = ("2.0.2", "1.1")
 PTS_STEP_SECONDS = 60.0  # the PTS "1 minute" step
@@ -23,12 +26,15 @@ XSR_RECOVERY_RULES = ("g1-mean", "g1-final")
 XSR_RECOVERY_TOLERANCE_PCT = 2.0
 XSR_MINUTES = (480, 360, 480)  # 8 h SEQ 1024KiB W, 6 h RND 8KiB W, 8 h SEQ 1024KiB W
 HIR_BURSTS = 360
+OCP_LIMIT_PCT = 5.0  # OCP Datacenter NVMe SSD spec 2.7 TRIM-6/TRIM-7, as issue 32 quotes it (docs/ocp.md)
 # Options of one test that are recorded (manifest run_spec) only when that test is in the run,
 # and options recorded only when set: a run of the basic tests keeps the fields of format 1.
 TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
                 "xsr_recovery_tolerance_pct": ("xsr",),
                 "op_ceiling_ms": ("cbw", "dirth"), "op_mid": ("cbw", "dirth"), "dirth_block_size": ("dirth",),
-                "dirth_read_pct": ("dirth",)}
+                "dirth_read_pct": ("dirth",), "ocp_limit_pct": OCP_TESTS, "ocp_read_s": OCP_TESTS,
+                "ocp_trim_size": ("ocp-trim",), "ocp_trim_rate": ("ocp-trim",), "ocp_burst_s": ("ocp-idle-gc",),
+                "ocp_settle_s": ("ocp-idle-gc",)}
 WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False}
 
 
@@ -63,6 +69,15 @@ class RunSpec:
     # DIRTH's access pattern [?]: RND, this block size and read percentage.
     dirth_block_size: int = 8192
     dirth_read_pct: int = 65
+    # The OCP tests (pts/ocp.py, docs/ocp.md; every default's source there): the largest change of
+    # read latency against the baseline that passes, and the lengths of their phases in seconds
+    # before time compression (scaled like every PTS time constant).
+    ocp_limit_pct: float = OCP_LIMIT_PCT
+    ocp_read_s: float = 60.0
+    ocp_trim_size: int = 1 << 20
+    ocp_trim_rate: float = 10.0  # deallocations (of ocp_trim_size each) per second
+    ocp_burst_s: float = 60.0
+    ocp_settle_s: float = 60.0
     wsat_pattern: str = "rnd4k-w"  # PTS 2.0 WSAT access pattern
     # Client test active range: this many equal segments placed at random (0: none) holding
     # ar_amount_bytes (0: the whole active range) -- see pts/segments.py for fio's limits.
@@ -160,7 +175,8 @@ class RunSpec:
         return replace(self, **kw)
 
 
-CHOICES = ", ".join(TEST_NAMES) + " (ecw = cbw), all (the four basic tests), extended (the other four) or every"
+CHOICES = (", ".join(TEST_NAMES) + " (ecw = cbw), all (the four basic tests), extended (HIR, XSR, CBW, DIRTH), every "
+           "(the eight PTS tests) or ocp (ocp-trim and ocp-idle-gc)")
 
 
 def expand_tests(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -240,5 +256,16 @@ def _validate_extended(s: RunSpec) -> None:
     if s.ar_segments < 0 or s.ar_segments > 1_000_000 or s.ar_amount_bytes < 0:
         raise UserError(f"--ar-segments {s.ar_segments} / --ar-amount {s.ar_amount_bytes} out of range: give a "
                         "segment count >= 0 (PTS-C: 2048) and a positive amount")
+    if not 0 < s.ocp_limit_pct <= 1000:
+        raise UserError(f"--ocp-limit {s.ocp_limit_pct:g} is out of range: give a percentage in (0, 1000] (default 5)")
+    for name, v in (("--ocp-read-s", s.ocp_read_s), ("--ocp-burst-s", s.ocp_burst_s)):
+        if not 1 <= v <= 86400:
+            raise UserError(f"{name} {v:g} is out of range: give 1..86400 seconds (before time compression)")
+    if not 0 <= s.ocp_settle_s <= 86400:
+        raise UserError(f"--ocp-settle-s {s.ocp_settle_s:g} is out of range: give 0..86400 seconds")
+    if not 4096 <= s.ocp_trim_size <= 1 << 30 or s.ocp_trim_size % 4096:
+        raise UserError(f"--ocp-trim-size {s.ocp_trim_size} is out of range: give a multiple of 4 KiB up to 1 GiB")
+    if not 0 <= s.ocp_trim_rate <= 1_000_000:
+        raise UserError(f"--ocp-trim-rate {s.ocp_trim_rate:g} is out of range: give 0 (unlimited)..1000000 a second")
     if s.ar_amount_bytes and not s.ar_segments:
         raise UserError("--ar-amount needs --ar-segments: the amount is spread over segments (PTS-C: 2048)")

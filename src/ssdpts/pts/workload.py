@@ -87,6 +87,8 @@ class Workload:
              "threads": self.threads, "iodepth": self.iodepth}
         if self.name:  # a plain workload keeps the five fields of format 1
             d.update(bssplit=[list(x) for x in self.bssplit], zones=[list(x) for x in self.zones], name=self.name)
+        elif self.zones:  # a plain workload over part of the range (the OCP tests' reads)
+            d["zones"] = [list(x) for x in self.zones]
         return d
 
     @classmethod
@@ -104,6 +106,43 @@ class Iolog:
     path: str
     no_stall: bool = False  # replay_no_stall: as fast as possible, order kept
     time_scale_pct: int = 100  # replay_time_scale: 200 = twice the recorded IO rate
+
+
+@dataclass(frozen=True, slots=True)
+class Beside:
+    """A second job run beside a step's workload for the whole step, in the same reporting group
+    (the OCP tests' deallocation job, pts/ocp_trim.py): fio ``rw`` of ``trim`` (sequential ranges)
+    or ``randtrim``, each range ``block_size_bytes``, at most ``rate_iops`` ranges a second (0: as
+    fast as the device takes them), over the part of the step's area from ``start_pct`` to
+    ``start_pct + size_pct`` percent. Its IOs are counted apart (Measurement.trim), never in the
+    step's read or write figures."""
+
+    rw: str  # "trim" | "randtrim"
+    block_size_bytes: int
+    rate_iops: float
+    start_pct: int = 0
+    size_pct: int = 100
+    threads: int = 1
+    iodepth: int = 1
+
+    def __post_init__(self) -> None:
+        if self.rw not in ("trim", "randtrim"):
+            raise ValueError(f"a job beside a step deallocates: rw must be 'trim' or 'randtrim', not {self.rw!r}")
+        if self.block_size_bytes < 512 or self.block_size_bytes % 512 or self.rate_iops < 0:
+            raise ValueError(f"beside: block size {self.block_size_bytes} / rate {self.rate_iops} out of range")
+        if not (0 <= self.start_pct < 100 and 0 < self.size_pct <= 100 - self.start_pct):
+            raise ValueError(f"beside: the area's {self.start_pct}%..+{self.size_pct}% is not inside it")
+
+    def to_dict(self) -> dict:
+        return {"rw": self.rw, "block_size_bytes": self.block_size_bytes, "rate_iops": self.rate_iops,
+                "start_pct": self.start_pct, "size_pct": self.size_pct, "threads": self.threads,
+                "iodepth": self.iodepth}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Beside":
+        return cls(str(d["rw"]), int(d["block_size_bytes"]), float(d.get("rate_iops") or 0.0),
+                   int(d.get("start_pct") or 0), int(d.get("size_pct") or 100), int(d.get("threads") or 1),
+                   int(d.get("iodepth") or 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +171,7 @@ class Step:
     cell: str = ""
     cell_label: str = ""  # how tables and plots name the cell ("" = the workload's label)
     iolog: Iolog | None = None
+    beside: Beside | None = None  # a job run beside the workload for the whole step (OCP's deallocation)
 
     def __post_init__(self) -> None:
         if self.idle_after_s < 0 or (self.idle_after_s and self.duration_s is None):
@@ -146,6 +186,11 @@ class Step:
     @property
     def label(self) -> str:
         return self.cell_label or self.workload.label
+
+    @property
+    def clones(self) -> int:
+        """fio threads of the step: its workload's and those of the job beside it."""
+        return self.workload.threads + (self.beside.threads if self.beside else 0)
 
     @property
     def planned_s(self) -> float:
@@ -168,6 +213,8 @@ class Step:
             d["idle_after_s"] = self.idle_after_s
         if self.cell:
             d.update(cell=self.cell, cell_label=self.cell_label)
+        if self.beside:
+            d["beside"] = self.beside.to_dict()
         return d
 
     @classmethod
@@ -177,4 +224,5 @@ class Step:
             workload=Workload.from_dict(d["workload"]), duration_s=d["duration_s"], io_bytes=d.get("io_bytes"),
             idle_after_s=float(d.get("idle_after_s") or 0.0), cell=str(d.get("cell") or ""),
             cell_label=str(d.get("cell_label") or ""),
+            beside=Beside.from_dict(d["beside"]) if d.get("beside") else None,
         )

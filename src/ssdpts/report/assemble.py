@@ -24,7 +24,7 @@ from .context import RunContext
 from .doc import Alert, Fields, Para, Report, Section, TestHeader
 from .fmt import NA, fmt_time
 from .headers import page_headers, test_header
-from .pages import boundaries, demand, hir, iops, lat, temperature, tp, wsat, xsr
+from .pages import boundaries, demand, hir, iops, lat, ocp, temperature, tp, wsat, xsr
 
 # each test's pages: (ctx, part ids) -> sections
 PAGES = {
@@ -32,6 +32,7 @@ PAGES = {
     "hir": hir.sections, "xsr": xsr.sections,
     "cbw": lambda ctx, pids: demand.sections(ctx, "cbw", pids),
     "dirth": lambda ctx, pids: demand.sections(ctx, "dirth", pids),
+    "ocp-trim": ocp.sections, "ocp-idle-gc": ocp.sections,
 }
 
 

@@ -36,6 +36,15 @@ def stimulus(ctx: RunContext, test: str) -> str | None:
         g = list(s.get("xsr_minutes") or (480, 360, 480))
         return (f"TC1/QD32, one sample per minute, back to back: G1 SEQ 1024KiB W {g[0]} min, G2 RND 8KiB W "
                 f"{g[1]} min, G3 SEQ 1024KiB W {g[2]} min")
+    if test in ("ocp-trim", "ocp-idle-gc"):
+        read = f"RND 4KiB 100/0 at TC 1 × QD 1 over the first half of the active range, {s.get('ocp_read_s', 60):g} s"
+        if test == "ocp-trim":
+            rate = float(s.get("ocp_trim_rate", 10.0))
+            return (f"{s.get('ocp_settle_s', 60):g} s idle; baseline: {read}; then the same reads beside a deallocation "
+                    f"job (fio rw=trim, {int(s.get('ocp_trim_size', 1 << 20)) // 1024} KiB ranges, "
+                    f"{f'{rate:g}/s' if rate else 'unlimited'}, over the second half)")
+        return (f"{s.get('ocp_settle_s', 60):g} s idle; baseline: {read}; a write burst of RND 4KiB 0/100 at "
+                f"{ctx.toio(test)}, {s.get('ocp_burst_s', 60):g} s; right after it the same reads")
     if test in ("cbw", "dirth"):
         access = ("RND CBW 40/60: bssplit 0.5K 4%, 1K-3.5K 1% each, 4K 67%, 8K 10%, 16K 7%, 32K 3%, 64K 3%; zoned "
                   "50% of IOs to the first 5% of the range, 30% to the next 15%, 20% to the last 80%"
@@ -66,6 +75,9 @@ def preconditioning(ctx: RunContext, test: str) -> tuple[str, str] | None:
                 f"RND 4KiB 0/100, {ctx.toio(test)}, rounds of 30 × 1 min until the last minute's IOPS is steady")
     if test == "xsr":
         return "none (XSR starts from a purged device)", "none"
+    if test == "ocp-idle-gc":
+        return ("none (starts from a purged device)",
+                f"RND 4KiB 0/100, {ctx.toio(test)}, rounds of 30 × 1 min until the last minute's IOPS is steady (as HIR)")
     return None
 
 
@@ -82,6 +94,9 @@ def extended_params(ctx: RunContext, test: str) -> list[tuple[str, str]]:
         out.append(("Demand intensity", "TC = fio numjobs (outer 32 → 1), QD = fio iodepth (inner 32 → 1)"))
         out.append(("Operating points", f"Max: highest IOPS with mean response time < {s.get('op_ceiling_ms', 5):g} ms; "
                                         f"Mid: {s.get('op_mid', 'iops-midpoint')}; Min: TC1/QD1 [?]"))
+    if test in ("ocp-trim", "ocp-idle-gc"):
+        out.append(("Pass/fail", f"mean and p99 read latency each within {float(s.get('ocp_limit_pct', 5.0)):g}% of the "
+                                 "baseline (--ocp-limit; OCP TRIM-6/7)"))
     if test == "xsr":
         out.append(("Recovery rule", f"{s.get('xsr_recovery', 'g1-mean')}, within "
                                      f"{float(s.get('xsr_recovery_tolerance_pct', 0.0)):g}% [?]"))

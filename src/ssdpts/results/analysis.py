@@ -247,6 +247,8 @@ def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, la
     }
     if step.idle_after_s:
         rec["planned_idle_after_s"] = step.idle_after_s  # HIR: the time with no IO planned after this step
+    if step.beside is not None:
+        rec["beside"] = step.beside.to_dict()  # OCP: the deallocation job run beside the step's reads
     return rec
 
 
@@ -291,6 +293,9 @@ DEVICE_RESOLUTION_MS = 0.001  # the block tracepoints' clock, as trace_pipe prin
 
 
 def _qd1(rec: dict) -> bool:
+    """A TC1/QD1 step, alone on the device (a step with a job beside it, OCP's, is not)."""
+    if rec.get("beside"):
+        return False
     w = rec.get("workload") or {}
     return int(w.get("threads", 1)) * int(w.get("iodepth", 1)) == 1
 

@@ -103,8 +103,13 @@ def _load(path: Path) -> FioOutput | None:
     return out if "fake" not in out.raw else None
 
 
-def _workload_diffs(workload: dict, job: dict) -> list[Difference]:
+def _workload_diffs(workload: dict, job: dict, beside: dict | None = None) -> list[Difference]:
     opts = job.get("job options") or {}
+    if beside and str(opts.get("rw", "")) in ("trim", "randtrim"):
+        # fio reports a step with a job beside it (OCP's deallocation) under the options of that job
+        return [Difference(f"beside.{k}", beside.get(k), f"{opt}={opts[opt]}")
+                for k, opt in (("rw", "rw"), ("block_size_bytes", "bs"), ("threads", "numjobs"))
+                if opt in opts and str(beside.get(k)) != str(opts[opt])]
     out = []
     for key, opt in (("threads", "numjobs"), ("iodepth", "iodepth")):
         if opt in opts and str(workload.get(key)) != str(opts[opt]):
@@ -154,7 +159,7 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
         except (KeyError, TypeError, ValueError) as exc:
             bad.append(StepCheck(n, rec, (Difference("measurement", f"unreadable ({exc})", "a measurement"),), None))
             continue
-        diffs = [*differences(meas, m, "measurement"), *_workload_diffs(rec.get("workload") or {}, jobs[idx])]
+        diffs = [*differences(meas, m, "measurement"), *_workload_diffs(rec.get("workload") or {}, jobs[idx], rec.get("beside"))]
         if diffs:
             bad.append(StepCheck(n, rec, tuple(diffs), m))
         else:

@@ -58,6 +58,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("lat_p9999_us", "µs", TIME, "99.99th percentile response time", "99.99%"),
     Metric("cpu_pct", "%", TIME, "fio threads' CPU (usr + sys), % of one CPU per thread", "CPU"),
     Metric("prewrite_iops", "IOPS", SPEED, "IOPS of the pre-write before an operating point", "pre-write"),
+    # the OCP tests (pts/ocp.py): QD 1 read latency and its change against the baseline
+    Metric("lat_p99_us", "µs", TIME, "99th percentile response time", "99%"),
+    Metric("lat_change_pct", "%", TIME, "OCP: change of read latency against the baseline", "change"),
 )}
 SHORT = {m.name: m.short for m in METRICS.values() if m.short}
 
