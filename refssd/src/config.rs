@@ -23,6 +23,9 @@ pub struct Config {
     pub bg_gc_idle_ns: u64,    // idle time before background GC starts
     pub bg_gc_free_fraction: f64, // background GC refills this fraction of each die's spare blocks
     pub store_data: bool,      // keep the data (reads return what was written)
+    // The OCP tests' interference (docs/ocp.md), both off by default:
+    pub dealloc_die_ns_per_page: u64, // deallocation processing: die time per mapped page deallocated, after the trim completes
+    pub bg_gc_during_reads: bool,     // reads do not end the idle time: idle GC goes on while the host only reads
 }
 
 impl Default for Config {
@@ -46,6 +49,8 @@ impl Default for Config {
             bg_gc_idle_ns: 200_000_000,
             bg_gc_free_fraction: 0.5,
             store_data: true,
+            dealloc_die_ns_per_page: 0,
+            bg_gc_during_reads: false,
         }
     }
 }
@@ -108,12 +113,14 @@ impl Config {
              \"dies_per_channel\":{},\"dies\":{},\"t_read_ns\":{},\"t_prog_ns\":{},\"t_erase_ns\":{},\
              \"channel_mb_s\":{},\"host_mb_s\":{},\"t_cmd_ns\":{},\"t_trim_page_ns\":{},\"write_cache_pages\":{},\
              \"gc_free_blocks\":{},\"bg_gc_idle_ns\":{},\"bg_gc_free_fraction\":{},\"store_data\":{},\
+             \"dealloc_die_ns_per_page\":{},\"bg_gc_during_reads\":{},\
              \"logical_pages\":{},\"physical_pages\":{},\"blocks_per_die\":{},\"spare_blocks_per_die\":{},\
              \"spare_factor\":{}}}",
             self.capacity_bytes, self.op, self.page_bytes, self.pages_per_block, self.channels,
             self.dies_per_channel, g.dies, self.t_read_ns, self.t_prog_ns, self.t_erase_ns,
             self.channel_mb_s, self.host_mb_s, self.t_cmd_ns, self.t_trim_page_ns, self.write_cache_pages,
             self.gc_free_blocks, self.bg_gc_idle_ns, self.bg_gc_free_fraction, self.store_data,
+            self.dealloc_die_ns_per_page, self.bg_gc_during_reads,
             g.logical_pages, g.physical_pages, g.blocks_per_die, g.spare_blocks_per_die,
             g.physical_pages as f64 / g.logical_pages as f64,
         );
@@ -146,6 +153,8 @@ impl Config {
             "bg-gc-idle-ms" => self.bg_gc_idle_ns = (f()? * 1e6).round() as u64,
             "bg-gc-free-fraction" => self.bg_gc_free_fraction = f()?,
             "store-data" => self.store_data = matches!(val, "yes" | "true" | "1"),
+            "dealloc-die-us-per-page" => self.dealloc_die_ns_per_page = us(f()?),
+            "bg-gc-during-reads" => self.bg_gc_during_reads = matches!(val, "yes" | "true" | "1"),
             _ => return Err(format!("unknown parameter --{key}")),
         }
         Ok(())
@@ -159,6 +168,7 @@ impl Config {
         self.t_erase_ns = m(self.t_erase_ns);
         self.t_cmd_ns = m(self.t_cmd_ns);
         self.t_trim_page_ns = m(self.t_trim_page_ns);
+        self.dealloc_die_ns_per_page = m(self.dealloc_die_ns_per_page);
         if k == 0.0 {
             self.channel_mb_s = f64::INFINITY;
             self.host_mb_s = f64::INFINITY;

@@ -25,6 +25,11 @@ const OPEN: u8 = 1;
 const FULL: u8 = 2;
 const GC: u8 = 3; // victim being collected
 
+// What put a die's last work on its timeline (the read waits of the truth are charged to it).
+pub const WORK_HOST: usize = 0; // host reads and writes, and the foreground GC a write triggers
+pub const WORK_BG_GC: usize = 1; // idle (background) GC
+pub const WORK_DEALLOC: usize = 2; // deallocation processing (dealloc_die_ns_per_page)
+
 struct Die {
     busy_until: u64,
     channel: usize,
@@ -37,6 +42,7 @@ struct Die {
     gc_cursor: u32,  // next page of the victim to look at
     gc_ratio: f64,   // copies per host page for this victim
     gc_credit: f64,
+    work: usize, // WORK_*: what its busy_until was last extended by
 }
 
 /// Host-visible counts, binned by completion time.
@@ -52,6 +58,9 @@ pub struct Bin {
     pub read_lat_max_ns: u64,
     pub write_lat_sum_ns: u64,
     pub write_lat_max_ns: u64,
+    // the time reads waited on their die behind work of each kind (WORK_*), and how many waited
+    pub read_wait_ns: [u64; 3],
+    pub read_waited: [u64; 3],
 }
 
 /// Cumulative counters of what the drive did.
@@ -70,6 +79,7 @@ pub struct Counters {
     pub fg_gc_blocks: u64,
     pub bg_gc_blocks: u64,
     pub formats: u64,
+    pub dealloc_die_ns: u64, // die time spent on deallocation processing
 }
 
 pub struct Model {
@@ -91,6 +101,7 @@ pub struct Model {
     last_prog_done: u64,             // for flush
     host_busy_until: u64,            // last completion of any host command (idle detection)
     bg_done_until: u64,              // background GC has been considered up to this time
+    read_wait: [u64; 3],             // the read being served: its longest wait behind each kind of die work
     spare_target: u32,               // free blocks per die that background GC aims for
     link_ns_per_byte: f64,
     chan_ns_per_page: u64,
@@ -125,6 +136,7 @@ impl Model {
             last_prog_done: 0,
             host_busy_until: 0,
             bg_done_until: 0,
+            read_wait: [0; 3],
             spare_target: cfg.gc_free_blocks + (cfg.bg_gc_free_fraction * geo.spare_blocks_per_die as f64).round() as u32,
             link_ns_per_byte: ns_per_byte(cfg.host_mb_s),
             chan_ns_per_page: (ns_per_byte(cfg.channel_mb_s) * cfg.page_bytes as f64).round() as u64,
@@ -160,6 +172,7 @@ impl Model {
                 gc_cursor: 0,
                 gc_ratio: 0.0,
                 gc_credit: 0.0,
+                work: WORK_HOST,
             })
             .collect();
     }
@@ -355,6 +368,7 @@ impl Model {
                     self.counters.bg_gc_blocks += 1;
                 }
                 self.gc_work(d, u32::MAX, t);
+                self.dies[d].work = WORK_BG_GC;
             }
         }
         self.bg_done_until = now;
@@ -396,8 +410,11 @@ impl Model {
             return earliest; // deallocated (zeros) or still in the controller's buffer
         }
         let d = self.die_of(ppn / self.n);
+        let w = self.dies[d].work;
+        self.read_wait[w] = self.read_wait[w].max(self.dies[d].busy_until.saturating_sub(earliest));
         let start = self.dies[d].busy_until.max(earliest);
         self.dies[d].busy_until = start + self.cfg.t_read_ns;
+        self.dies[d].work = WORK_HOST;
         self.counters.flash_read_pages += 1;
         let t = self.dies[d].busy_until;
         self.channel(d, t)
@@ -413,6 +430,10 @@ impl Model {
         let lat = done - now;
         match op {
             b'R' => {
+                for k in 0..3 {
+                    bin.read_wait_ns[k] += self.read_wait[k];
+                    bin.read_waited[k] += (self.read_wait[k] > 0) as u64;
+                }
                 bin.read_ios += 1;
                 bin.read_bytes += len;
                 bin.read_lat_sum_ns += lat;
@@ -430,11 +451,14 @@ impl Model {
         if let Some(log) = self.io_log.as_mut() {
             log.push((now, op, offset, len as u32, lat));
         }
-        self.host_busy_until = self.host_busy_until.max(done);
+        if !(op == b'R' && self.cfg.bg_gc_during_reads) {
+            self.host_busy_until = self.host_busy_until.max(done);
+        }
     }
 
     pub fn read(&mut self, now: u64, offset: u64, len: u64) -> u64 {
         self.idle_until(now);
+        self.read_wait = [0; 3];
         let (first, end) = self.pages(offset, len);
         let t0 = now + self.cfg.t_cmd_ns;
         let mut ready = t0;
@@ -482,6 +506,7 @@ impl Model {
             let on_chan = self.channel(d, acked);
             self.foreground_gc(d, on_chan);
             let programmed = self.program(d, lpn, on_chan);
+            self.dies[d].work = WORK_HOST;
             if self.cfg.write_cache_pages > 0 {
                 self.cache.push(Reverse(programmed));
                 done = done.max(acked);
@@ -502,13 +527,26 @@ impl Model {
         let first = offset.div_ceil(p);
         let end = ((offset + len) / p).min(self.geo.logical_pages);
         let mut n = 0;
+        let mut per_die = vec![0u64; self.dies.len()];
         for lpn in first..end.max(first) {
-            if self.l2p[lpn as usize] != NONE {
+            let ppn = self.l2p[lpn as usize];
+            if ppn != NONE {
                 n += 1;
+                per_die[self.die_of(ppn / self.n)] += 1;
             }
             self.invalidate(lpn);
         }
         let done = now + self.cfg.t_cmd_ns + (end.saturating_sub(first)) * self.cfg.t_trim_page_ns;
+        if self.cfg.dealloc_die_ns_per_page > 0 {
+            // deallocation processing: after the command completes, each die spends this long per
+            // page it held (its mapping and validity updates), and reads queue behind it
+            for (d, k) in per_die.into_iter().enumerate().filter(|(_, k)| *k > 0) {
+                let work = k * self.cfg.dealloc_die_ns_per_page;
+                self.dies[d].busy_until = self.dies[d].busy_until.max(done) + work;
+                self.dies[d].work = WORK_DEALLOC;
+                self.counters.dealloc_die_ns += work;
+            }
+        }
         self.counters.host_trim_ios += 1;
         self.counters.host_trim_pages += n;
         self.account(b'T', now, done, offset, len);
@@ -626,6 +664,83 @@ mod tests {
             }
             // the first victim is chosen with the page after gc_start_host_pages
             assert_eq!(written, r.gc_start_host_pages + 1, "gc_free_blocks {}", cfg.gc_free_blocks);
+        }
+    }
+
+    /// QD 1 reads of written pages from `now` for `n` reads, each after the one before completed:
+    /// (their mean service time, the time they waited behind each kind of die work).
+    fn qd1_reads(m: &mut Model, mut now: u64, n: u64, seed: u64) -> (f64, [u64; 3], u64) {
+        let lp = m.geo.logical_pages;
+        let mut s = seed;
+        let mut sum = 0;
+        let before: Vec<u64> = m.bins.values().fold(vec![0; 3], |mut a, b| { (0..3).for_each(|k| a[k] += b.read_wait_ns[k]); a });
+        for _ in 0..n {
+            let done = m.read(now, (lcg(&mut s) % (lp / 2)) * 4096, 4096);
+            sum += done - now;
+            now = done + 20_000; // the host's own path between two reads
+        }
+        let after = m.bins.values().fold([0u64; 3], |mut a, b| { (0..3).for_each(|k| a[k] += b.read_wait_ns[k]); a });
+        (sum as f64 / n as f64, [after[0] - before[0], after[1] - before[1], after[2] - before[2]], now)
+    }
+
+    fn filled(cfg: Config) -> (Model, u64) {
+        let mut m = Model::new(cfg, 1_000_000_000).unwrap();
+        let lp = m.geo.logical_pages;
+        let mut now = 0;
+        for lpn in 0..lp {
+            now = m.write(now, lpn * 4096, 4096);
+        }
+        now += 10_000_000_000;
+        m.idle_until(now);
+        (m, now)
+    }
+
+    #[test]
+    fn deallocation_processing_is_die_time_reads_wait_behind() {
+        for cost_ns in [0u64, 50_000] {
+            let (mut m, now) = filled(Config { dealloc_die_ns_per_page: cost_ns, ..small() });
+            let lp = m.geo.logical_pages;
+            let (base, w0, mut now) = qd1_reads(&mut m, now, 2000, 5);
+            assert_eq!(w0[WORK_DEALLOC], 0);
+            // 64 KiB of the second half deallocated every 5 ms beside the reads
+            let mut added = 0.0;
+            let mut reads = 0;
+            for k in 0..100u64 {
+                m.trim(now, (lp / 2 + k * 16) * 4096, 16 * 4096);
+                let (mean, w, t) = qd1_reads(&mut m, now, 40, 100 + k);
+                added += mean * 40.0;
+                reads += 40;
+                now = t.max(now + 5_000_000);
+                if cost_ns == 0 { assert_eq!(w[WORK_DEALLOC], 0); }
+            }
+            let under = added / reads as f64;
+            if cost_ns == 0 {
+                assert!((under / base - 1.0).abs() < 1e-9, "{under} vs {base}");
+                assert_eq!(m.counters.dealloc_die_ns, 0);
+            } else {
+                assert!(under > base * 1.05, "{under} vs {base}");
+                assert_eq!(m.counters.dealloc_die_ns, 100 * 16 * cost_ns);
+            }
+        }
+    }
+
+    #[test]
+    fn idle_gc_goes_on_during_reads_only_when_configured() {
+        for during in [false, true] {
+            let (mut m, mut now) = filled(Config { bg_gc_during_reads: during, ..small() });
+            let lp = m.geo.logical_pages;
+            let mut s = 9u64;
+            for _ in 0..lp / 2 {
+                now = m.write(now, (lcg(&mut s) % lp) * 4096, 4096); // a burst that leaves blocks to collect
+            }
+            let bg0 = m.counters.bg_gc_blocks;
+            now += m.cfg.bg_gc_idle_ns / 2; // reads start before the drive would call itself idle
+            let (_, w, _) = qd1_reads(&mut m, now, 20000, 11);
+            if during {
+                assert!(m.counters.bg_gc_blocks > bg0 + 1 && w[WORK_BG_GC] > 0, "{} blocks, {w:?}", m.counters.bg_gc_blocks - bg0);
+            } else {
+                assert_eq!((m.counters.bg_gc_blocks, w[WORK_BG_GC]), (bg0, 0));
+            }
         }
     }
 

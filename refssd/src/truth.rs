@@ -3,7 +3,7 @@
 //! they completed; flash work (programs, GC copies, erases) in the interval in which it was
 //! scheduled. Times are Unix epoch seconds, so they can be set beside ssdpts's step times.
 
-use crate::model::{Bin, Counters, Model};
+use crate::model::{Bin, Counters, Model, WORK_BG_GC, WORK_DEALLOC, WORK_HOST};
 use std::fmt::Write as _;
 
 pub fn interval_json(t0_ns: u64, t1_ns: u64, b: &Bin, m: &Model, prev: &mut Counters, epoch_ns: u64) -> String {
@@ -22,7 +22,9 @@ pub fn interval_json(t0_ns: u64, t1_ns: u64, b: &Bin, m: &Model, prev: &mut Coun
          \"write_lat_mean_us\":{},\"write_lat_max_us\":{:.3},\"read_lat_mean_us\":{},\"read_lat_max_us\":{:.3},\
          \"host_write_pages\":{},\"flash_prog_pages\":{},\"gc_copy_pages\":{},\"flash_read_pages\":{},\"erases\":{},\
          \"fg_gc_blocks\":{},\"bg_gc_blocks\":{},\"wa\":{},\"free_blocks\":{},\"valid_pages\":{},\
-         \"host_write_pages_total\":{},\"flash_prog_pages_total\":{},\"wa_total\":{}}}",
+         \"host_write_pages_total\":{},\"flash_prog_pages_total\":{},\"wa_total\":{},\
+         \"read_wait_host_us\":{:.3},\"read_wait_bg_gc_us\":{:.3},\"read_wait_dealloc_us\":{:.3},\
+         \"reads_waited_bg_gc\":{},\"reads_waited_dealloc\":{},\"dealloc_die_us\":{:.3}}}",
         secs(t0_ns), secs(t1_ns), b.write_ios, b.read_ios, b.trim_ios, b.flush_ios, b.write_bytes, b.read_bytes,
         mean_us(b.write_lat_sum_ns, b.write_ios), b.write_lat_max_ns as f64 / 1e3,
         mean_us(b.read_lat_sum_ns, b.read_ios), b.read_lat_max_ns as f64 / 1e3,
@@ -30,6 +32,9 @@ pub fn interval_json(t0_ns: u64, t1_ns: u64, b: &Bin, m: &Model, prev: &mut Coun
         d(c.erases, prev.erases), d(c.fg_gc_blocks, prev.fg_gc_blocks), d(c.bg_gc_blocks, prev.bg_gc_blocks),
         ratio(prog, host_pages), m.free_blocks(), m.valid_pages(), c.host_write_pages, c.flash_prog_pages,
         ratio(c.flash_prog_pages, c.host_write_pages),
+        b.read_wait_ns[WORK_HOST] as f64 / 1e3, b.read_wait_ns[WORK_BG_GC] as f64 / 1e3,
+        b.read_wait_ns[WORK_DEALLOC] as f64 / 1e3, b.read_waited[WORK_BG_GC], b.read_waited[WORK_DEALLOC],
+        d(c.dealloc_die_ns, prev.dealloc_die_ns) as f64 / 1e3,
     );
     *prev = c;
     s
