@@ -72,15 +72,11 @@ STYLE = {"running": "bold green", "interrupted": "bold yellow", "failed": "bold 
          "complete": "dim"}
 
 
-def _num(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-
-
 def tracking_text(t) -> str:
     """'RND 4KiB 0/100 IOPS 10,128: range 12.1%/20% excursion 3.0%/10%' (✓ steady, ✗ not yet)."""
-    head = f"{t.name} {_num(t.value)}" + ("" if t.unit in t.name else f" {t.unit}")
+    from ssdpts.run.progress import fmt_tracking_value
+
+    head = f"{t.name} {fmt_tracking_value(t.value)}" + ("" if t.unit in t.name else f" {t.unit}")
     if t.reached is None:
         return f"{head} ({t.rounds} of 5 rounds)"
     mark = "✓" if t.reached else "✗"

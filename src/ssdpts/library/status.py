@@ -44,6 +44,7 @@ import socket
 import time
 
 from ssdpts.errors import UserError
+from ssdpts.kinds import PTS
 from ssdpts.results.reader import find_run_dirs
 from ssdpts.store import MANIFEST, STEPS, SUMMARY, read_json
 
@@ -302,12 +303,12 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
     try:
         man = read_json(run_dir / MANIFEST, "run manifest")
     except UserError as exc:
-        return RunStatus(str(run_dir), run_dir.name, "running" if pid else "damaged", None, pid is not None, pid, "pts",
+        return RunStatus(str(run_dir), run_dir.name, "running" if pid else "damaged", None, pid is not None, pid, PTS,
                          [], "?", None, None, None, None, None, None, problems=[str(exc)])
     status = man.get("status")
-    kind = man.get("kind") or "pts"
+    kind = man.get("kind") or PTS
     spec = man.get("run_spec") or man.get("spec") or {}
-    tests = list(spec.get("tests") or ([kind] if kind != "pts" else []))
+    tests = list(spec.get("tests") or ([kind] if kind != PTS else []))
     host = (man.get("host") or {}).get("hostname")
     created, updated, ended = man.get("created") or man.get("started"), man.get("updated"), man.get("ended")
     t0, tu, te = _unix(created), _unix(updated), _unix(ended)
@@ -336,7 +337,7 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
         st.problems += quick_problems(run_dir, man, complete=status == "complete")
         if st.problems:
             st.state = "damaged"
-    if kind == "pts" and st.state != "complete":
+    if kind == PTS and st.state != "complete":  # a PTS run's plan says where it is
         try:
             _progress(st, run_dir, man, now)
         except (UserError, KeyError, TypeError, ValueError) as exc:

@@ -16,7 +16,8 @@ def _fmt_rate(info: dict) -> str:
     return f"{iops:,.0f} IOPS  {bw / 1e6:,.1f} MB/s"
 
 
-def _num(v: float | None) -> str:
+def fmt_tracking_value(v: float | None) -> str:
+    """A tracking variable's value as the live display and 'ssdpts status' show it."""
     if v is None:
         return "—"
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
@@ -24,9 +25,9 @@ def _num(v: float | None) -> str:
 
 def _verdict_text(t: dict) -> str:
     if t["reached"] is None:
-        return f"{t['name']}: {_num(t['value'])} {t['unit']} (window needs 5 rounds)"
+        return f"{t['name']}: {fmt_tracking_value(t['value'])} {t['unit']} (window needs 5 rounds)"
     mark = "steady" if t["reached"] else "not steady"
-    return (f"{t['name']}: {_num(t['value'])} {t['unit']}  range {t['range_pct']:.1f}%/20%  "
+    return (f"{t['name']}: {fmt_tracking_value(t['value'])} {t['unit']}  range {t['range_pct']:.1f}%/20%  "
             f"excursion {t['excursion_pct']:.1f}%/10%  {mark}")
 
 
