@@ -752,7 +752,8 @@ XSR_RECOVERY_MINUTES = 1
 # a victim in collection when the pattern changed: seen 1.00); G2's random 8 KiB writes copy, at
 # a WA above XSR_RANDOM_MIN_WA by the end of G2 (reference_wa for single-page writes on this drive
 # is 2.76; 8 KiB writes invalidate two pages written together and are not in the reference's
-# model: seen 2.70-2.76); G3's first minute still copies (WA above XSR_FRAGMENTED_MIN_WA: seen 2.34).
+# model: seen 2.64-2.81 a minute, 2.75 over G2); G3's first minute still copies (WA above
+# XSR_FRAGMENTED_MIN_WA: seen 2.07-2.34).
 XSR_NO_COPY_WA = 1.02
 XSR_RANDOM_MIN_WA = 2.0
 XSR_FRAGMENTED_MIN_WA = 1.3
