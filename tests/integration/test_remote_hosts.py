@@ -220,3 +220,58 @@ def test_other_host_lost_mid_run_then_resumed(other_host, tmp_path):
     assert r.returncode == 0, r.stderr
     man = _remote_shape(run, h)
     assert man["resumptions"][0]["steps_kept"] >= kept * LAT_STEPS and not h.agents()
+
+
+# ---- the step gate on the device's host (issue 31) ------------------------------------------------
+
+def _gated_steps(run: Path, host: OtherHost) -> list[dict]:
+    """The run's round steps, checked to have been scheduled by the gate on the other host."""
+    man = json.loads((run / "manifest.json").read_text())
+    assert not any("stonewall" in d for d in man["deviations"]), man["deviations"]
+    assert man["boundary_source"]["host"] == "h", man["boundary_source"]
+    steps = [s for s in steps_of(run) if s["phase"] == "round"]
+    for s in steps:
+        tl = s["timeline"]
+        assert tl["source"] == "gate" and tl["released_unix_s"] and tl["clock"]["host"] == "h", tl
+        assert tl["clock"]["rtt_ms"] < 50
+    return steps
+
+
+def _within_local_limits(steps: list[dict], stall_ms: float) -> None:
+    """As tests/integration/test_boundaries.py holds a local run: no overlap at a TC1/QD1 boundary,
+    every idle (beyond a planned one) within the limit and the resolution, or, when this host stalled
+    a shell by stall_ms meanwhile, the median plus twice that; the medians within the limit."""
+    from ssdpts.results import analysis
+
+    from .test_boundaries import allowed_idle_ms
+
+    b = [s["boundary"] for s in steps[1:]]
+    idles = [analysis.unplanned_idle_ms(x) for x in b]
+    allowed = allowed_idle_ms(idles, stall_ms)
+    assert all(x["overlap_ms"] <= x["allowed_overlap_ms"] for x in b), b
+    assert max(idles) <= allowed, (allowed, [(x["after"], x["idle_ms"], x["source"]) for x in b])
+    for kind in ("step", "round"):
+        mine = [i for i, x in zip(idles, b) if x["kind"] == kind]
+        assert not mine or float(sorted(mine)[len(mine) // 2]) <= analysis.IDLE_LIMIT_MS, (kind, mine)
+
+
+def test_lat_on_another_host_is_scheduled_by_the_gate_there(other_host, tmp_path):
+    from .test_boundaries import SpawnProbe
+
+    h = other_host
+    out = tmp_path / "runs"
+    probe = SpawnProbe()
+    probe.start()
+    try:
+        r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell",
+                   h.shell_option, "--destroy-data-on", h.path, "--step-seconds", "0.5", "--max-rounds", "5",
+                   "--quiet", "--out", str(out), timeout=300)
+    finally:
+        probe.stop.set()
+    assert r.returncode == 0, r.stderr
+    run = next(out.iterdir())
+    man = _remote_shape(run, h)
+    assert man["pts_compliant"] is (not man["deviations"])
+    steps = _gated_steps(run, h)
+    _within_local_limits(steps, probe.worst_ms)
+    assert not h.agents()

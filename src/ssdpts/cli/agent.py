@@ -17,9 +17,11 @@ def cmd(args) -> int:
     import sys
 
     from ..device.agent import serve
+    from ..engine.gatehost import GateHost
 
     replies, sys.stdout = sys.stdout, sys.stderr  # a stray print must not break the controller's stream
     try:
-        return serve(args.path, sys.stdin, replies)
+        # the step gate of a fio server's jobs on this host, and the device's block trace (docs/hosts.md)
+        return serve(args.path, sys.stdin, replies, extra=GateHost)
     finally:
         sys.stdout = replies

@@ -105,7 +105,10 @@ def check_reachable(server: str, remote: bool = False) -> None:
                         "host; docs/hosts.md), nothing was written")
 
 
-def executor(server: str | None, remote: bool = False):
+def executor(server: str | None, remote: bool = False, side=None):
+    """The executor of a target: local fio, or a fio server's; with the device host's agent
+    (``side``: device/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
+    there (engine/fioclient.py, docs/hosts.md)."""
     from ..engine.fio import FioExecutor
 
     if not server:
@@ -113,6 +116,6 @@ def executor(server: str | None, remote: bool = False):
     from ..engine.fioclient import FioClientExecutor
 
     check_reachable(server, remote)
-    fio = FioClientExecutor(server)
+    fio = FioClientExecutor(server, agent=side)
     fio.check()
     return fio

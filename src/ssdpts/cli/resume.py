@@ -54,6 +54,7 @@ def cmd(args) -> int:
         side = side_for(where, man["target"]["path"]) if where else None
         if side is not None:
             sides.append(side)
+            fio.use_agent(side)  # the step gate runs where the device is (engine/fioclient.py)
         return resume_run(run_dirs[0], executor=fio, progress=events or make_progress(args.quiet),
                           interactive=sys.stdin.isatty() and side is None,
                           confirm=one_confirmation(args.destroy_data_on), keep_window=args.keep_window,

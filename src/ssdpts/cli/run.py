@@ -44,7 +44,7 @@ def cmd(args) -> int:
     side = remote_side(args.target, server, name, shells, size_bytes=size_option(args))
     try:
         prep = prepare(args, target=side.target if side else None)
-        fio = executor(server, remote)
+        fio = executor(server, remote, side)
         events = EventProgress(args.events_fd) if args.events_fd is not None else None
         return run_one(lambda: start_run(
             prep.spec, prep.target, executor=fio, out_dir=Path(args.out),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import threading
 from typing import Any, Callable, TextIO
 
 from .. import __version__
@@ -24,14 +25,21 @@ from ..errors import Interrupted, UserError
 from .side import LocalSide
 from .target import open_target
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: the step gate and the device's trace there (engine/gatehost.py)
 
 
 class _Agent:
-    def __init__(self, path: str, send: Callable[[dict], None]):
+    def __init__(self, path: str, send: Callable[[dict], None], extra: object | None = None):
         self.path = path
         self.send = send
         self.side: LocalSide | None = None
+        self.extra = extra  # more requests (the step gate there: engine/gatehost.py, given by cli/agent.py)
+
+    def handler(self, op: object) -> Callable[[dict], Any] | None:
+        fn = getattr(self, f"op_{op}", None)
+        if fn is None and self.extra is not None:
+            fn = getattr(self.extra, f"op_{op}", None)
+        return fn
 
     def _side(self) -> LocalSide:
         if self.side is None:
@@ -85,17 +93,30 @@ class _Agent:
         self._side().release()
 
     def close(self) -> None:
-        if self.side is not None:
-            self.side.close()
+        try:
+            close = getattr(self.extra, "close", None)
+            if close is not None:
+                close()  # the gate's FIFOs first: a fio job still waiting at its barrier fails, not runs
+        finally:
+            if self.side is not None:
+                self.side.close()
 
 
-def serve(path: str, rfile: TextIO = sys.stdin, wfile: TextIO = sys.stdout) -> int:
-    """Answer requests until the controller closes stdin; then give everything back."""
+def serve(path: str, rfile: TextIO = sys.stdin, wfile: TextIO = sys.stdout,
+          extra: Callable[[Callable[[dict], None]], object] | None = None) -> int:
+    """Answer requests until the controller closes stdin; then give everything back. ``extra``:
+    makes, from the stream's ``send``, an object whose ``op_NAME`` methods answer more requests
+    (the step gate: engine/gatehost.py); it may send messages of its own at any time (a step
+    released, started, ended), so every message is written whole under a lock."""
+    lock = threading.Lock()
+
     def send(obj: dict) -> None:
-        wfile.write(json.dumps(obj, default=str, separators=(",", ":")) + "\n")
-        wfile.flush()
+        line = json.dumps(obj, default=str, separators=(",", ":")) + "\n"
+        with lock:
+            wfile.write(line)
+            wfile.flush()
 
-    agent = _Agent(path, send)
+    agent = _Agent(path, send, extra(send) if extra is not None else None)
     send({"agent": PROTOCOL, "ssdpts": __version__, "host": socket.gethostname()})
     try:
         for line in rfile:
@@ -104,7 +125,7 @@ def serve(path: str, rfile: TextIO = sys.stdin, wfile: TextIO = sys.stdout) -> i
             req: Any = None
             try:
                 req = json.loads(line)
-                fn = getattr(agent, f"op_{req.get('op')}", None) if isinstance(req, dict) else None
+                fn = agent.handler(req.get("op")) if isinstance(req, dict) else None
                 if fn is None:
                     raise UserError(f"the agent does not know the request {line.strip()[:80]!r}: use the same "
                                     f"ssdpts version on both hosts (this one is {__version__})")
@@ -114,6 +135,10 @@ def serve(path: str, rfile: TextIO = sys.stdin, wfile: TextIO = sys.stdout) -> i
                 continue
             except (ValueError, KeyError, TypeError) as exc:
                 send({"error": f"bad request to the agent ({exc.__class__.__name__}: {exc})", "type": "UserError",
+                      "id": _id(req)})
+                continue
+            except OSError as exc:  # e.g. the gate's FIFOs could not be made there
+                send({"error": f"{req.get('op') if isinstance(req, dict) else 'request'}: {exc}", "type": "UserError",
                       "id": _id(req)})
                 continue
             send({"ok": result, "id": _id(req)})

@@ -15,6 +15,7 @@ import json
 import shlex
 import subprocess
 import tempfile
+import threading
 import time
 from typing import Any, Callable
 
@@ -24,7 +25,7 @@ from .side import Collected, DeviceSide
 from .target import Target
 
 Log = Callable[[str], None]
-AGENT_PROTOCOL = 1
+AGENT_PROTOCOL = 2  # device/agent.py PROTOCOL
 
 
 def parse_shell(text: str) -> list[str]:
@@ -58,6 +59,11 @@ class RemoteSide(DeviceSide):
             raise UserError(f"cannot start {shlex.join(argv)} ({exc.strerror}): check --remote-shell "
                             f"{shlex.join(self.shell)!r} (nothing was written)") from None
         self._seq = 0
+        self._send_lock = threading.Lock()
+        self._waiting: dict[int, list] = {}  # request id -> [done event, answer, log]
+        self._on_gate: Callable[[dict], None] | None = None
+        self._ended = False
+        self._reader: threading.Thread | None = None
         try:
             hello = self._read("its start")
             if hello.get("agent") != AGENT_PROTOCOL:
@@ -65,6 +71,10 @@ class RemoteSide(DeviceSide):
                                 f"ssdpts speaks {AGENT_PROTOCOL}: install the same ssdpts version on both hosts")
             self.remote = {"name": name, "shell": self.shell, "agent_host": hello.get("host"),
                            "agent_ssdpts": hello.get("ssdpts")}
+            # From here one thread reads the stream: answers go to their requests (several threads
+            # ask: the run, live progress), the step gate's news to its proxy (engine/gateproxy.py).
+            self._reader = threading.Thread(target=self._dispatch, name=f"ssdpts-agent-{name}", daemon=True)
+            self._reader.start()
             self.target = Target(**self._call("open", size_bytes=size_bytes)["target"])
         except HostLost as exc:  # before anything was asked of the device: a refusal, not an interruption
             self.close()
@@ -106,16 +116,73 @@ class RemoteSide(DeviceSide):
                 continue  # the late answer of a request this side stopped waiting for (interrupted)
             return msg
 
+    def _dispatch(self) -> None:
+        """The reader thread: every message to whoever waits for it, until the stream ends."""
+        try:
+            while True:
+                line = self._proc.stdout.readline() if self._proc.stdout else ""
+                if not line:
+                    break
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue  # not the agent's (a login banner of the remote shell): skip it
+                if not isinstance(msg, dict):
+                    continue
+                if "gate" in msg:
+                    handler = self._on_gate
+                    if handler is not None:
+                        handler(msg)
+                    continue
+                with self._send_lock:
+                    if "log" in msg:  # a purge's progress: to the one request that logs
+                        logs = [w[2] for w in self._waiting.values() if w[2] is not None]
+                        if logs:
+                            logs[0](str(msg["log"]))
+                        continue
+                    w = self._waiting.get(msg.get("id"))  # type: ignore[arg-type]
+                    if w is None:
+                        continue  # the late answer of a request this side stopped waiting for
+                    w[1] = msg
+                    w[0].set()
+        finally:
+            with self._send_lock:
+                self._ended = True
+                for w in self._waiting.values():
+                    w[0].set()
+
+    def listen_gate(self, handler: Callable[[dict], None] | None) -> None:
+        """Where the agent's step gate sends its news (engine/gateproxy.py); None: nobody."""
+        self._on_gate = handler
+
+    def request(self, op: str, **kw: Any) -> Any:
+        """One request and its answer (any thread); a refusal there is a UserError, an agent gone HostLost."""
+        return self._call(op, **kw)
+
     def _call(self, op: str, log: Log | None = None, **kw: Any) -> Any:
         if self._proc.poll() is not None or self._proc.stdin is None:
             raise self._gone(op)
-        self._seq += 1
+        done = threading.Event()
+        with self._send_lock:
+            if self._ended:
+                raise self._gone(op)
+            self._seq += 1
+            rid = self._seq
+            w = self._waiting[rid] = [done, None, log]
+            try:
+                self._proc.stdin.write(json.dumps({"op": op, "id": rid, **kw}, default=str) + "\n")
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                self._waiting.pop(rid, None)
+                raise self._gone(op) from None
         try:
-            self._proc.stdin.write(json.dumps({"op": op, "id": self._seq, **kw}, default=str) + "\n")
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._gone(op) from None
-        msg = self._read(op, log, self._seq)
+            done.wait()
+        finally:
+            with self._send_lock:
+                self._waiting.pop(rid, None)
+        msg = w[1]
+        if msg is None:
+            raise self._gone(op)
         if "error" in msg:
             cls = getattr(errors, str(msg.get("type")), None)
             cls = cls if isinstance(cls, type) and issubclass(cls, (UserError, errors.Interrupted)) else UserError
@@ -184,7 +251,9 @@ class RemoteSide(DeviceSide):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
+        if self._reader is not None:
+            self._reader.join(timeout=5)
+        if proc.stdout is not None and (self._reader is None or not self._reader.is_alive()):
             proc.stdout.close()
         self._err.close()
 

@@ -28,16 +28,15 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
-from typing import Callable
 
 from ..errors import RunFailed, UserError
 from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .devtrace import DeviceTrace, Unavailable as TraceUnavailable, device_view
 from .gate import Entry, Gate
-from .fioparse import FioOutputError, job_measurement, parse_fio_output
+from .sampler import Sampler, local_counters
+from .fioparse import FioOutputError, job_measurement, parse_fio_output, step_jobs
 from .jobfile import render_job_file
 
 _PR_SET_PDEATHSIG = 1
@@ -88,52 +87,6 @@ def default_ioengine() -> str:
     except (ValueError, IndexError):
         return "libaio"
     return "io_uring" if (major, minor) >= (5, 10) else "libaio"
-
-
-class _Sampler(threading.Thread):
-    """Live progress without touching fio: completed IOs from the kernel's block statistics (or
-    the fio process's I/O bytes for file targets), once per second."""
-
-    def __init__(self, batch: Batch, pid: int, t0: float, current: Callable[[], int]):
-        super().__init__(daemon=True)
-        self.batch, self.pid, self.t0, self.current = batch, pid, t0, current
-        self.stop_event = threading.Event()
-        name = os.path.basename(os.path.realpath(batch.filename))
-        self.stat_path = Path(f"/sys/class/block/{name}/stat")
-
-    def _counters(self) -> tuple[float, float] | None:
-        try:
-            if self.stat_path.exists():
-                f = self.stat_path.read_text().split()
-                return float(f[0]) + float(f[4]), (float(f[2]) + float(f[6])) * 512
-            io = dict(ln.split(": ") for ln in Path(f"/proc/{self.pid}/io").read_text().splitlines())
-            b = float(io["read_bytes"]) + float(io["write_bytes"])
-            return None if b == 0 else (float("nan"), b)
-        except (OSError, ValueError, KeyError, IndexError):
-            return None
-
-    def run(self) -> None:
-        prev = self._counters()
-        prev_t = time.monotonic()
-        while not self.stop_event.wait(1.0):
-            cur = self._counters()
-            now = time.monotonic()
-            if cur is None or prev is None or self.batch.on_progress is None:
-                prev, prev_t = cur, now
-                continue
-            dt = now - prev_t
-            idx = max(self.current(), 0)
-            step = self.batch.steps[idx]
-            ios = (cur[0] - prev[0]) / dt
-            bw = (cur[1] - prev[1]) / dt
-            if ios != ios:  # file target: IOPS from bytes and the current block size
-                ios = bw / step.workload.block_size_bytes
-            try:
-                self.batch.on_progress({"elapsed_s": now - self.t0, "step_index": idx, "iops": ios,
-                                        "bw_bytes_per_s": bw})
-            except Exception:  # noqa: BLE001 - a display problem must never stop a measurement
-                pass
-            prev, prev_t = cur, now
 
 
 def _call_boundary(batch: Batch, i: int) -> None:
@@ -208,7 +161,7 @@ class FioExecutor:
         if batch.job_path is None or batch.output_path is None:
             raise ValueError("FioExecutor needs a job path and an output path")
         if self._gate is None:
-            self._gate = Gate(on_release=self._on_release)
+            self._gate = self._new_gate()
             self._start_trace(batch.filename)
         gate = self._gate
         job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
@@ -224,11 +177,11 @@ class FioExecutor:
         except BaseException:
             gate.close_entries(entries)
             raise
-        cmd = [self.binary, "--output-format=json+", f"--output={out_path}", str(job_path)]
+        cmd = self._command(job_path, out_path)
         try:
             # cwd: fio writes each hook's output to JOB.prerun.txt / JOB.postrun.txt there.
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    cwd=gate.root, start_new_session=True, preexec_fn=_prepare_child)
+                                    cwd=gate.root, start_new_session=True, preexec_fn=self._preexec)
         except OSError as exc:
             gate.close_entries(entries)
             raise RunFailed(f"cannot start fio ({exc}): check the fio installation") from None
@@ -248,6 +201,21 @@ class FioExecutor:
             gate.release(entries[0], until)
         return run
 
+    # ---- what a fio server's executor (engine/fioclient.py) does otherwise -----------------------
+    _preexec = staticmethod(_prepare_child)
+
+    def _new_gate(self) -> Gate:
+        return Gate(on_release=self._on_release)
+
+    def _new_trace(self, filename: str) -> DeviceTrace:
+        return DeviceTrace(filename)
+
+    def _command(self, job_path: Path, out_path: Path) -> list[str]:
+        return [self.binary, "--output-format=json+", f"--output={out_path}", str(job_path)]
+
+    def _counters(self, run: "_Run"):
+        return local_counters(run.batch.filename, run.proc.pid)
+
     # ---- the device's view of each boundary (engine/devtrace.py) ----------------------------------
     def _start_trace(self, filename: str) -> None:
         if self._traced_for == filename:
@@ -255,7 +223,7 @@ class FioExecutor:
         self.close()
         self._traced_for = filename
         try:
-            self._trace = DeviceTrace(filename)
+            self._trace = self._new_trace(filename)
             self.trace_unavailable = None
         except TraceUnavailable as exc:
             self._trace, self.trace_unavailable = None, str(exc)
@@ -345,7 +313,7 @@ class FioExecutor:
         run = self._adopt(batch)
         batch = run.batch
         wall_start, t0 = time.time(), time.monotonic()
-        sampler = _Sampler(batch, run.proc.pid, t0, lambda: run.current)
+        sampler = Sampler(batch, t0, lambda: run.current, self._counters(run))
         sampler.start()
         try:
             self._supervise(run)
@@ -440,8 +408,9 @@ class FioExecutor:
         except FioOutputError as exc:
             said = first_line(console)
             raise RunFailed(f"fio failed (exit {rc}): {said or exc}: see {batch.output_path}") from None
+        jobs = step_jobs(out)  # a fio client's output has an "All clients" sum after the steps
         errs = out.error_lines + [ln.strip() for ln in console.splitlines() if "err=" in ln or "error" in ln.lower()]
-        job_errors = [j for j in out.jobs if int(j.get("error", 0) or 0)]
+        job_errors = [j for j in jobs if int(j.get("error", 0) or 0)]
         if job_errors:
             code = int(job_errors[0]["error"])
             detail = errs[0] if errs else os.strerror(code) if code < 200 else f"error {code}"
@@ -450,16 +419,16 @@ class FioExecutor:
         if rc != 0:
             raise RunFailed(f"fio exited with status {rc}: {errs[0] if errs else first_line(console) or 'no message'}: "
                             f"see {batch.output_path}")
-        if len(out.jobs) != len(batch.steps):
-            raise RunFailed(f"fio reported {len(out.jobs)} results for {len(batch.steps)} steps: see {batch.output_path}")
+        if len(jobs) != len(batch.steps):
+            raise RunFailed(f"fio reported {len(jobs)} results for {len(batch.steps)} steps: see {batch.output_path}")
         try:
             timelines = [step_timeline(j, s, e) for j, s, e in
-                         zip(out.jobs, batch.steps, entries or [None] * len(batch.steps))]
+                         zip(jobs, batch.steps, entries or [None] * len(batch.steps))]
             if entries is None:  # recorded output without the gate (tests): the end-of-run stamp
                 _timeline_from_end(timelines, out.timestamp_ms / 1000.0 if out.timestamp_ms else wall_start + wall)
             ms = [job_measurement(j, major=out.major_version, start_time=tl["start_unix_s"],
                                   end_time=tl["end_unix_s"], duration_s=s.duration_s)
-                  for j, s, tl in zip(out.jobs, batch.steps, timelines)]
+                  for j, s, tl in zip(jobs, batch.steps, timelines)]
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
                             f"see {batch.output_path}") from None

@@ -2,16 +2,21 @@
 ``fio --client``: the job file goes out, json+ comes back, both kept in the run directory on this
 (the controlling) host exactly as FioExecutor keeps them.
 
-No step gate. The gate (engine/gate.py) releases each step through FIFOs its ``exec_prerun`` hook
-blocks on; fio runs those hooks on the *server's* host, where the gate's directory does not exist.
-So a remote batch is scheduled by fio itself: every step after the first is a ``stonewall`` (it
-starts when fio sees the previous one ended: never two steps at once, which a LAT step must not
-share the device with), one fio client per batch (round), no round started ahead. Planned idles
-(HIR) need the gate's timer: a step with one is refused here. What that costs is disclosed, not hidden: the boundaries between steps are
-fio's (~100-200 ms late, possibly overlapping or idle, docs/methodology.md "Step boundaries") and
-there are no gate timestamps to measure them by; each step's timeline is ``source: "fio end of
-run"`` (steps back to back, ending when the client received the result), and the run's manifest
-says ``executor: fio-client`` and names the server.
+With the device host's agent (``agent``: device/remote.py's RemoteSide, ``ssdpts agent`` there,
+docs/hosts.md), the run is scheduled as a local one: the step gate (engine/gate.py) runs on the
+device's host inside the agent (engine/gatehost.py), the fio server's ``exec_prerun`` hooks block
+on its FIFOs there, and this executor is FioExecutor itself — the same supervision, the next
+round's fio client started ahead with its first step waiting at its barrier, HIR's planned idles
+kept by the gate's timer there — with a GateProxy (engine/gateproxy.py) for the gate, the device's
+block trace run there too, and live IOPS from that host's block statistics. Each step's timeline
+is the gate's, its stamps placed on this host's clock by a measured offset (``clock``).
+
+Without an agent (a fio server on this host, given no remote shell) there is no gate the server's
+hooks could reach: every step after the first is a ``stonewall`` (it starts when fio sees the
+previous one ended: never two steps at once), one fio client per batch, no round started ahead,
+planned idles (HIR) refused. That costs ~0.1-0.3 s per boundary (fio's poll), disclosed as a
+deviation; each step's timeline is ``source: "fio end of run (fio server)"`` and its boundaries
+are not measured.
 
 A server that goes away (host down, fio server killed, network gone) makes the client print
 ``client: host=H disconnected`` and exit 1 with an empty result: that is :class:`HostLost`, an
@@ -29,9 +34,11 @@ import signal
 import subprocess
 import time
 
-from ..errors import HostLost, RunFailed, UserError
+from ..errors import HostLost, Interrupted, RunFailed, UserError
 from .base import Batch, BatchResult
-from .fio import _PR_SET_PDEATHSIG, FioExecutor, _prepare_child, _stop, _timeline_from_end
+from .devtrace import Unavailable as TraceUnavailable
+from .fio import _PR_SET_PDEATHSIG, FioExecutor, _Run, _prepare_child, _stop, _timeline_from_end
+from .gateproxy import AgentClock, GateProxy, RemoteTrace
 from .fioparse import FioOutputError, job_measurement, parse_fio_output, step_jobs
 from .jobfile import render_job_file
 
@@ -57,10 +64,24 @@ class FioClientExecutor(FioExecutor):
     """Runs each batch on a fio server; see the module's docstring for what differs from a local run."""
 
     name = "fio-client"
+    # A fio server takes ~1.3-1.5 s from a client's start to a job's prerun hook (fio 3.33, measured on
+    # 127.0.0.1; local fio: 0.3-0.7 s): the next round's client starts this long before the round ends.
+    NEXT_LEAD_S = 10.0
 
-    def __init__(self, server: str, binary: str | None = None):
+    def __init__(self, server: str, binary: str | None = None, agent=None):
         super().__init__(binary)
         self.server = server_address(server)
+        self.agent = agent  # the device host's agent: the step gate runs there (engine/gateproxy.py)
+        self._clock: AgentClock | None = None
+
+    @property
+    def stonewall(self) -> bool:
+        """Steps scheduled by fio's stonewall (no gate on the device's host): a deviation (run/session.py)."""
+        return self.agent is None
+
+    def use_agent(self, agent) -> None:
+        """The device host's agent, once it is started (a resume starts it after the executor)."""
+        self.agent, self._clock = agent, None
 
     def check(self, timeout_s: float = 15.0) -> None:
         """Refuse (nothing written) unless a fio server answers. ``fio --client=S`` alone proves
@@ -101,14 +122,94 @@ class FioClientExecutor(FioExecutor):
         return None
 
     def boundary_source(self) -> dict:
-        """No gate and no block trace on the server's host yet: boundaries from fio's end of run."""
-        return {"source": "fio timeline", "why": f"the steps ran on the fio server {self.server}, where neither the "
-                                                 "step gate nor the device's block trace runs (docs/hosts.md)"}
+        """With the agent: as for a local run, measured on the device's host. Without: fio's end of run."""
+        if self.agent is not None:
+            return {**super().boundary_source(), "host": getattr(self.agent, "name", None)}
+        return {"source": "fio timeline", "why": f"the steps ran on the fio server {self.server} without the step gate "
+                                                 "there (no ssdpts agent: docs/hosts.md)"}
 
     def cancel_ahead(self) -> dict | None:
-        return None  # nothing is ever started ahead
+        if self.agent is None:
+            return None  # nothing is ever started ahead
+        return super().cancel_ahead()
+
+    # ---- through the gate on the device's host (FioExecutor's hooks) ------------------------------
+    _preexec = staticmethod(lambda: _prepare_client())
+
+    def _agent_clock(self) -> AgentClock:
+        if self._clock is None:
+            self._clock = AgentClock(self.agent)
+        return self._clock
+
+    def _new_gate(self):
+        return GateProxy(self.agent, self._agent_clock())
+
+    def _new_trace(self, filename: str):
+        got = self.agent.request("trace_open", filename=filename)
+        if got.get("unavailable"):
+            raise TraceUnavailable(f"on host {getattr(self.agent, 'name', self.server)}: {got['unavailable']}")
+        return RemoteTrace(self.agent, self._agent_clock(), str(got["device"]))
+
+    def _command(self, job_path: Path, out_path: Path) -> list[str]:
+        return [self.binary, f"--client={self.server}", "--output-format=json+", f"--output={out_path}",
+                str(job_path)]
+
+    def _counters(self, run: _Run):
+        agent, filename = self.agent, run.batch.filename
+
+        def counters() -> tuple[float, float] | None:
+            got = agent.request("blockstat", filename=filename).get("counters")
+            return None if not got else (float(got[0]), float(got[1]))
+        return counters
+
+    def _kill(self, run: _Run) -> None:
+        """SIGINT has the client tell the server to stop; the steps' FIFOs closed on the device's
+        host make a job still waiting at its barrier fail instead of waiting; SIGKILL if it hangs."""
+        proc = run.proc
+        if proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        if self._gate is not None:
+            try:
+                self._gate.close_entries(run.entries)
+            except (Interrupted, UserError):
+                pass  # the agent is gone: its gate closed with it
+        _interrupt(proc)
+
+    def _close_gate_if_idle(self) -> None:
+        try:
+            super()._close_gate_if_idle()
+        except (Interrupted, UserError):
+            self._gate = None  # the agent is gone: its gate closed with it
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except (Interrupted, UserError):
+            self._trace = None
+
+    def _result(self, batch: Batch, text: str, console: str, rc: int, wall: float, wall_start: float,
+                entries=None) -> BatchResult:
+        if entries is None:
+            return self._client_result(batch, text, console, rc, wall, wall_start)
+        if rc != 0:
+            gone = host_lost(text + "\n" + console)
+            if not gone and not text.strip() and not console.strip():
+                gone = self._unanswered()
+            if gone:
+                raise HostLost(f"the fio server {self.server} went away during {Path(str(batch.output_path)).name} "
+                               f"({gone})")
+        res = super()._result(batch, text, console, rc, wall, wall_start, entries)
+        clock = self._agent_clock().record(getattr(self.agent, "name", None))
+        for tl in res.timelines:
+            tl["clock"] = clock
+        return res
 
     def run(self, batch: Batch) -> BatchResult:
+        if self.agent is not None:
+            return super().run(batch)
         if batch.job_path is None or batch.output_path is None:
             raise ValueError("FioClientExecutor needs a job path and an output path")
         job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()

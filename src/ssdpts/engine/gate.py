@@ -207,7 +207,7 @@ class Gate:
         chain = f"echo r {e.number} {ev} && read x < {self.root}/b{e.number} && echo s {e.number} {ev}"
         setpriv = _setpriv()
         if setpriv is None or any(c in str(self.root) for c in "'\" \t\\$`"):
-            return f"{chain} && :"
+            return f"{self._cd()}{chain} && :"
         # The shell that waits at the barrier dies with fio: setpriv gives it the parent-death
         # signal and execs the waiting shell in its place (same process, fio's child), which goes
         # on only if fio is still its parent (fio gone before the signal was set: it exits).
@@ -217,7 +217,13 @@ class Gate:
         return f"exec {setpriv} --pdeathsig KILL sh -c '[ $PPID = \"$1\" ] && {chain}' sh $PPID >/dev/null 2>&1 && :"
 
     def postrun(self, e: Entry) -> str:
-        return f"echo e {e.number} 1<>{self.events} && :"
+        return f"{self._cd()}echo e {e.number} 1<>{self.events} && :"
+
+    def _cd(self) -> str:
+        """fio appends its redirection of a hook's output to the command (to ':'): after this, that
+        file is made here, not in fio's working directory, which a fio server's run does not choose
+        (engine/gatehost.py)."""
+        return "" if any(c in str(self.root) for c in "'\" \t\\$`") else f"cd {self.root} && "
 
     # ---- chain --------------------------------------------------------------------------------
     def add(self, clones: list[int], *, idles: list[float] | None = None,

@@ -108,7 +108,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         target = side.target
         got = side.collect(spec.purge, tool_version)  # refuses an unknown purge method before anything is written
         deviations = run_deviations(spec, target, got.purge)
-        if getattr(executor, "server", None):  # engine/fioclient.py: no step gate on a fio server
+        if getattr(executor, "stonewall", False):  # engine/fioclient.py: a fio server without the gate there
             deviations.append("steps scheduled by a fio server's stonewall (fio --client): gaps of ~0.1-0.4 s "
                               "between steps, boundaries not measured")
         manifest = {
