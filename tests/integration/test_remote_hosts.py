@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 import shlex
 import signal
+import statistics
 import subprocess
 import time
 
@@ -182,6 +183,11 @@ def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_pat
     assert r.returncode == 0, r.stderr
     runs = {json.loads((d / "manifest.json").read_text())["target"]["path"]: d for d in out.iterdir()}
     _remote_shape(runs[h.path], h)
+    # scheduled by the step gate on the other host (issue 31): no stonewall, every step released there;
+    # rounds of 0.3 s are shorter than a fio server's 1.3-1.5 s to a job's start: within rounds only
+    within = [s["boundary"] for s in _gated_steps(runs[h.path], h) if s["boundary"]["kind"] == "step"]
+    assert within and all(b["overlap_ms"] == 0 for b in within), within
+    assert sorted(b["idle_ms"] for b in within)[len(within) // 2] <= 10, within
     mine = json.loads((runs[local] / "manifest.json").read_text())
     assert mine["status"] == "complete" and "device_host" not in mine and mine["executor"] == "fio"
     assert _bytes_written(h.dev) > before[1] and not h.agents()  # the agent ended with the run
@@ -240,7 +246,7 @@ def _gated_steps(run: Path, host: OtherHost) -> list[dict]:
 def _within_local_limits(steps: list[dict], stall_ms: float) -> None:
     """As tests/integration/test_boundaries.py holds a local run: no overlap at a TC1/QD1 boundary,
     every idle (beyond a planned one) within the limit and the resolution, or, when this host stalled
-    a shell by stall_ms meanwhile, the median plus twice that; the medians within the limit."""
+    a shell by stall_ms meanwhile, the median plus twice that (allowed_idle_ms)."""
     from ssdpts.results import analysis
 
     from .test_boundaries import allowed_idle_ms
@@ -250,11 +256,15 @@ def _within_local_limits(steps: list[dict], stall_ms: float) -> None:
     allowed = allowed_idle_ms(idles, stall_ms)
     assert all(x["overlap_ms"] <= x["allowed_overlap_ms"] for x in b), b
     assert max(idles) <= allowed, (allowed, [(x["after"], x["idle_ms"], x["source"]) for x in b])
+    # the medians to the limit; on a host that stalled a shell beyond it (a loaded CI machine: 4-5 round
+    # boundaries, one of them behind a fio server slow to set up its job) to the stall-adjusted bound
+    calm = allowed <= analysis.IDLE_LIMIT_MS + analysis.RESOLUTION_MS
     for kind in ("step", "round"):
         mine = [i for i, x in zip(idles, b) if x["kind"] == kind]
-        assert not mine or float(sorted(mine)[len(mine) // 2]) <= analysis.IDLE_LIMIT_MS, (kind, mine)
+        assert not mine or statistics.median(mine) <= (analysis.IDLE_LIMIT_MS if calm else allowed), (kind, mine)
 
 
+@pytest.mark.slow  # make test-full: ~30 s; CI checks the gate's schedule in the runs above
 def test_lat_on_another_host_is_scheduled_by_the_gate_there(other_host, tmp_path):
     from .test_boundaries import SpawnProbe
 
@@ -274,4 +284,49 @@ def test_lat_on_another_host_is_scheduled_by_the_gate_there(other_host, tmp_path
     assert man["pts_compliant"] is (not man["deviations"])
     steps = _gated_steps(run, h)
     _within_local_limits(steps, probe.worst_ms)
+    assert not h.agents()
+
+
+@pytest.mark.slow  # make test-full: ~2 min
+def test_hir_on_another_host_keeps_its_idles_by_the_gate_there(other_host, tmp_path):
+    """HIR's planned idles (no IO from any thread) kept by the gate's timer on the device's host: each
+    boundary after one idle for its planned time, no more than 5% short (test_hir_idle.py holds a
+    local run to 5%), and beyond it within 5% or the limit (stall-adjusted as for any boundary: the
+    gate hears a step's end from a shell fio forks, which a loaded host can delay by tens of ms)."""
+    from .test_boundaries import SpawnProbe
+
+    h = other_host
+    out = tmp_path / "runs"
+    probe = SpawnProbe()
+    probe.start()
+    try:
+        r = ssdpts("run", "hir", "--host", f"h={h.address}", "--target", f"h:{h.path}", "--remote-shell",
+                   h.shell_option, "--destroy-data-on", h.path, "--step-seconds", "0.6", "--max-rounds", "5",
+                   "--hir-bursts", "2", "--threads", "1", "--iodepth", "4", "--quiet", "--out", str(out), timeout=300)
+    finally:
+        probe.stop.set()
+    assert r.returncode == 0, r.stderr
+    run = next(out.iterdir())
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["status"] == "complete" and man["executor"] == "fio-client", man.get("error")
+    assert not any("stonewall" in d for d in man["deviations"]), man["deviations"]
+    steps = [s for s in steps_of(run) if s["phase"] == "round" and s["test"] == "hir"]
+    waits = [s for s in steps if s.get("boundary") and s["boundary"].get("planned_idle_ms")]
+    # The gate's idles: the next step waiting at its barrier when its idle was over. A wait-state batch
+    # of 0.6-s step scale lasts ~0.3 s, less than a fio server's 1.3-1.5 s to start the next batch's
+    # job: a round's first step can come late (late_ms, the fio server's set-up, not the gate's timer).
+    late = [s for s in waits if s["timeline"]["late_ms"]]
+    waits = [s for s in waits if not s["timeline"]["late_ms"]]
+    assert len(waits) >= 3 and len(late) <= len(waits), [(s["part"], s["timeline"]["late_ms"]) for s in late]
+    from ssdpts.results import analysis
+
+    from .test_boundaries import allowed_idle_ms
+
+    allowed = allowed_idle_ms([analysis.unplanned_idle_ms(s["boundary"]) for s in waits], probe.worst_ms)
+    for s in waits:
+        b = s["boundary"]
+        assert s["timeline"]["clock"]["host"] == "h"
+        assert b["idle_ms"] > 0.95 * b["planned_idle_ms"], b  # never short of its planned idle
+        assert analysis.unplanned_idle_ms(b) <= max(allowed, 0.05 * b["planned_idle_ms"]), (allowed, b)
+    recompute_and_compare(run)
     assert not h.agents()
