@@ -72,6 +72,29 @@ def percentile(bins: dict[int, int], pct: float) -> float:
     return float(max(bins))
 
 
+def fio_plat_idx(ns: int) -> int:
+    """fio stat.c plat_val_to_idx, transcribed: the histogram bin index of a response time."""
+    msb = ns.bit_length() - 1 if ns else 0
+    if msb <= 6:
+        return ns
+    error_bits = msb - 6
+    return min((error_bits + 1) * 64 + ((ns >> error_bits) & 63), 29 * 64 - 1)
+
+
+def outlier_counts(bins: dict[int, int], max_ns: float, threshold_ns: int) -> tuple[int, int]:
+    """(at least, at most) IOs slower than the threshold in one step. The bin of threshold + 1 ns
+    and every bin after it may hold slower IOs (at most); the bins after it certainly do, and so
+    does that bin itself when the threshold lies in the bin below (at least). None when the step's
+    maximum is not above the threshold; at least one when it is."""
+    first = fio_plat_idx(threshold_ns + 1)
+    start = first if fio_plat_idx(threshold_ns) != first else first + 1
+    if max_ns <= threshold_ns:
+        return 0, 0
+    least = sum(n for v, n in bins.items() if fio_plat_idx(v) >= start)
+    most = sum(n for v, n in bins.items() if fio_plat_idx(v) >= first)
+    return max(least, 1), most
+
+
 def _key_of_variable(name: str) -> tuple[str, str]:
     """'RND 4KiB 0/100 IOPS' -> ('rand-4096-0', 'iops'); 'SEQ 1024KiB 0/100 MB/s' -> write MB/s;
     '... mean response time' -> mean."""
@@ -123,11 +146,16 @@ class Recompute:
 
     def window(self, pid: str, key: str) -> list[dict]:
         p = self.part(pid)
+        if p.get("steady_state") is None:  # one fixed round (the OCP tests): the cell's last step
+            return [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]
+                    and s["phase"] == "round" and s["key"] == key][-1:]
         rounds = p["steady_state"]["window_rounds"]
         return [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"] and s["phase"] == "round"
                 and s["round"] in rounds and s["key"] == key]
 
     def cell(self, pid: str, key: str, stat: str) -> float:
+        # the OCP tests' phase statistics (pts/ocp.STATS) are the same statistics of one step
+        stat = {"mean": "lat_mean_us", "p99": "p99_us", "p999": "p99.9_us", "max": "lat_max_us"}.get(stat, stat)
         steps = self.window(pid, key)
         assert steps, f"no window steps for {pid} {key}"
         raws = [self.raw(s) for s in steps]
@@ -144,6 +172,17 @@ class Recompute:
                     bins[k] = bins.get(k, 0) + v
         if stat == "ios":
             return float(sum(bins.values()))
+        m = re.fullmatch(r"over_([0-9.]+)ms_(least|most)", stat)
+        if m:
+            t = int(round(float(m.group(1)) * 1e6))
+            counts = []
+            for r in raws:
+                b: dict[int, int] = {}
+                for d in ("read", "write"):
+                    for k, v in r[d]["bins"].items():
+                        b[k] = b.get(k, 0) + v
+                counts.append(outlier_counts(b, max(r["read"]["max_ns"], r["write"]["max_ns"]), t))
+            return float(sum(c[0 if m.group(2) == "least" else 1] for c in counts))
         if stat.startswith("p") and stat.endswith("_us"):
             mx = max(max(r["read"]["max_ns"], r["write"]["max_ns"]) for r in raws)
             return min(percentile(bins, float(stat[1:-3])), mx) / 1e3
@@ -208,9 +247,9 @@ class Recompute:
         parts = ref.split(":")
         if parts[-1] == "target_delta_pct":
             fid = parts[0]
-            from ssdpts.report.datasheet import BY_ID  # the figure's definition: which cell it is
+            from ssdpts.report.datasheet import figure  # the figure's definition: which cell it is
 
-            f = BY_ID[fid]
+            f = figure(fid)
             v = self.value(f"{f.part}:{f.key}:{f.stat}" if f.key else f"{f.part}:{f.stat}")
             limit = self.targets[fid]
             return 100 * (v - limit) / limit

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from ssdpts.run.cpus import check_list
 from ..errors import UserError
-from ..pts.runspec import (CHOICES, HIR_BURSTS, OCP_LIMIT_PCT, OP_MID_RULES, PTS_STEP_SECONDS, WSAT_PATTERNS, XSR_RECOVERY_RULES,
-                           XSR_RECOVERY_TOLERANCE_PCT,
+from ..pts.runspec import (CHOICES, HIR_BURSTS, OCP_LIMIT_PCT, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS, WSAT_PATTERNS,
+                           XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
 
@@ -49,6 +49,7 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                         "fio can hold at most 100 equal ones, see docs/methodology.md; default: off)")
     g.add_argument("--ar-amount", metavar="SIZE", help="client: the test active range amount the segments hold "
                    "(PTS-C 1.x: 8G or 16G; default: the whole active range)")
+    _outlier_option(g)
     x = p.add_argument_group("extended tests (HIR, XSR, CBW/ECW, DIRTH; [?] = not confirmed by a source, disclosed)")
     x.add_argument("--hir-bursts", type=int, default=HIR_BURSTS, metavar="N",
                    help=f"HIR: 5-s write bursts per wait state and 5-s samples per return to baseline (default: {HIR_BURSTS})")
@@ -67,19 +68,7 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                         "nearest the geometric middle (toio-midpoint)")
     x.add_argument("--dirth-block-size", default="8K", metavar="SIZE", help="DIRTH [?]: RND block size, 512..64K (default: 8K)")
     x.add_argument("--dirth-read-pct", type=int, default=65, metavar="PCT", help="DIRTH [?]: read percentage (default: 65)")
-    o = p.add_argument_group("OCP tests (ocp-trim, ocp-idle-gc; docs/ocp.md gives each default's source)")
-    o.add_argument("--ocp-limit", type=float, default=OCP_LIMIT_PCT, metavar="PCT",
-                   help="largest change of mean and p99 read latency against the baseline that passes "
-                        f"(default: {OCP_LIMIT_PCT:g}, OCP TRIM-6/7)")
-    o.add_argument("--ocp-read-s", type=float, default=60.0, metavar="S",
-                   help="seconds of QD1 reads per phase, before time compression (default: 60)")
-    o.add_argument("--ocp-trim-size", default="1M", metavar="SIZE", help="ocp-trim: size of each deallocated range (default: 1M)")
-    o.add_argument("--ocp-trim-rate", type=float, default=10.0, metavar="N",
-                   help="ocp-trim: deallocations a second, 0 = as fast as the drive takes them (default: 10)")
-    o.add_argument("--ocp-burst-s", type=float, default=60.0, metavar="S",
-                   help="ocp-idle-gc: seconds of the random-write burst, before time compression (default: 60)")
-    o.add_argument("--ocp-settle-s", type=float, default=60.0, metavar="S",
-                   help="seconds with no IO before the baseline, before time compression (default: 60)")
+    _ocp_options(p)
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
@@ -93,6 +82,28 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                         "busy host cannot stretch the idle between steps (docs/methodology.md); a CPU-bound fio "
                         "then leaves the rest of the host 5%% of the CPUs")
     add_run_directory_options(e, many=many)
+
+
+def _ocp_options(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("OCP tests (ocp-trim, ocp-idle-gc; docs/ocp.md gives each default's source)")
+    o.add_argument("--ocp-limit", type=float, default=OCP_LIMIT_PCT, metavar="PCT",
+                   help="largest change of mean and p99 read latency against the baseline that passes "
+                        f"(default: {OCP_LIMIT_PCT:g}, OCP TRIM-6/7)")
+    o.add_argument("--ocp-read-s", type=float, default=60.0, metavar="S",
+                   help="seconds of QD1 reads per phase, before time compression (default: 60)")
+    o.add_argument("--ocp-trim-size", default="1M", metavar="SIZE", help="ocp-trim: size of each deallocated range (default: 1M)")
+    o.add_argument("--ocp-trim-rate", type=float, default=10.0, metavar="N",
+                   help="ocp-trim: deallocations a second, 0 = as fast as the drive takes them (default: 10)")
+    o.add_argument("--ocp-burst-s", type=float, default=60.0, metavar="S",
+                   help="ocp-idle-gc: seconds of the random-write burst, before time compression (default: 60)")
+    o.add_argument("--ocp-settle-s", type=float, default=60.0, metavar="S",
+                   help="seconds with no IO before the baseline, before time compression (default: 60)")
+
+
+def _outlier_option(g) -> None:
+    g.add_argument("--outlier-ms", default=",".join(f"{t:g}" for t in OUTLIER_MS), metavar="MS[,MS...]",
+                   help="latency outliers: count the IOs slower than each of these response times (ms, up to 4; "
+                        "default: %(default)s, the OCP 2.7 Meta section as issue 32 quotes it; docs/report.md)")
 
 
 def add_run_directory_options(p, *, many: bool = False) -> None:
@@ -138,6 +149,13 @@ def _minutes(text: str) -> tuple[int, ...]:
         raise UserError(f"--xsr-minutes {text!r} is not three whole numbers: give e.g. 480,360,480") from None
 
 
+def _thresholds(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise UserError(f"--outlier-ms {text!r} is not a list of numbers: give e.g. 10,15") from None
+
+
 def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
     from ..engine.fio import default_ioengine
 
@@ -155,6 +173,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         realtime=bool(getattr(args, "realtime", False)),
         ocp_limit_pct=args.ocp_limit, ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
         ocp_trim_rate=args.ocp_trim_rate, ocp_burst_s=args.ocp_burst_s, ocp_settle_s=args.ocp_settle_s,
+        outlier_ms=_thresholds(getattr(args, "outlier_ms", "") or ",".join(map(str, OUTLIER_MS))),
     )
 
 

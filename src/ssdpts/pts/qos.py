@@ -92,3 +92,84 @@ def window_latency(measurements: Iterable[Measurement], percentiles: Iterable[fl
             pcts[float(p)] = min(v, max_ns) / 1e3 if max_ns else v / 1e3
     ios = sum(bins.values()) if bins else sum(m.ios for m in ms)
     return WindowLatency(len(ms), ios, mean_us, max_ns / 1e3, pcts)
+
+
+# ---- latency outliers: the IOs above a threshold, from fio's histogram ------------------------------
+# fio's json+ bins (stat.c plat_val_to_idx / plat_idx_to_val): a response time of fewer than 128 ns is
+# its own bin; above, a power of two [2^m, 2^(m+1)) is cut into 64 bins of 2^(m-6) ns, and fio names a
+# bin by its midpoint. The last bin (index 1855, from 2^33 + 63·2^27 ns, ~17.1 s) also holds every
+# slower IO: it has no upper edge. A threshold inside a bin cannot be placed exactly: the count above
+# it lies between the IOs from the edge above the threshold up (at least) and from the edge at or
+# below it up (at most); the step's exact maximum (fio's lat max) tightens both.
+FIO_PLAT_BITS = 6
+FIO_PLAT_LAST = 29 * 64 - 1  # fio's FIO_IO_U_PLAT_NR - 1
+FIO_LAST_LOW_NS = (1 << 33) + 63 * (1 << 27)  # the last bin's lower edge
+
+
+def fio_bin(value_ns: int) -> tuple[int, int | None]:
+    """[low, high) in ns of the fio histogram bin that holds ``value_ns`` (a bin's reported midpoint
+    or any response time); high is None for fio's last bin, open above."""
+    v = int(value_ns)
+    e = max(v.bit_length() - 1 - FIO_PLAT_BITS, 0)
+    if (v if e == 0 else (e + 1) * 64 + ((v >> e) & 63)) >= FIO_PLAT_LAST:
+        return FIO_LAST_LOW_NS, None
+    low = (v >> e) << e
+    return low, low + (1 << e)
+
+
+@dataclass(frozen=True, slots=True)
+class Outliers:
+    """The IOs slower than a threshold over some steps (each step counted from its own histogram and
+    maximum, then added): between ``at_least`` (IOs from ``edge_high_us`` up: certainly slower) and
+    ``at_most`` (IOs from ``edge_low_us`` up: possibly slower). ``at_most`` is the one a limit is
+    judged on: within it, the drive certainly had no more outliers than that."""
+
+    threshold_us: float
+    at_least: int
+    at_most: int
+    edge_low_us: float  # the edge of the bin holding the threshold, at or below it
+    edge_high_us: float | None  # the bin's upper edge (None: fio's open last bin)
+    steps: int
+
+    @property
+    def exact(self) -> bool:
+        return self.at_least == self.at_most
+
+    def text(self) -> str:
+        return f"{self.at_most:,}" if self.exact else f"{self.at_least:,}–{self.at_most:,}"
+
+
+def step_outliers(m: Measurement, threshold_ns: int) -> tuple[int, int] | None:
+    """(at least, at most) IOs of one step (reads and writes) slower than ``threshold_ns``; None
+    where the step has no histogram."""
+    bins = m.lat_bins_ns
+    if not bins:
+        return None if m.ios else (0, 0)
+    if m.lat_max_ns <= threshold_ns:
+        return 0, 0
+    low, high = threshold_edges(threshold_ns)
+    at_least = sum(n for b, n in bins.items() if high is not None and b >= high)
+    at_most = sum(n for b, n in bins.items() if b >= low)
+    return max(at_least, 1), at_most
+
+
+def threshold_edges(threshold_ns: int) -> tuple[int, int | None]:
+    """The bin edges around a threshold: IOs from ``low`` up may be slower than it, IOs from ``high``
+    up certainly are (low == high: the threshold is a bin edge, the count is exact; high None: the
+    threshold is in fio's open last bin)."""
+    low, high = fio_bin(threshold_ns + 1)  # the bin of the first response time above the threshold
+    return (low, low) if low == threshold_ns + 1 else (low, high)
+
+
+def outliers(measurements: Iterable[Measurement], threshold_us: float) -> Outliers | None:
+    """The IOs above ``threshold_us`` over the steps, each step counted by :func:`step_outliers`;
+    None where a step with IOs has no histogram."""
+    t = int(round(threshold_us * 1000))
+    low, high = threshold_edges(t)
+    least = most = steps = 0
+    for m in measurements:
+        c = step_outliers(m, t)
+        if c is None:
+            return None
+        least, most, steps = least + c[0], most + c[1], steps + 1
+    return Outliers(float(threshold_us), least, most, low / 1e3, None if high is None else high / 1e3, steps)

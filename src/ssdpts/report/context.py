@@ -33,6 +33,7 @@ class RunContext:
         self.host = run.manifest.host
         self.parts = run.summary.parts
         self.targets = targets
+        self.outlier_ms = self.spec.outlier_ms  # latency outlier thresholds (pts/qos.outliers)
         self.records: dict[tuple[str, str], list[StepRecord]] = defaultdict(list)
         for s in run.steps or ():
             self.records[(s.test, s.part)].append(s)
@@ -137,6 +138,13 @@ class RunContext:
     def window_steps(self, part: PartResult, key: str) -> list[StepRecord]:
         cells = self.cells_by_round(part)
         return [cells[r][key] for r in part.window_rounds if r in cells and key in cells[r]]
+
+    def cell_steps(self, part: PartResult, key: str) -> list[StepRecord]:
+        """A cell's steps in its window; for a part of one fixed round (the OCP tests' phases), its
+        step (the last, where a resumed round ran it twice)."""
+        if part.steady_state is not None:
+            return self.window_steps(part, key)
+        return [r for r in self.round_records(part) if r.key == key][-1:]
 
     def latency(self, part: PartResult, key: str) -> WindowLatency:
         """The response-time statistics of a cell over its window (pts/qos.py)."""

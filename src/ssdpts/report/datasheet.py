@@ -10,7 +10,11 @@ Targets file: CSV with a header line, ``#`` comments allowed::
     qd1_4k_read_p99999_us,1500,lower    # 99.999% at most 1.5 ms
 
 ``direction``: ``higher`` (the figure must be at least the limit; also ``min``, ``>=``) or
-``lower`` (at most; also ``max``, ``<=``). ``figure`` is one of :data:`FIGURES`.
+``lower`` (at most; also ``max``, ``<=``). ``figure`` is one of :data:`FIGURES`, or a latency
+outlier count ``<cell>_over_<T>ms`` (:data:`OUTLIER_CELLS`; any threshold T in ms): the IOs slower
+than T in the cell's window, judged on the upper bound of fio's histogram (pts/qos.outliers)::
+
+    qd1_4k_read_over_10ms,0,lower       # no QD1 4 KiB read slower than 10 ms
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import csv
 from dataclasses import dataclass
 import io
 from pathlib import Path
+import re
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from ..pts.qos import approx_max_note
+from ..pts.qos import approx_max_note, outliers
 from ..pts.tp import TpTable
 from ..pts.wsat import WsatTable
 from ..pts.workload import cell_key
@@ -72,6 +77,38 @@ FIGURES = (
     Figure("wsat_drop_pct", "WSAT drop from FOB to the steady level", "%", "lower", "wsat", "", "drop_pct"),
 )
 BY_ID = {f.id: f for f in FIGURES}
+# Latency outliers: the IOs slower than a threshold (ms) in a cell's window: (id prefix, label, part, cell key).
+OUTLIER_CELLS = (
+    ("qd1_4k_read", "QD1 RND 4KiB read", "lat", cell_key("rand", 4096, 100)),
+    ("qd1_4k_write", "QD1 RND 4KiB write", "lat", cell_key("rand", 4096, 0)),
+    ("rnd4k_read", "RND 4KiB read at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 100)),
+    ("rnd4k_write", "RND 4KiB write at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 0)),
+    ("ocp_trim_read", "OCP: QD1 reads beside deallocation", "ocp-trim", "trim"),
+    ("ocp_idle_gc_read", "OCP: QD1 reads after a write burst", "ocp-idle-gc-measure", "after-burst"),
+)
+OUTLIER_ID = re.compile(r"(?P<cell>[a-z0-9_]+?)_over_(?P<ms>[0-9]+(?:\.[0-9]+)?)ms")
+
+
+def outlier_figure(prefix: str, ms: float) -> Figure | None:
+    """The datasheet figure of a cell's IOs above ``ms`` (None: no such cell)."""
+    c = next((c for c in OUTLIER_CELLS if c[0] == prefix), None)
+    if c is None:
+        return None
+    return Figure(f"{prefix}_over_{ms:g}ms", f"{c[1]}: IOs slower than {ms:g} ms (at most)", "IOs", "lower",
+                  c[2], c[3], f"over_{ms:g}ms_most")
+
+
+def figure(fid: str) -> Figure | None:
+    """A datasheet figure by its id: one of FIGURES, or an outlier count <cell>_over_<T>ms."""
+    if fid in BY_ID:
+        return BY_ID[fid]
+    m = OUTLIER_ID.fullmatch(fid)
+    f = outlier_figure(m["cell"], float(m["ms"])) if m else None
+    return f if f is not None and f.id == fid else None
+
+
+def figure_ids() -> str:
+    return ", ".join(BY_ID) + ", " + ", ".join(f"{c[0]}_over_<T>ms" for c in OUTLIER_CELLS)
 DIRECTIONS = {"higher": "higher", "min": "higher", ">=": "higher", "at-least": "higher",
               "lower": "lower", "max": "lower", "<=": "lower", "at-most": "lower"}
 
@@ -108,8 +145,11 @@ def parse_targets(text: str, where: str = "targets") -> dict[str, Target]:
     for n, ln in lines[1:]:
         row = dict(zip(cols, (c.strip() for c in next(csv.reader(io.StringIO(ln))))))
         fid = row.get("figure", "")
-        if fid not in BY_ID:
-            raise UserError(f"{where} line {n}: unknown figure {fid!r}; the figures are: {', '.join(BY_ID)}")
+        f = figure(fid)
+        if f is None:
+            raise UserError(f"{where} line {n}: unknown figure {fid!r}; the figures are: {figure_ids()} "
+                            "(T: a threshold in ms, e.g. qd1_4k_read_over_10ms)")
+        fid = f.id
         try:
             limit = float(row.get("limit", "").replace(",", "").replace("_", ""))
         except ValueError:
@@ -138,6 +178,14 @@ def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, 
              "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
         return v, "", None, f"{len(tab.series)} samples"
     window = f"rounds {fmt_rounds(part.window_rounds)}" if part.window_rounds else "no window"
+    if f.stat.startswith("over_"):
+        steps = b.cell_steps(part, f.key)
+        o = outliers([s.measurement for s in steps], float(f.stat[5:-7]) * 1000)
+        if o is None or not steps:
+            return None, "", part.reached, window
+        where = window if part.window_rounds else f"the {f.key} phase"
+        return (float(o.at_most), "" if o.exact else f"at least {o.at_least:,}", part.reached,
+                f"{where}, {sum(s.measurement.ios for s in steps):,} IOs")
     if f.stat == "iops" and f.part == "iops":
         tab = part.table
         bs, pct = int(f.key.split("-")[1]), f.key.split("-")[2]
@@ -156,6 +204,19 @@ def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, 
     return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
 
 
+def figures(b: RunContext) -> list[Figure]:
+    """The datasheet's figures: FIGURES, then each outlier cell at the run's thresholds and at any
+    threshold the targets name."""
+    out = list(FIGURES)
+    named = [fid for fid in (b.targets or {}) if fid not in BY_ID]
+    for c in OUTLIER_CELLS:
+        run = [outlier_figure(c[0], ms) for ms in b.outlier_ms]
+        more = [figure(fid) for fid in named if fid.startswith(c[0] + "_over_")]
+        fs = {f.id: f for f in run + more if f is not None}
+        out += sorted(fs.values(), key=lambda f: float(f.stat[5:-7]))
+    return out
+
+
 def section(b: RunContext) -> Section:
     sec = Section("datasheet", "Datasheet", 2, None)
     compliant = not b.run.deviations
@@ -166,7 +227,7 @@ def section(b: RunContext) -> Section:
     if b.targets:
         cols += ["Target", "Δ vs target", "Verdict"]
     rows = []
-    for f in FIGURES:
+    for f in figures(b):
         v, flag, reached, window = value_of(b, f)
         if v is None and f.part not in b.parts and not (b.targets and f.id in b.targets):
             continue  # a test the run did not include
@@ -175,6 +236,8 @@ def section(b: RunContext) -> Section:
         ss = Cell("n/a" if reached is None else ("reached" if reached else "NOT reached"),
                   css="" if reached is None else ("ok" if reached else "bad"))
         text = fmt_value(v, f.unit) if f.unit != "%" else ("—" if v is None else f"{v:.1f}")
+        if f.unit == "IOs" and v is not None:
+            text = f"{v:,.0f}"
         row = [Cell(f.label), Cell(text + ("" if v is None else f" {f.unit}"), v, ref=ref, detail=detail, flag=flag,
                                    css="approx" if flag else ""),
                Cell(window), ss, Cell(comp_text, css="ok" if compliant else "warn")]
@@ -184,7 +247,8 @@ def section(b: RunContext) -> Section:
                 row += [Cell("—"), Cell("—"), Cell("")]
             else:
                 # css "given": a number from the targets file, not a measurement
-                row.append(Cell(f"{'≥' if t.better == 'higher' else '≤'} {fmt_value(t.limit, f.unit)}", t.limit,
+                limit = f"{t.limit:,.0f}" if f.unit == "IOs" else fmt_value(t.limit, f.unit)
+                row.append(Cell(f"{'≥' if t.better == 'higher' else '≤'} {limit}", t.limit,
                                 css="given"))
                 if v is None:
                     row += [Cell("—"), Cell("no value", css="bad")]

@@ -18,7 +18,7 @@ from ..device.target import Target
 from ..errors import UserError
 from ..measurement import Measurement
 from ..pts.registry import table_from_dict
-from ..pts.runspec import RunSpec
+from ..pts.runspec import OUTLIER_MS, RunSpec
 from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from ..pts.workload import Workload
@@ -273,6 +273,12 @@ class Settings:
     def data_pattern(self) -> str:
         """The data written; ssdpts always writes fio's random buffers unless a run says otherwise."""
         return str(self.doc.get("data_pattern") or self.extra.get("data_pattern") or DEFAULT_DATA_PATTERN)
+
+    @property
+    def outlier_ms(self) -> tuple[float, ...]:
+        """The latency outlier thresholds, ms (recorded only when not the default)."""
+        v = self.doc.get("outlier_ms")
+        return tuple(float(t) for t in v) if isinstance(v, (list, tuple)) and v else OUTLIER_MS
 
     def run_spec(self) -> RunSpec:
         """The RunSpec again (validated), to plan the parts of this run."""

@@ -4,7 +4,8 @@ fio's CPU use) whose cells link to their details."""
 
 from __future__ import annotations
 
-from ...pts.qos import QOS_PERCENTILES, approx_max_note, ios_needed, pct_label
+from ...measurement import Measurement
+from ...pts.qos import QOS_PERCENTILES, Outliers, approx_max_note, ios_needed, outliers, pct_label
 from ...pts.units import fmt_block_size
 from ...pts.workload import cell_key
 from ...results.records import NoWindow, PartResult, Series
@@ -186,6 +187,52 @@ def qos_table(ctx: RunContext, part: PartResult, keys: list[tuple[str, str]], ti
                       "and it reports each bin's midpoint: a percentile is known to ±0.8%. "
                       f"Grey '≈ max': fewer IOs than the percentile needs (10⁵ for 99.999%, "
                       f"{ios_needed(99.9999):,} for 99.9999%): the value is the slowest IOs, not the percentile.")
+
+
+OUTLIER_NOTE = ("IOs slower than each threshold (--outlier-ms; default 10 and 15 ms, the OCP 2.7 Meta section as "
+                "issue 32 quotes it, no spec text confirms them), reads and writes, counted step by step from fio's "
+                "json+ histogram and added. fio's bins are log-linear (64 per power of two, each at most 1/64 of its "
+                "value wide), so a threshold falls inside a bin: 'at least' counts the IOs from that bin's upper edge "
+                "up (certainly slower), 'at most' from its lower edge up (possibly slower); the step's exact maximum "
+                "tightens both (none above when the maximum is below the threshold, one when it is above). A limit "
+                "is judged on 'at most' (the datasheet, --targets): a pass is then certain.")
+
+
+def outlier_table(ctx: RunContext, tid: str, title: str, rows: list[tuple[str, str, list[Measurement]]]) -> Table | None:
+    """Per row (label, reference prefix "part:cell", its steps' measurements) the IOs above each of
+    the run's outlier thresholds (pts/qos.outliers): at least and at most, the bin edges in the header."""
+    counts: list[tuple[str, str, int, list[Outliers | None]]] = []
+    for label, ref, ms in rows:
+        counts.append((label, ref, sum(m.ios for m in ms), [outliers(ms, t * 1000) for t in ctx.outlier_ms]))
+    if not counts:
+        return None
+    cols, edges = ["Cell", "IOs"], []
+    for t in ctx.outlier_ms:
+        o = outliers([], t * 1000)
+        high = "open" if o.edge_high_us is None else f"{o.edge_high_us / 1e3:.4g} ms"
+        cols += [f"> {t:g} ms: at least", "at most"]
+        edges.append(f"{t:g} ms: IOs from {high} up (at least), from {o.edge_low_us / 1e3:.4g} ms up (at most)"
+                     if o.edge_high_us != o.edge_low_us else f"{t:g} ms: a bin edge, counted exactly")
+    out = []
+    for label, ref, ios, per in counts:
+        row = [Cell(label), Cell(f"{ios:,}", float(ios), ref=f"{ref}:ios")]
+        for t, o in zip(ctx.outlier_ms, per):
+            if o is None:
+                row += [Cell("n/a"), Cell("n/a")]
+                continue
+            row += [Cell(f"{o.at_least:,}", float(o.at_least), ref=f"{ref}:over_{t:g}ms_least"),
+                    Cell(f"{o.at_most:,}", float(o.at_most), ref=f"{ref}:over_{t:g}ms_most",
+                         css="bad" if o.at_most else "ok")]
+        out.append(row)
+    return Table(tid, title, cols, out, note=OUTLIER_NOTE + " Here: " + "; ".join(edges) + ".")
+
+
+def window_outliers(ctx: RunContext, part: PartResult, keys: list[tuple[str, str]], tid: str, title: str) -> list:
+    """The outlier table of a part's cells over its measurement window."""
+    t = outlier_table(ctx, tid, title + ctx.ss_suffix(part),
+                      [(label, f"{part.id}:{key}", [s.measurement for s in ctx.window_steps(part, key)])
+                       for key, label in keys])
+    return [t] if t else []
 
 
 def cpu_table(ctx: RunContext, part: PartResult, keys: list[tuple[str, str]], tid: str, title: str,

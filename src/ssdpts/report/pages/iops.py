@@ -9,7 +9,7 @@ from ...pts.workload import cell_key
 from ...results.records import PartResult
 from ..context import RunContext
 from ..doc import Cell, Plot, Table
-from .common import cell_refs, cpu_table, qos_table, three_sections, tracking
+from .common import cell_refs, cpu_table, qos_table, three_sections, tracking, window_outliers
 
 QOS_CELLS = ((100, "RND 4KiB 100/0"), (65, "RND 4KiB 65/35"), (0, "RND 4KiB 0/100"))
 
@@ -84,6 +84,7 @@ def results(ctx: RunContext, part: PartResult, table: IopsTable) -> list:
                 if ctx.window_steps(part, k)]
     if qos_keys:
         out.append(qos_table(ctx, part, qos_keys, f"{sid}-qos", f"Response-time QoS at {ctx.toio('iops')} (µs)"))
+        out += window_outliers(ctx, part, qos_keys, f"{sid}-outliers", f"Latency outliers at {ctx.toio('iops')}")
     out += cpu_table(ctx, part, [(cell_key("rand", bs, m.split("/")[0]), "") for bs in bss for m in mixes],
                      f"{sid}-cpu", "fio CPU utilisation per cell (usr + sys, %)" + suffix, matrix=(bss, mixes))
     return out

@@ -15,7 +15,7 @@ from ...results.records import PartResult, StepRecord
 from ..context import RunContext
 from ..doc import Cell, Plot, Table
 from ..fmt import fmt_value
-from .common import cell_refs, cpu_table, qos_table, three_sections
+from .common import cell_refs, cpu_table, qos_table, three_sections, window_outliers
 
 TABLES = (("mean", "lat-mean-us", "Average response time (µs)"),
           ("p5", "lat-p99999-us", "99.999% (five nines) response time (µs), pooled over the window"),
@@ -115,6 +115,7 @@ class Results:
         cells = [(key(bs, m), f"RND {fmt_block_size(bs)} {m}") for m in mixes for bs in sorted(bss, reverse=True)
                  if (bs, m) in self.at]
         out.append(qos_table(self.ctx, self.part, cells, f"{pid}-qos", "Response-time QoS, TC 1 / QD 1 (µs)"))
+        out += window_outliers(self.ctx, self.part, cells, f"{pid}-outliers", "Latency outliers, TC 1 / QD 1")
         out.append(self.plot3d())
         out += self.histogram_plots()
         out += cpu_table(self.ctx, self.part, cells, f"{pid}-cpu", "fio CPU utilisation per cell (usr + sys, %)")

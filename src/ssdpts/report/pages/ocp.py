@@ -11,6 +11,7 @@ from ...pts.ocp import OcpTable
 from ..context import RunContext
 from ..doc import Alert, Cell, Plot, Section, Table
 from ..fmt import fmt_value
+from .common import outlier_table
 from .extended import ss_sections
 
 SOURCES = [
@@ -86,6 +87,11 @@ def sections(ctx: RunContext, pids: list[str]) -> list:
             continue
         sec.blocks.append(verdict_alert(tab))
         sec.blocks.append(phase_table(pid, tab))
+        outl = outlier_table(ctx, f"{pid}-outliers", "Latency outliers per phase",
+                             [(p.label, f"{pid}:{p.cell}", [s.measurement for s in ctx.cell_steps(part, p.cell)])
+                              for p in tab.phases])
+        if outl:
+            sec.blocks.append(outl)
         names = [p.label.split(":")[0] for p in tab.phases]
         sec.blocks.append(Plot(f"{pid}-bars", "Read latency: baseline and under interference",
                                "Mean, p99 and p99.9 read latency of each phase.", "grouped_bars",
