@@ -226,6 +226,8 @@ def test_other_host_lost_mid_run_then_resumed(other_host, tmp_path):
     assert r.returncode == 0, r.stderr
     man = _remote_shape(run, h)
     assert man["resumptions"][0]["steps_kept"] >= kept * LAT_STEPS and not h.agents()
+    # before and after the resumption, every step released by the gate on the other host (issue 31)
+    assert {s.get("session", 0) for s in _gated_steps(run, h)} == {0, 1}
 
 
 # ---- the step gate on the device's host (issue 31) ------------------------------------------------
@@ -328,5 +330,5 @@ def test_hir_on_another_host_keeps_its_idles_by_the_gate_there(other_host, tmp_p
         assert s["timeline"]["clock"]["host"] == "h"
         assert b["idle_ms"] > 0.95 * b["planned_idle_ms"], b  # never short of its planned idle
         assert analysis.unplanned_idle_ms(b) <= max(allowed, 0.05 * b["planned_idle_ms"]), (allowed, b)
-    recompute_and_compare(run)
+    assert not integrity.check(run).problems
     assert not h.agents()
