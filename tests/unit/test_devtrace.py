@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 from pathlib import Path
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -215,3 +218,21 @@ def test_parse_chunk_reads_what_a_plain_reading_reads(recorded):
     ref = [e for e in map(parse_line, lines) if e is not None]
     assert len(ref) > 10000
     assert list(zip(t.tolist(), kind.tolist())) == ref
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="real-time priority needs root")
+def test_the_tracing_child_cannot_hold_a_cpu_at_real_time_priority():
+    """The child runs at SCHED_FIFO so that its windows open on time on a busy host; the kernel's
+    RLIMIT_RTTIME bounds that: a loop that ran 50 ms without blocking is dropped to normal priority
+    (and would be killed at 200 ms), instead of starving the CPU it runs on."""
+    code = ("import os, sys, time\n"
+            "from ssdpts.engine import devtrace_child as c\n"
+            "c._priority()\n"
+            "print(os.sched_getscheduler(0) == os.SCHED_FIFO, flush=True)\n"
+            "t = time.monotonic()\n"
+            "while time.monotonic() - t < 0.4:\n"
+            "    pass\n"
+            "print(os.sched_getscheduler(0) == os.SCHED_OTHER, flush=True)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stdout.split() == ["True", "True"], (r.stdout, r.stderr)
+    assert "over its real-time budget" in r.stderr

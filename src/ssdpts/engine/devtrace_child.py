@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+import resource
 import select
 import signal
 import sys
@@ -19,6 +20,10 @@ TICK_S = 0.01  # while tracing is on, what it holds is read this often
 START_TICK_S = 0.002  # while a released step's first IO is awaited, the kernel's event count is read this often
 TAIL_NS = int(TAIL_S * 1e9)
 RT_PRIORITY = 2  # SCHED_FIFO, above a --realtime run's fio (engine/rtsched.py: 1)
+# The kernel's own bound on that priority (RLIMIT_RTTIME: CPU time at real-time priority without a
+# blocking call, in µs): a loop that ran away would get SIGXCPU after 50 ms (and be dropped to normal
+# priority) and SIGKILL after 200 ms, instead of holding a CPU. Its work never runs 3 ms unblocked.
+RT_SOFT_US, RT_HARD_US = 50_000, 200_000
 WORK_S = 0.003  # catching up on a backlog: at most this much reading and reducing per TICK_S
 IDLE_S = 1.0  # with no window and nothing to read, it sleeps until the next window, this long at most
 CHUNK_BYTES = 256 * 1024  # read and reduced at a time (~2,500 events, a few ms)
@@ -93,18 +98,27 @@ class _Instance:
                 time.sleep(0.05)
 
 
+def _demote(_sig, _frame) -> None:  # pragma: no cover - child
+    """SIGXCPU: the child ran RT_SOFT_US at real-time priority without blocking; it goes on at
+    normal priority (late windows are marked by the parent, a held CPU would not be)."""
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    sys.stderr.write("ssdpts devtrace: over its real-time budget, at normal priority from now on\n")
+
+
 def _priority() -> None:  # pragma: no cover - child
     """It must switch its windows on time on a busy host: at real-time priority (SCHED_FIFO,
     above fio's own under --realtime). Measured on the CI machine's 2 CPUs with fio at 700k IOPS on
     zram: a process at nice -10 — even in a session and scheduling group of its own — waited on the
     run queue for up to 8 s at a time (its 10-ms timeouts returned seconds late; windows opened
     after the steps had ended); at SCHED_FIFO its wake-ups were at most 1 ms late. Its work is
-    bounded (WORK_S of every TICK_S at most while catching up), so it cannot hold a CPU. Without
-    the privilege: nice -10."""
+    bounded (WORK_S of every TICK_S at most while catching up), and the kernel bounds it too
+    (RLIMIT_RTTIME), so it cannot hold a CPU. Without the privilege: nice -10."""
     try:
+        signal.signal(signal.SIGXCPU, _demote)
+        resource.setrlimit(resource.RLIMIT_RTTIME, (RT_SOFT_US, RT_HARD_US))
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
         return
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, ValueError):
         pass
     try:
         os.nice(-10)
