@@ -652,3 +652,27 @@ def test_log_axes_have_at_least_three_labels_inside_their_range(lo, ratio):
     ticks = log_ticks(lo, hi)
     assert 3 <= len(ticks) <= 13, (lo, hi, ticks)
     assert ticks == sorted(ticks) and all(lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9) for t in ticks), (lo, hi, ticks)
+
+
+def test_wsat_reference_beside_the_measured_figures():
+    """A device described with a reference (the reference SSD's refssd params) gets its figures
+    beside the measured ones on the WSAT page: FOB = the first sample, steady = the last 5 samples,
+    GC onset = the capacity written before the first sample below 98% of the first; no WA without
+    the drive's media writes; no table without a reference."""
+    from ssdpts.pts.wsat import WsatSample, WsatTable
+    from ssdpts.report.pages.wsat import reference_table
+
+    iops = [8000.0, 7990.0, 7600.0, 3000.0, 2700.0, 2700.0, 2650.0, 2700.0]
+    series = tuple(WsatSample(i + 1, v, 0.1 * (i + 1), 0.5 * (i + 1), 100.0, 900.0, None, 1000.0 + i)
+                   for i, v in enumerate(iops))
+    tab = WsatTable(series, 0.8, 4.0, (4, 5, 6, 7, 8), 2690.0)
+    ref = {"fob_4k_write_iops": 8000, "gc_starts_after_capacity_written": 1.2, "steady_wa_greedy_mean_field": 2.6,
+           "steady_4k_write_iops": 2694, "documentation": "docs/reference-ssd.md"}
+    t = reference_table("wsat", ref, tab)
+    rows = {r[0].text: r for r in t.rows}
+    assert [c.value for c in rows["FOB 4 KiB write IOPS (first sample)"][1:3]] == [8000.0, 8000.0]
+    assert rows["steady 4 KiB write IOPS (last 5 samples)"][2].value == 2690.0
+    assert rows["steady 4 KiB write IOPS (last 5 samples)"][3].text == f"{2690 / 2694 - 1:+.1%}"
+    assert rows["GC onset, capacity written (× user capacity)"][2].value == 1.0  # sample 3 (7,600) is the first < 98%
+    assert rows["steady write amplification"][2].text == "not measured"
+    assert reference_table("wsat", None, tab) is None

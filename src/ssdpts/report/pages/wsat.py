@@ -60,6 +60,9 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
                         f"drive fills; FOB (first sample) {fmt_value(series[0].iops, 'IOPS')} IOPS; last 5 samples "
                         f"(minutes {fmt_rounds(tab.final_window_minutes)}) average "
                         f"{fmt_value(tab.final_window_iops, 'IOPS')} IOPS"])]
+    ref = reference_table(pid, ctx.description().get("reference"), tab)
+    if ref is not None:
+        out.append(ref)
     tx, unit, div, xlabel = time_axis(ctx, tab)
     notes = "sample "  # hover: "sample 7" (samples are numbered from 1, one per step)
     iops = [s.iops for s in series]
@@ -104,6 +107,43 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
     out += pts2_blocks(ctx, part, tab)
     out.append(samples_table(pid, tab, {r.index: r.measurement.ios for r in recs}))
     return out
+
+
+REFERENCE_NOTE = ("Reference: what the drive's own geometry and timings imply (the --describe file's reference, "
+                  "e.g. refssd params for the reference SSD, docs/reference-ssd.md). No pass/fail: the reference's "
+                  "rates assume every die busy, which the host's queue depth may not keep; GC onset measured as the "
+                  "capacity written before the first sample below 98% of the first; write amplification needs the "
+                  "drive's physical media writes (telemetry).")
+
+
+def reference_table(pid: str, ref, tab: WsatTable) -> Table | None:
+    """The figures the device description's reference predicts beside the ones measured: FOB and
+    steady 4 KiB write IOPS, GC onset (capacity written), steady write amplification."""
+    if not isinstance(ref, dict):
+        return None
+    series = tab.series
+    onset = next((i for i, s in enumerate(series) if s.iops < 0.98 * series[0].iops), None)
+    fills = [s.drive_fills for s in series]
+    measured = {
+        "fob_4k_write_iops": ("FOB 4 KiB write IOPS (first sample)", series[0].iops, "IOPS"),
+        "steady_4k_write_iops": ("steady 4 KiB write IOPS (last 5 samples)", tab.final_window_iops, "IOPS"),
+        "gc_starts_after_capacity_written": (
+            "GC onset, capacity written (× user capacity)",
+            None if onset is None or None in fills else (fills[onset - 1] if onset else 0.0), ""),
+        "steady_wa_greedy_mean_field": ("steady write amplification", None, ""),
+    }
+    rows = []
+    for key, (label, value, unit) in measured.items():
+        r = ref.get(key)
+        if not isinstance(r, (int, float)):
+            continue
+        delta = f"{value / r - 1:+.1%}" if value is not None and r else "—"
+        rows.append([Cell(label), Cell(fmt_value(float(r), unit), float(r)),
+                     Cell("not measured" if value is None else fmt_value(value, unit), value), Cell(delta)])
+    if not rows:
+        return None
+    return Table(f"{pid}-reference", "WSAT against the device's reference", ["Figure", "Reference", "Measured", "Δ"],
+                 rows, note=REFERENCE_NOTE)
 
 
 def pts2_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
