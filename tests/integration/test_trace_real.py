@@ -270,7 +270,26 @@ def test_a_replay_purge_that_erases_nothing_fails_the_run(make_loop, tmp_path, m
         assert doc["runs"] == [] and doc["precondition"] is None
         assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
         monkeypatch.setattr(purge.DiscardPurge, "run", real_run)
-        _store, doc = start_replay(spec, log, open_target(dev), executor=executor, out_dir=tmp_path / "good", confirm=dev)
+        store, doc = start_replay(spec, log, open_target(dev), executor=executor, out_dir=tmp_path / "good", confirm=dev)
+        # the run is over: its device trace with it, not for as long as this process lives
+        assert not _my_tracing_children()
+        assert json.loads((store.path / "manifest.json").read_text())["boundary_source"]["source"] in (
+            "block layer", "fio timeline")
     finally:
         executor.close()
     assert doc["purge"]["method"] == "discard" and len(doc["runs"]) == 3 and doc["precondition"]["method"] == "wipc"
+
+
+def _my_tracing_children() -> list[int]:
+    """This process's live device-trace children (engine/devtrace_child.py)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            stat = (d / "stat").read_text()
+            cmd = (d / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"devtrace_child" in cmd:
+            out.append(int(d.name))
+    return out

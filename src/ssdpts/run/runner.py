@@ -154,15 +154,23 @@ def execute(ctx: RunContext) -> dict:
     finally:
         # Nothing started ahead may outlive the run (an interrupt between two rounds, a failure).
         ctx.executor.cancel_ahead()
-        close = getattr(ctx.executor, "close", None)  # the device's block trace (engine/devtrace.py)
-        if close is not None:
-            close()
-            try:  # what the trace saw and cost, now that it has ended
-                store.update_manifest(boundary_source=ctx.executor.boundary_source())
-            except (RunFailed, UserError, OSError):
-                pass
+        close_trace(ctx.executor, store)
         # The run no longer writes: let 'resume' (also from this same process) take the directory.
         store.unlock()
+
+
+def close_trace(executor, store: RunStore) -> None:
+    """The run is over: the executor's device trace stopped (engine/devtrace.py: its child would
+    otherwise trace the device for as long as this process lives), and what it saw and cost
+    recorded in the manifest."""
+    close = getattr(executor, "close", None)
+    if close is None:
+        return
+    close()
+    try:
+        store.update_manifest(boundary_source=executor.boundary_source())
+    except (RunFailed, UserError, OSError):
+        pass
 
 
 def _close(progress: ProgressSink) -> None:

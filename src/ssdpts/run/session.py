@@ -23,7 +23,7 @@ from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
 from ssdpts.results.analysis import kept_sessions
 from ssdpts.errors import HostLost, Interrupted, UserError
-from ssdpts.run.runner import RunContext, execute
+from ssdpts.run.runner import RunContext, close_trace, execute
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
 from ssdpts.results import integrity
@@ -211,8 +211,11 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
         try:
             side.set_run_dir(str(store.path))
             store_device_files(store, got.raw, manifest)
-            with outcome_recorded(store, manifest["deviations"], render_partial):
-                doc = body(store, target, side, got.info)
+            try:
+                with outcome_recorded(store, manifest["deviations"], render_partial):
+                    doc = body(store, target, side, got.info)
+            finally:
+                close_trace(executor, store)
         finally:
             store.unlock()
         return store, doc
