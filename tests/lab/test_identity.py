@@ -75,7 +75,7 @@ def test_devices_lists_every_drive_with_its_serial_and_size(lab):
     assert res.rc == 0, res.stderr
     rows, head = {}, None
     for line in res.stdout.splitlines():
-        cells = [c.strip() for c in line.split("│")[1:-1]]
+        cells = [c.strip() for c in line.replace("┃", "│").split("│")[1:-1]]  # rich draws the header with ┃
         if cells and cells[0] == "device":
             head = cells
         elif cells and cells[0].startswith("/dev/"):
