@@ -231,8 +231,11 @@ def run_one(test: str, dev: str, tmp_path: Path, **opts) -> Path:
 # The CI set: each test once or twice, on its own, in well under a minute (the four together on
 # both devices, ~6 min on a loaded 2-core machine, are the slow tests below).
 # HIR and XSR on zram run through the command in test_extended_resume_compare.py (interrupted,
-# resumed, run again and compared); here each of the four on the device the command tests do not use.
-@pytest.mark.parametrize("test,device", [("hir", "loop"), ("xsr", "loop"), ("cbw", "loop"), ("dirth", "zram")])
+# resumed, run again and compared); here each of the four on the device the command tests do not use
+# (CBW and DIRTH, ~50 s each, there in make test-full: CI runs them through the command above).
+@pytest.mark.parametrize("test,device", [("hir", "loop"), ("xsr", "loop"),
+                                         pytest.param("cbw", "loop", marks=pytest.mark.slow),
+                                         pytest.param("dirth", "zram", marks=pytest.mark.slow)])
 def test_each_extended_test_on_the_other_device(test, device, make_zram, make_loop, tmp_path):
     dev = make_zram(256 * 2**20) if device == "zram" else make_loop("256M")
     run = run_one(test, dev, tmp_path)
