@@ -88,3 +88,34 @@ def test_guard_on_a_file_target(tmp_path):
         assert "not the file ssdpts created there" in c.unsafe_reasons()[0]
         path.unlink()
         assert c.unsafe_reasons() == [f"{t.path} was deleted during the run"]
+
+
+def test_a_replaced_file_target_does_not_keep_its_old_identity_locked(tmp_path):
+    """A file target is locked by its identity (device and inode) too. When a run's target is
+    replaced (its file-recreate purge: a new file at the path), the old inode number is the
+    filesystem's to give to any new file — seen in CI, another run's new target got it and was
+    refused as 'in use'. The run gives the old identity up (rekey), and a lock whose holder's file
+    has another identity now is not in use by it; the same file through another name still is."""
+    a = tmp_path / "a.img"
+    a.write_bytes(b"\0" * 4096)
+    first = Claim(open_target(str(a))).acquire(run_dir=tmp_path / "runs" / "a")
+    try:
+        c = tmp_path / "c.img"
+        os.link(a, c)  # the same file under another name: in use
+        with pytest.raises(UserError, match="in use by the ssdpts run"):
+            Claim(open_target(str(c))).acquire()
+        # the run's target replaced (as its purge does): a.img is a new file; c.img keeps the old inode
+        new = tmp_path / "a.new"
+        new.write_bytes(b"\0" * 4096)
+        os.replace(new, a)
+        old_key = next(k for k, _ in Claim(open_target(str(c))).keys if k.startswith("inode-"))
+        assert (lock_dir() / f"{old_key}.lock").exists()  # still held: the run has not rekeyed yet
+        second = Claim(open_target(str(c))).acquire()  # ... but its holder's file is another now
+        second.release()
+        first.rekey()
+        assert not (lock_dir() / f"{old_key}.lock").exists()  # given up
+        assert any(k.startswith("inode-") and k != old_key for k, _ in first.keys)  # the new file's, held
+        with pytest.raises(UserError, match="in use by the ssdpts run"):
+            Claim(open_target(str(a))).acquire()
+    finally:
+        first.release()

@@ -39,6 +39,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -67,6 +68,22 @@ def _flock_briefly(fd: int, tries: int = 5) -> None:
             time.sleep(0.02)
 
 
+def _stale_identity(key: str, holder) -> bool:
+    """A file's identity lock ("inode-MAJ_MIN_INO") whose holder's file has another identity now:
+    the holder's target was replaced (a file-recreate purge; a user's rm and cp) and the filesystem
+    gave its inode number to a new file — the one being locked here. Not the holder's file, so not
+    in use by it. Any doubt (no holder target, the target unreadable) keeps the lock held."""
+    if not key.startswith("inode-") or not holder.target:
+        return False
+    try:
+        st = os.stat(holder.target)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):  # a loop device's backing file: its holder's target is the loop device
+        return False
+    return key != locks._inode_key(locks.stack.file_id_of(st), holder.target)[0]
+
+
 class Claim:
     """The locks and (block devices) the kernel claim on one target. Use as a context manager, or
     call :meth:`acquire` and :meth:`release` (idempotent)."""
@@ -91,17 +108,28 @@ class Claim:
         self._take_locks(self.keys)
 
     def rekey(self) -> None:
-        """Also lock what the target rests on now (a file target recreated by its purge is a new
-        file: its identity is locked from now on too). Nothing is given up."""
+        """Lock what the target rests on now: a file target recreated by its purge is a new file, its
+        identity locked from now on. The replaced file's identity is given up: its inode number is
+        free for the filesystem to give to any new file (another run's target among them), which must
+        not then be 'in use' by this run."""
         if not self._lock_fds:
             return
-        new = [k for k in lock_keys(self.target) if k not in self.keys]
+        now = lock_keys(self.target)
+        new = [k for k in now if k not in self.keys]
         if new:
             try:
                 self._take_locks(new, keep=True)
             except UserError as exc:
                 raise DeviceUnsafe(str(exc)) from None
-            self.keys = [*self.keys, *new]
+        gone = {f"{key}.lock" for key, _what in self.keys if key.startswith("inode-") and (key, _what) not in now}
+        for fd, path in [x for x in self._lock_fds if x[1].name in gone]:
+            self._lock_fds.remove((fd, path))
+            try:
+                os.unlink(path)  # while still locked, as unlock does
+            except OSError:
+                pass
+            os.close(fd)
+        self.keys = [k for k in self.keys if f"{k[0]}.lock" not in gone] + new
 
     def _take_locks(self, keys: list[tuple[str, str]], keep: bool = False) -> None:
         directory = lock_dir()
@@ -114,6 +142,9 @@ class Claim:
                 except BlockingIOError:
                     holder = _read_holder(fd)
                     os.close(fd)
+                    if _stale_identity(key, holder):
+                        fd = -1  # not held by us, not in use by the holder: its file is another now
+                        break
                     if not keep:
                         self.unlock()
                     t = self.target
@@ -129,7 +160,8 @@ class Claim:
                 except FileNotFoundError:
                     pass
                 os.close(fd)
-            self._lock_fds.append((fd, path))
+            if fd >= 0:
+                self._lock_fds.append((fd, path))
         self._write_record()
 
     def claim_device(self) -> None:
