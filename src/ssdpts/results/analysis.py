@@ -332,7 +332,10 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
     gap_ms = float(device_ms) if device_ms is not None else recorded_ms
     idle, overlap = max(gap_ms, 0.0), max(-gap_ms, 0.0)
     # A planned idle after the previous step (HIR) is part of the test, not a delay: the limit
-    # holds for the idle beyond it, and an idle shorter than planned is flagged as well.
+    # holds for the idle beyond it, and for an idle shorter than planned as well. (The gate times a
+    # planned idle from the end of the step's run time, counted from when it released the step, so
+    # that hearing the end late does not lengthen it; fio starts its clock a little after that, so
+    # on a loaded host an idle comes out a few ms short: 1998.4 of 2,000 ms was seen in CI.)
     planned = float(prev.get("planned_idle_after_s") or 0.0) * 1000.0
     allowed_overlap = 0.0 if _qd1(prev) or _qd1(rec) else \
         float((prev.get("measurement") or {}).get("lat_max_ns") or 0.0) / 1e6
@@ -342,8 +345,8 @@ def boundary(prev: dict | None, rec: dict) -> dict | None:
         if idle - planned > IDLE_LIMIT_MS + res:
             why.append(f"idle {idle:.1f} ms > {IDLE_LIMIT_MS:g} ms" if not planned else
                        f"idle {idle:.1f} ms > the planned {planned:.0f} ms + {IDLE_LIMIT_MS:g} ms")
-        if planned and idle < planned - res:
-            why.append(f"idle {idle:.1f} ms < the planned {planned:.0f} ms")
+        if planned and idle < planned - IDLE_LIMIT_MS - res:
+            why.append(f"idle {idle:.1f} ms < the planned {planned:.0f} ms − {IDLE_LIMIT_MS:g} ms")
         if overlap > allowed_overlap + res:
             why.append(f"overlap {overlap:.1f} ms > {allowed_overlap:.1f} ms"
                        + (" (a TC1/QD1 step)" if allowed_overlap == 0 else " (the previous step's drain)"))
