@@ -59,6 +59,7 @@ def _round_fails(tmp_path: Path, monkeypatch) -> tuple[str, float]:
     time.sleep(0.2)
     r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert not r.stdout.strip(), "fio or a hook shell of this batch is still running"
+    ex.close()  # its device trace
     return str(exc.value), took
 
 
@@ -79,6 +80,7 @@ def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
     time.sleep(0.2)
     r = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert not r.stdout.strip()
+    ex.close()
 
 
 

@@ -63,6 +63,7 @@ def run_wait_states(dev: str, step_s: float, bursts: int, wait_states: int, tmp:
         act.stop()
         out.append({"steps": [s for rs in mine for s in rs], "activity": act, "jobs": jobs,
                     "timelines": timelines[-sum(len(rs) for rs in mine):]})
+    ex.close()  # the device trace ends with the runs, as a run's does
     return out
 
 
