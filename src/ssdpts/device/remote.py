@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .. import errors
 from ..errors import HostLost, UserError
@@ -97,38 +97,31 @@ class RemoteSide(DeviceSide):
         return HostLost(f"the ssdpts agent on {self.name} went away during {when} ({why}"
                         f"{': ' + said[-300:] if said else ''})")
 
-    def _read(self, when: str, log: Log | None = None, rid: int | None = None) -> dict:
+    def _messages(self) -> Iterator[dict]:
+        """The agent's messages as they come, until its stream ends; lines that are not the agent's
+        (a login banner of the remote shell) skipped."""
         while True:
             line = self._proc.stdout.readline() if self._proc.stdout else ""
             if not line:
-                raise self._gone(when)
+                return
             try:
                 msg = json.loads(line)
             except ValueError:
-                continue  # not the agent's (a login banner of the remote shell): skip it
-            if not isinstance(msg, dict):
                 continue
-            if "log" in msg:
-                if log is not None:
-                    log(str(msg["log"]))
-                continue
-            if rid is not None and msg.get("id") != rid:
-                continue  # the late answer of a request this side stopped waiting for (interrupted)
-            return msg
+            if isinstance(msg, dict):
+                yield msg
+
+    def _read(self, when: str) -> dict:
+        """The next message (the agent's hello, before the reader thread owns the stream)."""
+        msg = next(self._messages(), None)
+        if msg is None:
+            raise self._gone(when)
+        return msg
 
     def _dispatch(self) -> None:
         """The reader thread: every message to whoever waits for it, until the stream ends."""
         try:
-            while True:
-                line = self._proc.stdout.readline() if self._proc.stdout else ""
-                if not line:
-                    break
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue  # not the agent's (a login banner of the remote shell): skip it
-                if not isinstance(msg, dict):
-                    continue
+            for msg in self._messages():
                 if "gate" in msg:
                     handler = self._on_gate
                     if handler is not None:
