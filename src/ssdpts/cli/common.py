@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from ssdpts.run.cpus import check_list
 from ..errors import UserError
-from ..pts.runspec import (CHOICES, HIR_BURSTS, OCP_LIMIT_PCT, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS, WSAT_PATTERNS,
-                           XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
+from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_LIMIT_PCT, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
+                           WSAT_PATTERNS, XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
 
@@ -50,6 +50,11 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     g.add_argument("--ar-amount", metavar="SIZE", help="client: the test active range amount the segments hold "
                    "(PTS-C 1.x: 8G or 16G; default: the whole active range)")
     _outlier_option(g)
+    g.add_argument("--latmon-ms", default=",".join(map(str, LATMON_MS)), metavar="A,B,C,D|off",
+                   help="OCP latency monitor (NVMe drives with log page C3h; docs/ocp.md): set these four thresholds "
+                        "(ms, 5-ms steps) before each test and report the drive's bucket counts and worst latencies "
+                        "after it; the configuration found is set again at the end (default: %(default)s; off: not "
+                        "used)")
     x = p.add_argument_group("extended tests (HIR, XSR, CBW/ECW, DIRTH; [?] = not confirmed by a source, disclosed)")
     x.add_argument("--hir-bursts", type=int, default=HIR_BURSTS, metavar="N",
                    help=f"HIR: 5-s write bursts per wait state and 5-s samples per return to baseline (default: {HIR_BURSTS})")
@@ -156,6 +161,15 @@ def _thresholds(text: str) -> tuple[float, ...]:
         raise UserError(f"--outlier-ms {text!r} is not a list of numbers: give e.g. 10,15") from None
 
 
+def _latmon(text: str) -> tuple[int, ...]:
+    if text.strip().lower() in ("off", "none", ""):
+        return ()
+    try:
+        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise UserError(f"--latmon-ms {text!r} is not four whole numbers of ms: give e.g. 10,15,30,100, or off") from None
+
+
 def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
     from ..engine.fio import default_ioengine
 
@@ -174,6 +188,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         ocp_limit_pct=args.ocp_limit, ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
         ocp_trim_rate=args.ocp_trim_rate, ocp_burst_s=args.ocp_burst_s, ocp_settle_s=args.ocp_settle_s,
         outlier_ms=_thresholds(getattr(args, "outlier_ms", "") or ",".join(map(str, OUTLIER_MS))),
+        latmon_ms=_latmon(getattr(args, "latmon_ms", None) or ",".join(map(str, LATMON_MS))),
     )
 
 

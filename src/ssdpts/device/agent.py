@@ -77,6 +77,21 @@ class _Agent:
             raise UserError("no telemetry source: the controller must send 'telemetry' first")
         return src.snapshot()
 
+    def op_latmon(self, req: dict) -> dict:
+        mon = self._side().start_latmon(tuple(req.get("thresholds_ms") or ()))
+        return {"available": mon.available, "reason": mon.reason, "describe": mon.describe()}
+
+    def op_latmon_arm(self, _req: dict) -> dict | None:
+        mon = self._side().latmon
+        return mon.arm() if mon is not None else None
+
+    def op_latmon_collect(self, _req: dict) -> dict | None:
+        mon = self._side().latmon
+        return mon.collect() if mon is not None else None
+
+    def op_latmon_finish(self, _req: dict) -> dict | None:
+        return self._side().finish_latmon()
+
     def op_write_cache(self, req: dict) -> list:
         return list(self._side().apply_write_cache(req["want"], req.get("info")))
 

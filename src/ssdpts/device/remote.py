@@ -207,6 +207,21 @@ class RemoteSide(DeviceSide):
     def start_telemetry(self, info: dict | None) -> "RemoteTelemetry":
         return RemoteTelemetry(self, self._call("telemetry", info=info))
 
+    def start_latmon(self, thresholds_ms: tuple) -> "RemoteLatmon":
+        """The drive's latency monitor, probed there (device/latmon.py); an agent without the request
+        (an older ssdpts there) is a monitor not available."""
+        try:
+            got = self._call("latmon", thresholds_ms=list(thresholds_ms))
+        except UserError as exc:
+            got = {"available": False, "reason": f"not available: {exc}", "describe": f"not available: {exc}"}
+        return RemoteLatmon(self, got)
+
+    def finish_latmon(self) -> dict | None:
+        try:
+            return self._call("latmon_finish")
+        except (UserError, HostLost):
+            return None
+
     def apply_write_cache(self, want: str, info: dict | None) -> tuple[str, dict]:
         summary, record = self._call("write_cache", want=want, info=info)
         return summary, record
@@ -290,6 +305,33 @@ class RemoteTelemetry:
 
     def close(self) -> None:
         pass
+
+
+class RemoteLatmon:
+    """The agent's latency monitor, as device/latmon.py's Monitor: armed and read there. Never raises."""
+
+    def __init__(self, side: RemoteSide, got: dict):
+        self.side = side
+        self.available = bool(got.get("available"))
+        self.reason = got.get("reason")
+        self._describe = got.get("describe")
+        if isinstance(self._describe, dict):
+            self._describe = {**self._describe, "host": side.name}
+
+    def describe(self) -> dict | str | None:
+        return self._describe
+
+    def _ask(self, op: str) -> dict | None:
+        try:
+            return self.side._call(op)  # noqa: SLF001 - the side's own stream
+        except (UserError, errors.Interrupted) as exc:
+            return {"error": f"{op}: {exc}"}
+
+    def arm(self) -> dict | None:
+        return self._ask("latmon_arm")
+
+    def collect(self) -> dict | None:
+        return self._ask("latmon_collect")
 
 
 def side_for(record: dict | None, path: str, size_bytes: int | None = None):

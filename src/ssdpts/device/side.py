@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import os
 from typing import Any, Callable, Iterator
 
-from . import audit, fingerprint, host, identify, marker, purge_check, safety, telemetry, writecache
+from . import audit, fingerprint, host, identify, latmon, marker, purge_check, safety, telemetry, writecache
 from .claim import Claim
 from .purge import is_pts_purge, select_purge
 from .target import Target, open_target
@@ -96,6 +96,7 @@ class LocalSide(DeviceSide):
         self._writing = False  # a file target ssdpts has unsealed (device/marker.py) and seals at release
         self._cache: writecache.WriteCacheRecord | None = None
         self.telemetry: telemetry.TelemetrySource | None = None  # from start_telemetry until finish
+        self.latmon: latmon.Monitor | latmon.Unavailable | None = None  # from start_latmon until finish
 
     # ---- before the first byte ---------------------------------------------------------------
     def fingerprint(self) -> dict:
@@ -149,6 +150,11 @@ class LocalSide(DeviceSide):
         self.telemetry = telemetry.make_source(self.target, info=info)
         return self.telemetry
 
+    def start_latmon(self, thresholds_ms: tuple) -> latmon.Monitor | latmon.Unavailable:
+        """The OCP latency monitor, decided once (device/latmon.py): armed per test by the runner."""
+        self.latmon = latmon.make_monitor(self.target, thresholds_ms)
+        return self.latmon
+
     def apply_write_cache(self, want: str, info: dict | None) -> tuple[str, dict]:
         self._cache = writecache.apply(self.target, want, info=info)
         return self._cache.summary, self._cache.to_dict()
@@ -165,15 +171,27 @@ class LocalSide(DeviceSide):
             purge_check.check(samples, self.target, method.name)
         return rec.to_dict()
 
+    def finish_latmon(self) -> dict | None:
+        """The latency monitor's configuration found at the start set again; its record (None: untouched)."""
+        mon, self.latmon = self.latmon, None
+        if mon is None:
+            return None
+        try:
+            return mon.restore()
+        finally:
+            mon.close()
+
     def guard(self) -> None:
         if self.claim is not None:
             self.claim.check()
 
     def finish(self) -> dict | None:
-        """Telemetry closed, the write cache restored: the restore's record (None: nothing applied)."""
+        """Telemetry closed, the write cache restored: the restore's record (None: nothing applied).
+        The latency monitor's configuration is set back by finish_latmon, before this."""
         if self.telemetry is not None:
             self.telemetry.close()
             self.telemetry = None
+        self.finish_latmon()
         cache, self._cache = self._cache, None
         return writecache.restore(cache, self.target).to_dict() if cache is not None else None
 

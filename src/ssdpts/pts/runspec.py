@@ -31,6 +31,10 @@ OCP_LIMIT_PCT = 5.0  # OCP Datacenter NVMe SSD spec 2.7 TRIM-6/TRIM-7, as issue 
 # Meta section of OCP 2.7 as issue 32 quotes it ("no outliers beyond 10-15 ms", IO.go style); no
 # spec text was available to confirm them (docs/ocp.md).
 OUTLIER_MS = (10.0, 15.0)
+# The OCP latency monitor's thresholds A < B < C < D, ms (device/latmon.py; 5-ms steps, 5..1280): 10
+# and 15 ms as OUTLIER_MS, 30 and 100 ms nvme-cli's set-latency-monitor-feature defaults for A and B;
+# no spec text names these as qualification limits (docs/ocp.md). Empty: the monitor is not used.
+LATMON_MS = (10, 15, 30, 100)
 # Options of one test that are recorded (manifest run_spec) only when that test is in the run,
 # and options recorded only when set: a run of the basic tests keeps the fields of format 1.
 TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
@@ -40,7 +44,7 @@ TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery":
                 "ocp_trim_size": ("ocp-trim",), "ocp_trim_rate": ("ocp-trim",), "ocp_burst_s": ("ocp-idle-gc",),
                 "ocp_settle_s": ("ocp-idle-gc",)}
 WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False,
-            "outlier_ms": OUTLIER_MS}
+            "outlier_ms": OUTLIER_MS, "latmon_ms": LATMON_MS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,8 @@ class RunSpec:
     wsat_pattern: str = "rnd4k-w"  # PTS 2.0 WSAT access pattern
     # Latency outlier thresholds, ms (every test's QoS tables, the datasheet, --targets).
     outlier_ms: tuple[float, ...] = OUTLIER_MS
+    # The OCP latency monitor's thresholds, ms, set before each test where the drive has it (() = off).
+    latmon_ms: tuple[int, ...] = LATMON_MS
     # Client test active range: this many equal segments placed at random (0: none) holding
     # ar_amount_bytes (0: the whole active range) -- see pts/segments.py for fio's limits.
     ar_segments: int = 0
@@ -172,7 +178,7 @@ class RunSpec:
         keys = {f for f in cls.__dataclass_fields__}
         kw = {k: v for k, v in d.items() if k in keys}
         kw["tests"] = tuple(kw["tests"])
-        for name in ("xsr_minutes", "outlier_ms"):
+        for name in ("xsr_minutes", "outlier_ms", "latmon_ms"):
             if name in kw:
                 kw[name] = tuple(kw[name])
         if "xsr" in kw["tests"] and "xsr_recovery_tolerance_pct" not in kw:
@@ -279,5 +285,10 @@ def _validate_extended(s: RunSpec) -> None:
                                               for t in s.outlier_ms) or list(s.outlier_ms) != sorted(set(s.outlier_ms)):
         raise UserError(f"--outlier-ms {','.join(f'{t:g}' for t in s.outlier_ms)} is not 1 to 4 rising thresholds in "
                         "0.001..100000 ms: give e.g. 10,15 (the default)")
+    if s.latmon_ms and (len(s.latmon_ms) != 4 or list(s.latmon_ms) != sorted(set(s.latmon_ms))
+                        or any(not isinstance(t, int) or t % 5 or not 5 <= t <= 1280 for t in s.latmon_ms)):
+        raise UserError(f"--latmon-ms {','.join(map(str, s.latmon_ms))} is not four rising thresholds in 5-ms steps "
+                        "from 5 to 1280 ms (the OCP latency monitor's A, B, C, D): give e.g. 10,15,30,100 (the default), "
+                        "or off")
     if s.ar_amount_bytes and not s.ar_segments:
         raise UserError("--ar-amount needs --ar-segments: the amount is spread over segments (PTS-C: 2048)")

@@ -24,7 +24,7 @@ from .context import RunContext
 from .doc import Alert, Fields, Para, Report, Section, TestHeader
 from .fmt import NA, fmt_time
 from .headers import page_headers, test_header
-from .pages import boundaries, demand, hir, iops, lat, ocp, temperature, tp, wsat, xsr
+from .pages import boundaries, demand, hir, iops, lat, latmon, ocp, temperature, tp, wsat, xsr
 
 # each test's pages: (ctx, part ids) -> sections
 PAGES = {
@@ -60,7 +60,7 @@ def test_sections(ctx: RunContext, test: str, header: TestHeader) -> list[Sectio
     if pages is None:
         sec.blocks.append(Para(f"ssdpts {ctx.man.ssdpts_version} has no report layout for test {test!r}."))
         return [sec]
-    return [sec, *pages(ctx, pids)]
+    return [sec, *pages(ctx, pids), *latmon.sections(ctx, pids)]
 
 
 def build(ctx: RunContext) -> Report:
@@ -84,8 +84,12 @@ def build(ctx: RunContext) -> Report:
     overview = front.overview_table(verdicts)
     front_sections = [datasheet.section(ctx), front.verdicts_section(ctx, tests, overview),
                       front.header_section(ctx, tests)]
+    header = front_sections[2]
     if not temp.new_page:  # "not available: why", with the report header rather than on a page of its own
         front_sections.append(temp)
+    latmon_line = latmon.front_line(ctx)  # a drive without the OCP latency monitor: one line
+    if latmon_line is not None:
+        header.blocks.append(latmon_line)
     compliance = front.compliance_alert(ctx)
     pdf_title = ("DAMAGED " if ctx.damage else "") + ("PARTIAL " if ctx.partial else "") + f"{title}: {subtitle}"
     if compliance is not None:

@@ -39,6 +39,15 @@ class TelemetrySource(Protocol):
     def snapshot(self) -> dict: ...
 
 
+class LatencyMonitor(Protocol):
+    """device/latmon.py's monitor: armed before a test's first IO, read after its last (never raises)."""
+
+    available: bool
+
+    def arm(self) -> dict | None: ...
+    def collect(self) -> dict | None: ...
+
+
 class ProgressSink(Protocol):
     def part_started(self, part: Part, n: int, total: int) -> None: ...
     def phase(self, part: Part, text: str) -> None: ...
@@ -81,6 +90,7 @@ class RunContext:
     guard: Callable[[], None] | None = None
     cpus_allowed: str = ""  # fio's cpus_allowed (RunSpec.cpus)
     cpu_warned: set[str] = field(default_factory=set)  # parts already warned about CPU-bound steps
+    latmon: LatencyMonitor | None = None  # the drive's OCP latency monitor, where it has one
 
 
 def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
@@ -225,6 +235,7 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
     wipc_done = any(r["phase"] == "wipc" for r in records)
     started = bool(rounds) or wipc_done
     r = max(rounds, default=0) + 1
+    armed = _latmon_arm(ctx, part) if started else None
     if not started:
         purge_end = None
         if part.purge:
@@ -233,6 +244,7 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
             rec = ctx.purger(ctx.progress.message)
             purge_end = time.time()
             store.set_part(part.id, purge={**rec, "ended_unix_s": round(purge_end, 6)})
+        armed = _latmon_arm(ctx, part)
         if part.wipc is not None:
             ctx.progress.phase(part, "WIPC: " + f"{part.wipc.io_bytes / 1e9:.2f} GB {part.wipc.workload.label}")
             prev = None if purge_end is None else {"phase": "purge", "round": 0, "index": 0, "end_time": purge_end,
@@ -261,8 +273,37 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
                                                    "note": "started before the stop rule was evaluated; stopped, "
                                                            "not part of any result"}
             store.set_part(part.id, **changes)
+            _latmon_collect(ctx, part, armed)
             return
         r += 1
+    _latmon_collect(ctx, part, armed)
+
+
+def _latmon_arm(ctx: RunContext, part: Part) -> dict | None:
+    """The drive's latency monitor armed for this part (after its purge, or where a resumed session
+    takes it up): the thresholds set, its buckets reset (OCP LMLLOG-14). None: no monitor."""
+    if ctx.latmon is None or not ctx.latmon.available:
+        return None
+    rec = ctx.latmon.arm()
+    if rec is None:
+        return None
+    rec = {**rec, "session": ctx.session}
+    ctx.store.set_part(part.id, latency_monitor=rec)
+    if rec.get("error"):
+        ctx.progress.message(f"latency monitor: {part.title}: {rec['error']}")
+    return rec
+
+
+def _latmon_collect(ctx: RunContext, part: Part, armed: dict | None) -> None:
+    """The latency monitor's page after the part's last round, beside what was armed."""
+    if armed is None or ctx.latmon is None:
+        return
+    got = ctx.latmon.collect()
+    if got is None:
+        return
+    ctx.store.set_part(part.id, latency_monitor={**armed, **got})
+    if got.get("error"):
+        ctx.progress.message(f"latency monitor: {part.title}: {got['error']}")
 
 
 def _round_cap(ctx: RunContext, part: Part, records: list[dict], r: int) -> int:

@@ -31,7 +31,7 @@ from ssdpts.store import RunStore, utc_now
 
 
 def _context(store: RunStore, spec: RunSpec, side, executor: Executor, progress, info: dict | None,
-             telemetry_source, session: int = 0, keep: frozenset[int] = frozenset()) -> RunContext:
+             telemetry_source, session: int = 0, keep: frozenset[int] = frozenset(), latmon=None) -> RunContext:
     target = side.target
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     ar = active_range_bytes(target.size_bytes, spec.ar_pct)
@@ -41,7 +41,7 @@ def _context(store: RunStore, spec: RunSpec, side, executor: Executor, progress,
         seed=spec.seed, ioengine=spec.ioengine, purger=lambda log: side.purge(spec.purge, info, log),
         deviations=store.manifest().get("deviations") or [], progress=progress,
         telemetry=telemetry_source, guard=side.guard, session=session, keep=keep,
-        cpus_allowed=spec.cpus,
+        cpus_allowed=spec.cpus, latmon=latmon,
     )
 
 
@@ -69,15 +69,43 @@ def _execute(store: RunStore, spec: RunSpec, side, executor: Executor, progress,
             stop.run_dir = store.path  # type: ignore[attr-defined]
             raise stop from None
         store.update_manifest(write_cache=summary, write_cache_record=record, telemetry=src.describe())
+        mon = _latmon(store, spec, side, progress)
         with rtsched.realtime(spec.realtime):  # the tests only: the report is drawn at normal priority
-            return execute(_context(store, spec, side, executor, progress, info, src, session, keep))
+            return execute(_context(store, spec, side, executor, progress, info, src, session, keep, mon))
     finally:
+        _latmon_finish(store, side)
         restored = side.finish()
         if restored is not None:
             try:
                 store.update_manifest(write_cache_restored=restored)
             except UserError:
                 pass  # the results disk is full: the run's own error says so
+
+
+def _latmon(store: RunStore, spec: RunSpec, side, progress):
+    """The drive's OCP latency monitor, decided once per session (device/latmon.py): its description
+    in the manifest; where there is none, that one line (``not available: why``) and nothing else."""
+    start = getattr(side, "start_latmon", None)
+    if start is None:  # a side without the monitor's requests
+        return None
+    mon = start(spec.latmon_ms)
+    store.update_manifest(latency_monitor=mon.describe())
+    if not mon.available:
+        progress.message(f"latency monitor: {mon.reason}")
+    return mon
+
+
+def _latmon_finish(store: RunStore, side) -> None:
+    """The configuration the drive's latency monitor had at the start set again, and recorded."""
+    finish = getattr(side, "finish_latmon", None)
+    if finish is None:
+        return
+    try:
+        restored = finish()
+        if restored is not None:
+            store.update_manifest(latency_monitor_restored=restored)
+    except (UserError, HostLost, OSError):
+        pass  # the run's own error says what happened; the drive's saved configuration was never changed
 
 
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
