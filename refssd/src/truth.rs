@@ -45,9 +45,10 @@ pub fn counters_json(m: &Model) -> String {
     format!(
         "{{\"host_read_ios\":{},\"host_write_ios\":{},\"host_trim_ios\":{},\"host_read_pages\":{},\"host_write_pages\":{},\
          \"host_trim_pages\":{},\"flash_read_pages\":{},\"flash_prog_pages\":{},\"gc_copy_pages\":{},\"erases\":{},\
-         \"fg_gc_blocks\":{},\"bg_gc_blocks\":{},\"formats\":{},\"free_blocks\":{},\"valid_pages\":{}}}",
+         \"fg_gc_blocks\":{},\"bg_gc_blocks\":{},\"formats\":{},\"free_blocks\":{},\"valid_pages\":{},\
+         \"page_bytes\":{}}}",
         c.host_read_ios, c.host_write_ios, c.host_trim_ios, c.host_read_pages, c.host_write_pages, c.host_trim_pages,
         c.flash_read_pages, c.flash_prog_pages, c.gc_copy_pages, c.erases, c.fg_gc_blocks, c.bg_gc_blocks,
-        c.formats, m.free_blocks(), m.valid_pages()
+        c.formats, m.free_blocks(), m.valid_pages(), m.cfg.page_bytes
     )
 }
