@@ -161,6 +161,11 @@ class FakeAdmin:
     def identify_controller(self) -> bytes:
         return bytes(266) + (343).to_bytes(2, "little") + (353).to_bytes(2, "little")
 
+    def log_page(self, lid: int, length: int = 512) -> bytes:
+        if lid == 0x02:
+            return self.smart_log()
+        raise OSError("NVMe status 0x4109")  # a drive without the log (QEMU's answer to C0h)
+
     def close(self) -> None:
         pass
 

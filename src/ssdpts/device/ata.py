@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from ssdpts.device.fields import not_available
-from ssdpts.device import purge_base
+from ssdpts.device import mediawrites, purge_base
 from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, quiet
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Tools, as_int, as_str, bit, parse_json
@@ -29,9 +29,9 @@ def _devstat(doc: dict) -> dict[str, int]:
     return out
 
 
-def _attr_raw(doc: dict, ids: tuple[int, ...]) -> int | None:
+def _attr_raw(doc: dict, ids: tuple[int, ...], name: str | None = None) -> int | None:
     for row in (doc.get("ata_smart_attributes") or {}).get("table") or []:
-        if row.get("id") in ids:
+        if row.get("id") in ids and (name is None or row.get("name") == name):
             return as_int((row.get("raw") or {}).get("value"))
     return None
 
@@ -107,10 +107,14 @@ def parse_smartctl(doc: dict) -> dict[str, dict[str, Any]]:
     if protocol == "ATA":
         ds = _devstat(d)
         lsw, lsr = ds.get("Logical Sectors Written"), ds.get("Logical Sectors Read")
-        lsw = lsw if lsw is not None else _attr_raw(d, (241,))
-        lsr = lsr if lsr is not None else _attr_raw(d, (242,))
+        table = (d.get("ata_smart_attributes") or {}).get("table") or []
+        # without devstat: the host writes attribute by its drivedb name and unit (241 is 512-byte LBAs
+        # on some drives, 32 MiB or GiB on others); reads only where 242 counts LBAs
+        written = lsw * 512 if lsw is not None else mediawrites.ata_host_written_bytes(table)
+        lsr = lsr if lsr is not None else _attr_raw(d, (242,), "Total_LBAs_Read")
+        smart.update(mediawrites.ata_media_writes(table))
         smart.update(
-            data_written_bytes=None if lsw is None else lsw * 512,
+            data_written_bytes=written,
             data_read_bytes=None if lsr is None else lsr * 512,
             host_write_commands=ds.get("Number of Write Commands"),
             host_read_commands=ds.get("Number of Read Commands"),

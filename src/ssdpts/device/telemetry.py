@@ -39,7 +39,7 @@ import struct
 import time
 from typing import Any, Callable, Iterable
 
-from ssdpts.device import ata, nvme
+from ssdpts.device import ata, mediawrites, nvme
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class, file_backing_disk
 from ssdpts.device.fields import not_available, value
@@ -133,9 +133,12 @@ class NvmeAdmin:
             raise OSError(f"NVMe status 0x{status:x}")
         return buf.raw
 
+    def log_page(self, lid: int, length: int = 512) -> bytes:
+        numdl = length // 4 - 1  # dwords - 1
+        return self._admin(_OPC_GET_LOG_PAGE, 0xFFFFFFFF, lid | (numdl << 16), length)
+
     def smart_log(self) -> bytes:
-        numdl = 512 // 4 - 1  # dwords - 1
-        return self._admin(_OPC_GET_LOG_PAGE, 0xFFFFFFFF, 0x02 | (numdl << 16), 512)
+        return self.log_page(0x02)
 
     def identify_controller(self) -> bytes:
         return self._admin(_OPC_IDENTIFY, 0, 0x01, 4096)
@@ -157,7 +160,7 @@ _KEEP = ("critical_warning", "composite_temperature_c", "temperature_sensors_c",
          "host_read_commands", "host_write_commands", "controller_busy_time_min", "power_on_hours",
          "unsafe_shutdowns", "media_errors", "error_log_entries", "warning_temp_time_min", "critical_temp_time_min",
          "thermal_mgmt_t1_transitions", "thermal_mgmt_t2_transitions", "thermal_mgmt_t1_time_s",
-         "thermal_mgmt_t2_time_s")
+         "thermal_mgmt_t2_time_s", *mediawrites.FIELDS)
 
 
 def _keep(d: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +204,7 @@ class TelemetrySource:
 
     def __init__(self, *, block_name: str | None, block_reason: str | None, health: HealthReader | None,
                  health_method: str | None, health_reason: str | None, limits: dict[str, Any] | None = None,
-                 closer: Callable[[], None] | None = None, sysfs: Sysfs | None = None):
+                 closer: Callable[[], None] | None = None, sysfs: Sysfs | None = None, media: str | None = None):
         self.block_name = block_name
         self.block_stat = block_stat_path(block_name, sysfs) if block_name else None
         self.block_reason = block_reason
@@ -210,6 +213,7 @@ class TelemetrySource:
         self.health_reason = health_reason
         self.limits = {k: v for k, v in (limits or {}).items() if v is not None}
         self._closer = closer
+        self.media = media  # how the media (physical) writes are read, or why not (mediawrites.py)
         self.available = bool(block_name) or health is not None
         missing = [r for r in (health_reason, block_reason) if r]
         self.reason = "; ".join(missing) if missing else None
@@ -217,9 +221,12 @@ class TelemetrySource:
 
     def describe(self) -> dict[str, Any]:
         """For the manifest: what is sampled and how."""
-        return {"available": self.available, "health": self.health_method or self.health_reason,
-                "block": f"/sys/class/block/{self.block_name}/stat" if self.block_name else self.block_reason,
-                **self.limits}
+        out = {"available": self.available, "health": self.health_method or self.health_reason,
+               "block": f"/sys/class/block/{self.block_name}/stat" if self.block_name else self.block_reason,
+               **self.limits}
+        if self.media:
+            out["media_writes"] = self.media
+        return out
 
     def snapshot(self) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -312,46 +319,21 @@ def _make_source(target: Target, info: dict | None, prefer: str | None, host: _H
     method = None
     reasons: list[str] = []
     closer = None
+    media: str | None = None
+    if cls == "loop":
+        health, method = _refssd_reader(target.name, host)
+        media = method and "the reference SSD's flash pages programmed (refssd ctl)"
     if cls == "nvme":
-        ctrl = nvme.nvme_names(target, host.sysfs)[0] or disk
-        ctrl_dev = f"/dev/{ctrl}"
-        if prefer in (None, "ioctl"):
-            try:
-                admin = host.nvme_admin(ctrl_dev)
-                parse_smart_log_page(admin.smart_log())  # prove it works once
-                if not limits.get("warning_temp_c"):
-                    try:
-                        limits.update(temperature_limits_from_id_ctrl(admin.identify_controller()))
-                    except OSError:
-                        pass
-                health = lambda: _keep(parse_smart_log_page(admin.smart_log()))  # noqa: E731
-                method, closer = "nvme-ioctl", admin.close
-            except OSError as exc:
-                reasons.append(f"NVMe admin ioctl on {ctrl_dev} refused ({exc})")
-        if health is None and prefer in (None, "nvme-cli") and host.tools.which("nvme"):
-            reader = _nvme_cli_reader(ctrl_dev, host.tools)
-            try:
-                reader()
-                health, method = reader, "nvme-cli smart-log"
-            except OSError as exc:
-                reasons.append(str(exc))
-        if health is None and host.tools.which("smartctl"):
-            reader = _smartctl_reader(ctrl_dev, "nvme", host.tools)
-            try:
-                reader()
-                health, method = reader, "smartctl"
-            except (OSError, ValueError) as exc:
-                reasons.append(str(exc))
-        if health is None and not reasons:
-            reasons.append("install nvme-cli, or run as root for the NVMe admin ioctl")
+        health, method, reasons, closer, media = _nvme_health(target, disk, prefer, host, limits)
     elif cls in ("ata", "scsi", "usb"):
         if host.tools.which("smartctl") is None:
             reasons.append(install_hint("smartctl"))
         else:
             reader = _smartctl_reader(f"/dev/{disk}", "ata" if cls == "ata" else "scsi", host.tools)
             try:
-                reader()
+                first = reader()
                 health, method = reader, "smartctl"
+                media = _ata_media(first) if cls == "ata" else None
             except (OSError, ValueError) as exc:
                 reasons.append(str(exc))
     health_reason = None
@@ -359,7 +341,112 @@ def _make_source(target: Target, info: dict | None, prefer: str | None, host: _H
         health_reason = (not_available("; ".join(reasons)) if reasons
                          else _no_health_reason(cls, disk))
     return TelemetrySource(block_name=block_name, block_reason=block_reason, health=health, health_method=method,
-                           health_reason=health_reason, limits=limits, closer=closer, sysfs=host.sysfs)
+                           health_reason=health_reason, limits=limits, closer=closer, sysfs=host.sysfs, media=media)
+
+
+def _nvme_health(target: Target, disk: str, prefer: str | None, host: _Host, limits: dict[str, Any]):
+    """(reader, method, reasons, closer, media) of an NVMe drive: the admin ioctl, else nvme-cli, else
+    smartctl; the OCP C0h log beside it where the drive has one. ``limits`` gains id-ctrl's temperatures."""
+    health: HealthReader | None = None
+    method, closer, media, admin = None, None, None, None
+    reasons: list[str] = []
+    ctrl = nvme.nvme_names(target, host.sysfs)[0] or disk
+    ctrl_dev = f"/dev/{ctrl}"
+    if prefer in (None, "ioctl"):
+        try:
+            admin = host.nvme_admin(ctrl_dev)
+            parse_smart_log_page(admin.smart_log())  # prove it works once
+            if not limits.get("warning_temp_c"):
+                try:
+                    limits.update(temperature_limits_from_id_ctrl(admin.identify_controller()))
+                except OSError:
+                    pass
+            health = lambda: _keep(parse_smart_log_page(admin.smart_log()))  # noqa: E731
+            method, closer = "nvme-ioctl", admin.close
+        except OSError as exc:
+            admin = None
+            reasons.append(f"NVMe admin ioctl on {ctrl_dev} refused ({exc})")
+    if health is None and prefer in (None, "nvme-cli") and host.tools.which("nvme"):
+        reader = _nvme_cli_reader(ctrl_dev, host.tools)
+        try:
+            reader()
+            health, method = reader, "nvme-cli smart-log"
+        except OSError as exc:
+            reasons.append(str(exc))
+    if health is None and host.tools.which("smartctl"):
+        reader = _smartctl_reader(ctrl_dev, "nvme", host.tools)
+        try:
+            reader()
+            health, method = reader, "smartctl"
+        except (OSError, ValueError) as exc:
+            reasons.append(str(exc))
+    if health is None and not reasons:
+        reasons.append("install nvme-cli, or run as root for the NVMe admin ioctl")
+    if health is not None:
+        health, media = _with_ocp_media(health, admin, ctrl_dev, host.tools)
+    return health, method, reasons, closer, media
+
+
+# ==================================================================================================
+# Media (physical) writes: decided once per source, read with the health fields (mediawrites.py)
+# ==================================================================================================
+
+
+def _refssd_reader(loop: str, host: _Host) -> tuple[HealthReader | None, str | None]:
+    """The reference SSD's counters when the loop device rests on a refssd ``disk`` (its ``ctl`` beside it)."""
+    ctl = mediawrites.refssd_ctl_for(host.sysfs.block_attr(loop, "loop", "backing_file"))
+    if ctl is None:
+        return None, None
+    try:
+        mediawrites.read_refssd_ctl(ctl)
+    except (OSError, ValueError):
+        return None, None
+    return (lambda: mediawrites.read_refssd_ctl(ctl)), f"refssd-ctl ({ctl}: the reference SSD's own counters)"
+
+
+def _with_ocp_media(health: HealthReader, admin: Any, ctrl_dev: str, tools: Tools) -> tuple[HealthReader, str]:
+    """The health reader, with the OCP C0h log read beside it when the drive has the log; else the
+    same reader and why not (one line in the run's telemetry description, nothing per snapshot)."""
+    media: Callable[[], dict[str, Any]] | None = None
+    if admin is not None:
+        try:
+            mediawrites.parse_ocp_smart_page(admin.log_page(mediawrites.LID_OCP_SMART))
+            media = lambda: mediawrites.parse_ocp_smart_page(admin.log_page(mediawrites.LID_OCP_SMART))  # noqa: E731
+            how = "OCP SMART extended log C0h (nvme-ioctl)"
+        except (OSError, ValueError) as exc:
+            return health, not_available(f"{ctrl_dev} has no OCP SMART / Health Information Extended log "
+                                         f"(C0h): {exc}")
+    elif tools.which("nvme"):
+        def media() -> dict[str, Any]:
+            res = tools.run(["nvme", "ocp", "smart-add-log", ctrl_dev, "-o", "json"], timeout=10)
+            if not res.ok:
+                raise OSError(res.reason)
+            return mediawrites.parse_ocp_smart_add_log(res.stdout)
+        try:
+            media()
+            how = "OCP SMART extended log C0h (nvme ocp smart-add-log)"
+        except (OSError, ValueError) as exc:
+            return health, not_available(f"nvme ocp smart-add-log {ctrl_dev}: {exc}")
+    else:
+        return health, not_available("the OCP C0h log needs the NVMe admin ioctl (root) or nvme-cli")
+
+    def read() -> dict[str, Any]:
+        out = health()
+        try:
+            out.update(media())
+        except (OSError, ValueError) as exc:  # the field is left out of this snapshot, and why
+            out["physical_media_error"] = f"{exc}"
+        return out
+
+    return read, how
+
+
+def _ata_media(first: dict[str, Any]) -> str:
+    if "physical_media_attribute" in first:
+        return f"ATA attribute {first['physical_media_attribute']} (smartctl; drivedb's name)"
+    if "nand_program_pages" in first:
+        return "ATA 247 + 248 program page counts (smartctl; WAF from their ratio)"
+    return not_available("no ATA attribute known to count NAND writes (device/mediawrites.py lists them)")
 
 
 # ==================================================================================================
