@@ -207,6 +207,22 @@ class Recompute:
         written = np.cumsum([self.raw(s)["write"]["io_bytes"] for s in recs])
         return list(zip(recs, written))
 
+    def waf(self, pid: str) -> float:
+        """The drive's media writes over its host writes (both its own counters) from the snapshot
+        before the part's first step to the one after its last (steps.jsonl telemetry)."""
+        p = self.part(pid)
+        recs = sorted((s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]),
+                      key=lambda s: s["index"])
+        for media, host in (("physical_media_written_bytes", "data_written_bytes"),
+                            ("nand_program_pages", "host_program_pages")):
+            befores = [s["telemetry"].get("before") or {} for s in recs]
+            afters = [s["telemetry"].get("after") or {} for s in recs]
+            a = [x for x in befores if media in x and host in x][:1]
+            b = [x for x in afters if media in x and host in x][-1:]
+            if a and b:
+                return (b[0][media] - a[0][media]) / (b[0][host] - a[0][host])
+        raise KeyError(f"{pid}:waf")
+
     def boundaries(self, pid: str, rno: int, stat: str) -> float:
         """A round's step boundaries (docs/methodology.md "Step boundaries"), from the steps' own
         start and end times in steps.jsonl: each step against the part's step recorded before it,
@@ -253,6 +269,8 @@ class Recompute:
             v = self.value(f"{f.part}:{f.key}:{f.stat}" if f.key else f"{f.part}:{f.stat}")
             limit = self.targets[fid]
             return 100 * (v - limit) / limit
+        if len(parts) == 2 and parts[1] == "waf":
+            return self.waf(parts[0])
         if len(parts) == 2:  # wsat:fob_iops / final_iops / drop_pct
             pid, stat = parts
             samples = self.wsat(pid)

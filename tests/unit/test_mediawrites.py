@@ -17,7 +17,9 @@ import pytest
 
 from ssdpts.device import ata, mediawrites as mw, telemetry
 from ssdpts.device.tools import FakeTools
+from ssdpts.pts.wsat import WsatSample, WsatTable
 from ssdpts.report import datasheet
+from ssdpts.report.pages.wsat import reference_table
 
 from .test_telemetry import FakeAdmin, TOOLS, _fake_block, _fake_nvme, source, sysfs  # noqa: F401  (fixture)
 
@@ -250,3 +252,13 @@ def test_waf_target_figures() -> None:
     f = datasheet.figure("waf_tp-128KiB")
     assert f.part == "tp-128KiB" and f.stat == "waf" and f.better == "lower"
     assert "waf_<part>" in datasheet.figure_ids()
+
+
+def test_wsat_reference_shows_the_measured_steady_wa() -> None:
+    series = [WsatSample(i, 8000.0 if i < 3 else 2700.0, 0.1 * i, 0.5 * i, 400.0, 900.0, None, 100.0 + 2 * i)
+              for i in range(1, 9)]
+    tab = WsatTable(tuple(series), 0.8, 4.0, (4, 5, 6, 7, 8), 2700.0)
+    ref = {"steady_wa_greedy_mean_field": 2.6258}
+    row = reference_table("wsat", ref, tab, 2.61).rows[0]
+    assert row[0].text == "steady write amplification" and row[2].value == 2.61 and row[3].text == "-0.6%"
+    assert reference_table("wsat", ref, tab).rows[0][2].text == "not measured"

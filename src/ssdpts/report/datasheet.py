@@ -15,6 +15,12 @@ outlier count ``<cell>_over_<T>ms`` (:data:`OUTLIER_CELLS`; any threshold T in m
 than T in the cell's window, judged on the upper bound of fio's histogram (pts/qos.outliers)::
 
     qd1_4k_read_over_10ms,0,lower       # no QD1 4 KiB read slower than 10 ms
+
+or a write amplification ``waf_<part>`` (a summary part id: ``waf_wsat``, ``waf_iops``, ...): the
+media bytes the drive wrote per host byte over that part, where its telemetry reads them
+(device/mediawrites.py); CacheBench-style fleet targets are of the order of 1.3-1.4::
+
+    waf_wsat,1.4,lower                  # an example target, not a spec's
 """
 
 from __future__ import annotations
@@ -87,6 +93,13 @@ OUTLIER_CELLS = (
     ("ocp_idle_gc_read", "OCP: QD1 reads after a write burst", "ocp-idle-gc-measure", "after-burst"),
 )
 OUTLIER_ID = re.compile(r"(?P<cell>[a-z0-9_]+?)_over_(?P<ms>[0-9]+(?:\.[0-9]+)?)ms")
+WAF_ID = re.compile(r"waf_(?P<part>[A-Za-z0-9_.-]+)")
+
+
+def waf_figure(part: str) -> Figure:
+    """The write amplification of one part (summary part id) as a datasheet figure."""
+    return Figure(f"waf_{part}", f"Write amplification, {part} (media ÷ host bytes written)", "", "lower", part, "",
+                  "waf")
 
 
 def outlier_figure(prefix: str, ms: float) -> Figure | None:
@@ -102,13 +115,16 @@ def figure(fid: str) -> Figure | None:
     """A datasheet figure by its id: one of FIGURES, or an outlier count <cell>_over_<T>ms."""
     if fid in BY_ID:
         return BY_ID[fid]
+    w = WAF_ID.fullmatch(fid)
+    if w:
+        return waf_figure(w["part"])
     m = OUTLIER_ID.fullmatch(fid)
     f = outlier_figure(m["cell"], float(m["ms"])) if m else None
     return f if f is not None and f.id == fid else None
 
 
 def figure_ids() -> str:
-    return ", ".join(BY_ID) + ", " + ", ".join(f"{c[0]}_over_<T>ms" for c in OUTLIER_CELLS)
+    return ", ".join(BY_ID) + ", " + ", ".join(f"{c[0]}_over_<T>ms" for c in OUTLIER_CELLS) + ", waf_<part>"
 DIRECTIONS = {"higher": "higher", "min": "higher", ">=": "higher", "at-least": "higher",
               "lower": "lower", "max": "lower", "<=": "lower", "at-most": "lower"}
 
@@ -169,6 +185,9 @@ def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, 
     part = b.parts.get(f.part)
     if part is None:
         return None, "", None, "not run"
+    if f.stat == "waf":
+        w = waf_of(b.records.get((part.test, part.part), []))
+        return (None, "", None, "no media-write counter") if w is None else (w.value, w.note, None, w.span)
     if f.part == "wsat":
         tab = part.table if isinstance(part.table, WsatTable) else None
         if tab is None or not tab.series:
@@ -214,6 +233,10 @@ def figures(b: RunContext) -> list[Figure]:
         more = [figure(fid) for fid in named if fid.startswith(c[0] + "_over_")]
         fs = {f.id: f for f in run + more if f is not None}
         out += sorted(fs.values(), key=lambda f: float(f.stat[5:-7]))
+    for pid, p in b.parts.items():
+        if f"waf_{pid}" in (b.targets or {}) or waf_of(b.records.get((p.test, p.part), [])) is not None:
+            out.append(waf_figure(pid))
+    out += [figure(fid) for fid in named if WAF_ID.fullmatch(fid) and fid[4:] not in b.parts]
     return out
 
 
@@ -238,6 +261,8 @@ def section(b: RunContext) -> Section:
         text = fmt_value(v, f.unit) if f.unit != "%" else ("—" if v is None else f"{v:.1f}")
         if f.unit == "IOs" and v is not None:
             text = f"{v:,.0f}"
+        if f.stat == "waf":
+            text = "—" if v is None else f"{v:.3f}"
         row = [Cell(f.label), Cell(text + ("" if v is None else f" {f.unit}"), v, ref=ref, detail=detail, flag=flag,
                                    css="approx" if flag else ""),
                Cell(window), ss, Cell(comp_text, css="ok" if compliant else "warn")]
@@ -247,7 +272,8 @@ def section(b: RunContext) -> Section:
                 row += [Cell("—"), Cell("—"), Cell("")]
             else:
                 # css "given": a number from the targets file, not a measurement
-                limit = f"{t.limit:,.0f}" if f.unit == "IOs" else fmt_value(t.limit, f.unit)
+                limit = (f"{t.limit:,.0f}" if f.unit == "IOs" else f"{t.limit:g}" if f.stat == "waf"
+                         else fmt_value(t.limit, f.unit))
                 row.append(Cell(f"{'≥' if t.better == 'higher' else '≤'} {limit}", t.limit,
                                 css="given"))
                 if v is None:
@@ -268,25 +294,57 @@ def section(b: RunContext) -> Section:
     return sec
 
 
+@dataclass(frozen=True)
+class Waf:
+    """A part's write amplification: media ÷ host over the span from its first step's snapshot
+    before to its last step's after (bytes, or ATA program pages where the drive counts pages)."""
+
+    value: float
+    media: str  # what the drive wrote to its media, for the table
+    host: str
+    span: str
+    note: str  # the media counter's resolution where it is coarse against the difference
+
+
+def waf_of(recs: list) -> Waf | None:
+    """Write amplification over step records (None: no media-write counter, or no host writes)."""
+    snaps = [(r.telemetry or {}) for r in recs if isinstance(r.telemetry, dict)]
+    for media, host, unit in (("physical_media_written_bytes", "data_written_bytes", "bytes"),
+                              ("nand_program_pages", "host_program_pages", "pages")):
+        def has(s: dict | None, media=media, host=host) -> bool:
+            return isinstance(s, dict) and isinstance(s.get(media), (int, float)) and isinstance(s.get(host), (int, float))
+        first = next((t["before"] for t in snaps if has(t.get("before"))), None)
+        last = next((t["after"] for t in reversed(snaps) if has(t.get("after"))), None)
+        if first is None or last is None:
+            continue
+        d_media, d_host = last[media] - first[media], last[host] - first[host]
+        if d_host <= 0 or d_media < 0:
+            continue
+        res = first.get("physical_media_unit_bytes") if unit == "bytes" else None
+        note = (f"± {100 * res / d_media:.1f}% (the counter counts {res:,} bytes)"
+                if res and d_media and res / d_media > 0.005 else "")
+        span = f"{len(recs)} steps, {last['t_unix_s'] - first['t_unix_s']:,.0f} s"
+        show = (lambda n: f"{n / 1e9:,.3f} GB") if unit == "bytes" else (lambda n: f"{n:,.0f} pages")
+        return Waf(d_media / d_host, show(d_media), show(d_host), span, note)
+    return None
+
+
 def write_amplification(b: RunContext) -> Para | Table:
-    """Write amplification of each test from the drive's physical media writes (e.g. the OCP SMART
-    extended log's 'physical media units written') against the host's writes, before and after."""
+    """Write amplification of each test from the drive's media writes (the OCP SMART extended log's
+    physical media units written, a SATA NAND-writes attribute, the reference SSD's flash pages)
+    against the host's writes the drive counted, from the first step's snapshot to the last's."""
     rows = []
-    for (test, part), recs in sorted(b.records.items()):
-        snaps = [(s.telemetry or {}) for s in recs if s.telemetry]
-        if not snaps:
-            continue
-        first, last = snaps[0].get("before") or {}, snaps[-1].get("after") or {}
-        try:
-            phys = float(last["physical_media_written_bytes"]) - float(first["physical_media_written_bytes"])
-            host = float(last["data_written_bytes"]) - float(first["data_written_bytes"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if host > 0:
-            rows.append([Cell(f"{test} {part}".strip()), Cell(f"{phys / host:.2f}", phys / host)])
+    for pid, p in b.parts.items():
+        w = waf_of(b.records.get((p.test, p.part), []))
+        if w is not None:
+            rows.append([Cell(pid), Cell(f"{w.value:.3f}", w.value, ref=f"{pid}:waf", flag=w.note,
+                                         css="approx" if w.note else ""),
+                         Cell(w.media), Cell(w.host), Cell(w.span)])
     if not rows:
-        return Para("Write amplification: not available: the drive's telemetry carries no physical media write counter "
-                    "(as the OCP SMART / Health Information Extended log reports it), so the NAND writes per host "
-                    "write cannot be measured on this device.")
-    return Table("datasheet-wa", "Write amplification per test (physical ÷ host bytes written)",
-                 ["Test", "Write amplification"], rows)
+        return Para("Write amplification: not available: the drive's telemetry carries no media write counter "
+                    "(the OCP SMART / Health Information Extended log C0h on NVMe, a NAND-writes attribute on SATA), "
+                    "so the media writes per host write cannot be measured on this device.")
+    return Table("datasheet-wa", "Write amplification per test (media ÷ host writes, as the drive counts both)",
+                 ["Test", "Write amplification", "Media written", "Host written", "Span"], rows,
+                 note="Both counters are the drive's own, read before the test's first step and after its last "
+                      "(device/mediawrites.py); a coarse media counter (GiB units) is marked with its resolution.")

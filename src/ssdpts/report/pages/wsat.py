@@ -10,6 +10,7 @@ from ...pts.qos import approx_max_note, ios_needed
 from ...pts.wsat import WsatTable
 from ...results.records import PartResult
 from ..context import RunContext, temperature_c
+from ..datasheet import waf_of
 from ..doc import Alert, Cell, Plot, Section, Table
 from ..fmt import fmt_fixed, fmt_rounds, fmt_value, or_default
 
@@ -60,7 +61,9 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
                         f"drive fills; FOB (first sample) {fmt_value(series[0].iops, 'IOPS')} IOPS; last 5 samples "
                         f"(minutes {fmt_rounds(tab.final_window_minutes)}) average "
                         f"{fmt_value(tab.final_window_iops, 'IOPS')} IOPS"])]
-    ref = reference_table(pid, ctx.description().get("reference"), tab)
+    final = set(tab.final_window_minutes)
+    steady = waf_of([r for r in ctx.round_records(part) if r.index in final])
+    ref = reference_table(pid, ctx.description().get("reference"), tab, None if steady is None else steady.value)
     if ref is not None:
         out.append(ref)
     tx, unit, div, xlabel = time_axis(ctx, tab)
@@ -112,13 +115,15 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
 REFERENCE_NOTE = ("Reference: what the drive's own geometry and timings imply (the --describe file's reference, "
                   "e.g. refssd params for the reference SSD, docs/reference-ssd.md). No pass/fail: the reference's "
                   "rates assume every die busy, which the host's queue depth may not keep; GC onset measured as the "
-                  "capacity written before the first sample below 98% of the first; write amplification needs the "
-                  "drive's physical media writes (telemetry).")
+                  "capacity written before the first sample below 98% of the first; write amplification over the last 5 "
+                  "samples from the drive's own media and host writes where its telemetry reads them (the datasheet's "
+                  "write amplification table), else not measured.")
 
 
-def reference_table(pid: str, ref, tab: WsatTable) -> Table | None:
+def reference_table(pid: str, ref, tab: WsatTable, steady_wa: float | None = None) -> Table | None:
     """The figures the device description's reference predicts beside the ones measured: FOB and
-    steady 4 KiB write IOPS, GC onset (capacity written), steady write amplification."""
+    steady 4 KiB write IOPS, GC onset (capacity written), steady write amplification (``steady_wa``:
+    the drive's media ÷ host writes over the last 5 samples, where telemetry has them)."""
     if not isinstance(ref, dict):
         return None
     series = tab.series
@@ -130,7 +135,7 @@ def reference_table(pid: str, ref, tab: WsatTable) -> Table | None:
         "gc_starts_after_capacity_written": (
             "GC onset, capacity written (× user capacity)",
             None if onset is None or None in fills else (fills[onset - 1] if onset else 0.0), ""),
-        "steady_wa_greedy_mean_field": ("steady write amplification", None, ""),
+        "steady_wa_greedy_mean_field": ("steady write amplification", steady_wa, ""),
     }
     rows = []
     for key, (label, value, unit) in measured.items():
