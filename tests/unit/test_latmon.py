@@ -343,3 +343,20 @@ def test_without_the_monitor_one_line_and_nothing_else(tmp_path):
     texts = [b.title for s in load(store.path).front for b in s.blocks if getattr(b, "kind", "") == "alert"]
     assert [t for t in texts if "latency monitor" in t] == [f"latency monitor: {man['latency_monitor']}"]
     assert not [s for s in load(store.path).sections if s.id.endswith("-latmon")]
+
+
+def test_through_the_agent_a_file_has_no_monitor(tmp_path):
+    """A device on another host is probed there (device/agent.py 'latmon'): the same one reason."""
+    import sys
+
+    from ssdpts.device.remote import RemoteSide
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    agent = (sys.executable, "-c", "import sys; from ssdpts.cli.main import main; sys.exit(main())")
+    with RemoteSide(["env", f"PYTHONPATH={src}"], str(tmp_path / "t.bin"), name="rack1", command=agent,
+                    size_bytes=8 << 20) as s:
+        with s.claimed(s.target.size_bytes, None, False):
+            mon = s.start_latmon((10, 15, 30, 100))
+            assert not mon.available and mon.reason.startswith("not available: t.bin is a file")
+            assert mon.describe() == mon.reason and mon.arm() is None and mon.collect() is None
+            assert s.finish_latmon() is None
