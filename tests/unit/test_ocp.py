@@ -86,6 +86,28 @@ def test_changes_and_verdict():
     assert {c.point for c in bad.cells() if c.metric == "lat_change_pct"} == {"MEAN", "P99", "P999", "MAX"}
 
 
+def test_judged_statistics_are_an_option():
+    """--ocp-judge: the verdict holds only the named statistics to the limit, the table keeps them
+    (summary.json round trip), and the CLI takes the report's label p99.9; anything else is refused."""
+    from ssdpts.cli.common import _judged
+
+    steps = build_parts(RunSpec(tests=("ocp-trim",)), 256 * 2**20, 512)[0].round_steps(1)
+    cells = {"baseline": [_m(100, 200)], "trim": [_m(104, 230)]}  # mean +4%, p99 +15%
+    assert TESTS["ocp-trim"].build_table(steps, cells, 5.0).verdict == "fail"
+    mean_only = TESTS["ocp-trim"].build_table(steps, cells, 5.0, judged=("mean",))
+    assert mean_only.verdict == "pass" and mean_only.to_dict()["judged"] == ["mean"]
+    assert table_from_dict(mean_only.to_dict()) == mean_only
+    old = mean_only.to_dict()
+    del old["judged"]  # a run recorded before the option: mean and p99
+    assert table_from_dict(old).judged == ("mean", "p99") and table_from_dict(old).verdict == "fail"
+    spec = RunSpec(tests=("ocp-idle-gc",), ocp_judge=_judged("mean,p99.9"))
+    assert spec.ocp_judge == ("mean", "p999") and RunSpec.from_dict(spec.to_dict()).ocp_judge == ("mean", "p999")
+    assert build_parts(spec, 256 * 2**20, 512)[1].table_args["judged"] == ("mean", "p999")
+    for bad in ("", "p98", "mean,mean"):
+        with pytest.raises(UserError, match="--ocp-judge"):
+            RunSpec(tests=("ocp-trim",), ocp_judge=_judged(bad))
+
+
 def test_measurement_keeps_its_trims():
     m = _m(100, 200, trim=3)
     assert Measurement.from_dict(m.to_dict()) == m and m.ios == 1000  # trims never in the step's IOs

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ssdpts.run.cpus import check_list
 from ..errors import UserError
-from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_LIMIT_PCT, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
+from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT_PCT, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
                            WSAT_PATTERNS, XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
@@ -94,6 +94,9 @@ def _ocp_options(p: argparse.ArgumentParser) -> None:
     o.add_argument("--ocp-limit", type=float, default=OCP_LIMIT_PCT, metavar="PCT",
                    help="largest change of mean and p99 read latency against the baseline that passes "
                         f"(default: {OCP_LIMIT_PCT:g}, OCP TRIM-6/7)")
+    o.add_argument("--ocp-judge", default=",".join(OCP_JUDGED), metavar="STAT[,STAT...]",
+                   help="the statistics held to --ocp-limit: mean, p99, p99.9, max (default: "
+                        f"{','.join(OCP_JUDGED)}; the others are reported)")
     o.add_argument("--ocp-read-s", type=float, default=60.0, metavar="S",
                    help="seconds of QD1 reads per phase, before time compression (default: 60)")
     o.add_argument("--ocp-trim-size", default="1M", metavar="SIZE", help="ocp-trim: size of each deallocated range (default: 1M)")
@@ -170,6 +173,13 @@ def _latmon(text: str) -> tuple[int, ...]:
         raise UserError(f"--latmon-ms {text!r} is not four whole numbers of ms: give e.g. 10,15,30,100, or off") from None
 
 
+def _judged(text: str | None) -> tuple[str, ...]:
+    """--ocp-judge: statistic names as the report labels them (p99.9) or as the tables key them (p999)."""
+    if text is None:
+        return OCP_JUDGED
+    return tuple("p999" if x == "p99.9" else x for x in text.replace(" ", "").lower().split(",") if x)
+
+
 def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
     from ..engine.fio import default_ioengine
 
@@ -185,7 +195,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,
         ar_amount_bytes=_size("--ar-amount", args.ar_amount), cpus=check_list(args.cpus) if args.cpus else "",
         realtime=bool(getattr(args, "realtime", False)),
-        ocp_limit_pct=args.ocp_limit, ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
+        ocp_limit_pct=args.ocp_limit, ocp_judge=_judged(getattr(args, "ocp_judge", None)), ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
         ocp_trim_rate=args.ocp_trim_rate, ocp_burst_s=args.ocp_burst_s, ocp_settle_s=args.ocp_settle_s,
         outlier_ms=_thresholds(getattr(args, "outlier_ms", "") or ",".join(map(str, OUTLIER_MS))),
         latmon_ms=_latmon(getattr(args, "latmon_ms", None) or ",".join(map(str, LATMON_MS))),

@@ -6,9 +6,10 @@ drive's idle garbage collection (TRIM-7) change read latency by at most 5% from 
 measure RND 4KiB 100/0 at TC 1 × QD 1 alone (the baseline) and then under the interference
 (ocp_trim.py: a deallocation job beside the reads; ocp_idle_gc.py: right after a write burst), in
 steps of their own, and report per phase its IOs, its window (when its IO ran), mean, p99, p99.9 and
-max, and the change of each against the baseline; mean and p99 are judged at the limit
-(``--ocp-limit``, default 5%): both within it passes. p99.9 and max are reported, not judged: a
-few IOs decide them, and the host's own stalls as much as the drive.
+max, and the change of each against the baseline; the judged statistics (``--ocp-judge``, default
+mean and p99) are held to the limit (``--ocp-limit``, default 5%): all within it passes. p99.9 and
+max are reported, not judged by default: a few IOs decide them, and the host's own stalls as much
+as the drive.
 
 Latencies are fio's total latency (submission + completion, as every PTS test); the percentiles
 are fio's json+ histogram's, by fio's rule (measurement.percentile_from_bins): a bin is at most
@@ -27,13 +28,13 @@ from typing import Any, ClassVar
 
 from ..measurement import Measurement
 from .parts import scaled
-from .runspec import RunSpec
+from .runspec import OCP_JUDGED, RunSpec
 from .tables import Cell, num
 from .units import KiB
 from .workload import Step, Workload
 
 READS_ZONES = ((100, 50), (0, 50))  # every read in the first half of the active range
-JUDGED = ("mean", "p99")  # the statistics held to the limit
+JUDGED = OCP_JUDGED  # the statistics held to the limit by default (--ocp-judge)
 STATS = (("mean", "mean"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
 SETTLE_READ_S = 5.0  # the short read step the settling idle follows (PTS seconds)
 
@@ -111,6 +112,7 @@ class OcpTable:
     phases: tuple[OcpPhase, ...]
     limit_pct: float
     unit: str = "µs"
+    judged: tuple[str, ...] = JUDGED
     kind: ClassVar[str] = "ocp"
 
     @property
@@ -131,20 +133,20 @@ class OcpTable:
         """"pass" when every judged statistic changed by at most the limit, "fail" when one changed
         by more, None when the phases did not both run."""
         ch = self.changes()
-        judged = [ch[n] for n in JUDGED]
+        judged = [ch[n] for n in self.judged]
         if any(v is None for v in judged):
             return None
         return "pass" if all(v <= self.limit_pct for v in judged if v is not None) else "fail"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "unit": self.unit, "test": self.test, "limit_pct": self.limit_pct,
-                "judged": list(JUDGED), "phases": [p.to_dict() for p in self.phases],
+                "judged": list(self.judged), "phases": [p.to_dict() for p in self.phases],
                 "change_pct": self.changes(), "verdict": self.verdict}
 
     @classmethod
     def from_dict(cls, d: dict) -> "OcpTable":
         return cls(str(d.get("test") or ""), tuple(OcpPhase.from_dict(p) for p in d.get("phases") or ()),
-                   float(d.get("limit_pct") or 5.0), d.get("unit", "µs"))
+                   float(d.get("limit_pct") or 5.0), d.get("unit", "µs"), tuple(d.get("judged") or JUDGED))
 
     def cells(self) -> list[Cell]:
         out = []
@@ -170,9 +172,10 @@ def phase(cell: str, label: str, ms: list[Measurement]) -> OcpPhase:
 
 
 def build(test: str, steps: list[Step], cells: dict[str, list[Measurement]], under: str,
-          limit_pct: float) -> OcpTable:
+          limit_pct: float, judged: tuple[str, ...] = JUDGED) -> OcpTable:
     labels = {s.key: s.label for s in steps}
-    return OcpTable(test, tuple(phase(c, labels.get(c, c), cells.get(c, [])) for c in ("baseline", under)), limit_pct)
+    return OcpTable(test, tuple(phase(c, labels.get(c, c), cells.get(c, [])) for c in ("baseline", under)), limit_pct,
+                    judged=tuple(judged))
 
 
 COMPARED = ("lat_mean_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "lat_change_pct")

@@ -55,12 +55,13 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
              round_builder=lambda r: minutes_round(NAME, "precondition", r, w, PRECONDITION_MINUTES, TRACKED_MINUTE,
                                                    spec.step_seconds)),
         Part(test=NAME, part="measure", title=TITLE, purge=False, wipc=None, tracking=(), max_rounds=1,
-             stop_rule="fixed", round_builder=lambda r: steps, table_args={"limit_pct": spec.ocp_limit_pct}),
+             stop_rule="fixed", round_builder=lambda r: steps, table_args={"limit_pct": spec.ocp_limit_pct, "judged": spec.ocp_judge}),
     ]
 
 
-def build_table(steps: list[Step], cells: WindowCells, limit_pct: float = 5.0) -> Any:
+def build_table(steps: list[Step], cells: WindowCells, limit_pct: float = 5.0,
+                judged: tuple[str, ...] = ocp.JUDGED) -> Any:
     """The preconditioning part's steady level, or the measurement's phases."""
     if steps and steps[0].part == "precondition":
         return level_table([_tracking(steps[0].workload)], steps, cells)
-    return ocp.build(NAME, steps, cells, "after-burst", limit_pct)
+    return ocp.build(NAME, steps, cells, "after-burst", limit_pct, judged)

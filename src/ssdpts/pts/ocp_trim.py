@@ -41,8 +41,9 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
     steps = sequence(spec)
     return [Part(test=NAME, part="", title=TITLE, purge=True, wipc=wipc_step(NAME, "", spec, ar_bytes, WIPC_BLOCK),
                  tracking=(), max_rounds=1, stop_rule="fixed", round_builder=lambda r: steps,
-                 table_args={"limit_pct": spec.ocp_limit_pct})]
+                 table_args={"limit_pct": spec.ocp_limit_pct, "judged": spec.ocp_judge})]
 
 
-def build_table(steps: list[Step], cells: WindowCells, limit_pct: float = 5.0) -> Any:
-    return ocp.build(NAME, steps, cells, "trim", limit_pct)
+def build_table(steps: list[Step], cells: WindowCells, limit_pct: float = 5.0,
+                judged: tuple[str, ...] = ocp.JUDGED) -> Any:
+    return ocp.build(NAME, steps, cells, "trim", limit_pct, judged)

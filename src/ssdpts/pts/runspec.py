@@ -27,6 +27,10 @@ XSR_RECOVERY_TOLERANCE_PCT = 2.0
 XSR_MINUTES = (480, 360, 480)  # 8 h SEQ 1024KiB W, 6 h RND 8KiB W, 8 h SEQ 1024KiB W
 HIR_BURSTS = 360
 OCP_LIMIT_PCT = 5.0  # OCP Datacenter NVMe SSD spec 2.7 TRIM-6/TRIM-7, as issue 32 quotes it (docs/ocp.md)
+# The OCP tests' statistics (pts/ocp.py) and those held to the limit by default: mean and p99 (no
+# source confirms which the spec judges; p99.9 and max are a few IOs, docs/ocp.md).
+OCP_STATS = ("mean", "p99", "p999", "max")
+OCP_JUDGED = ("mean", "p99")
 # Latency outliers (pts/qos.outliers): the IOs slower than each threshold, ms. 10 and 15 ms: the
 # Meta section of OCP 2.7 as issue 32 quotes it ("no outliers beyond 10-15 ms", IO.go style); no
 # spec text was available to confirm them (docs/ocp.md).
@@ -41,6 +45,7 @@ TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery":
                 "xsr_recovery_tolerance_pct": ("xsr",),
                 "op_ceiling_ms": ("cbw", "dirth"), "op_mid": ("cbw", "dirth"), "dirth_block_size": ("dirth",),
                 "dirth_read_pct": ("dirth",), "ocp_limit_pct": OCP_TESTS, "ocp_read_s": OCP_TESTS,
+                "ocp_judge": OCP_TESTS,
                 "ocp_trim_size": ("ocp-trim",), "ocp_trim_rate": ("ocp-trim",), "ocp_burst_s": ("ocp-idle-gc",),
                 "ocp_settle_s": ("ocp-idle-gc",)}
 WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False,
@@ -82,6 +87,7 @@ class RunSpec:
     # read latency against the baseline that passes, and the lengths of their phases in seconds
     # before time compression (scaled like every PTS time constant).
     ocp_limit_pct: float = OCP_LIMIT_PCT
+    ocp_judge: tuple[str, ...] = OCP_JUDGED  # the statistics held to the limit
     ocp_read_s: float = 60.0
     ocp_trim_size: int = 1 << 20
     ocp_trim_rate: float = 10.0  # deallocations (of ocp_trim_size each) per second
@@ -178,7 +184,7 @@ class RunSpec:
         keys = {f for f in cls.__dataclass_fields__}
         kw = {k: v for k, v in d.items() if k in keys}
         kw["tests"] = tuple(kw["tests"])
-        for name in ("xsr_minutes", "outlier_ms", "latmon_ms"):
+        for name in ("xsr_minutes", "outlier_ms", "latmon_ms", "ocp_judge"):
             if name in kw:
                 kw[name] = tuple(kw[name])
         if "xsr" in kw["tests"] and "xsr_recovery_tolerance_pct" not in kw:
@@ -272,6 +278,9 @@ def _validate_extended(s: RunSpec) -> None:
                         "segment count >= 0 (PTS-C: 2048) and a positive amount")
     if not 0 < s.ocp_limit_pct <= 1000:
         raise UserError(f"--ocp-limit {s.ocp_limit_pct:g} is out of range: give a percentage in (0, 1000] (default 5)")
+    if not s.ocp_judge or any(n not in OCP_STATS for n in s.ocp_judge) or len(set(s.ocp_judge)) != len(s.ocp_judge):
+        raise UserError(f"--ocp-judge {','.join(s.ocp_judge)} is not a list of statistics: give one or more of "
+                        f"{', '.join(OCP_STATS)} (default {','.join(OCP_JUDGED)})")
     for name, v in (("--ocp-read-s", s.ocp_read_s), ("--ocp-burst-s", s.ocp_burst_s)):
         if not 1 <= v <= 86400:
             raise UserError(f"{name} {v:g} is out of range: give 1..86400 seconds (before time compression)")

@@ -33,7 +33,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..pts.ocp import JUDGED, STATS, OcpTable
+from ..pts.ocp import STATS, OcpTable
 from ..pts.registry import cell_label
 from ..results.reader import read_run_checked
 from ..results.records import PartResult
@@ -153,7 +153,7 @@ def _part_step(out: _Out, ctx: RunContext, sid: str, part: PartResult, figs: lis
                                    metadata={"window_rounds": list(part.window_rounds)}), last)
     if isinstance(tab, OcpTable):
         ch = tab.changes()
-        for n in JUDGED:
+        for n in tab.judged:
             outcomes.append(_checked(out, sid, f"{part.id}_{n}_change_pct", _value(ch[n]), "%", tab.limit_pct, False,
                                      f"change of the {dict(STATS)[n]} read latency against the baseline "
                                      f"(--ocp-limit)", last))

@@ -17,7 +17,7 @@ from .extended import ss_sections
 SOURCES = [
     "limit 5% (--ocp-limit): OCP Datacenter NVMe SSD spec 2.7 TRIM-6 (deallocation) and TRIM-7 (idle GC), as "
     "issue 32 quotes them; the spec's text was not available to confirm it",
-    "what is judged (mean and p99), QD 1 4 KiB random reads, the phases' lengths (--ocp-read-s, --ocp-burst-s, "
+    "what is judged by default (mean and p99; --ocp-judge), QD 1 4 KiB random reads, the phases' lengths (--ocp-read-s, --ocp-burst-s, "
     "--ocp-settle-s), the deallocation size and rate (--ocp-trim-size, --ocp-trim-rate): no source confirms them "
     "(docs/ocp.md)",
 ]
@@ -36,9 +36,14 @@ def _pct(v: float | None, judged: bool, limit: float) -> Cell:
     return Cell(f"{v:+.1f}%".replace("-", "−"), v, css=css)
 
 
+def _names(stats: tuple[str, ...]) -> str:
+    names = [dict(ocp.STATS)[n] for n in stats]
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def verdict_alert(tab: OcpTable) -> Alert:
     ch = tab.changes()
-    judged = ", ".join(f"{dict(ocp.STATS)[n]} {ch[n]:+.1f}%" for n in ocp.JUDGED if ch[n] is not None)
+    judged = ", ".join(f"{dict(ocp.STATS)[n]} {ch[n]:+.1f}%" for n in tab.judged if ch[n] is not None)
     if tab.verdict is None:
         return Alert("bad", "not run", ["the baseline and the reads under interference did not both finish"])
     level, word = ("ok", "PASS") if tab.verdict == "pass" else ("bad", "FAIL")
@@ -62,13 +67,13 @@ def phase_table(pid: str, tab: OcpTable) -> Table:
                         float(p.trim_ios) if p.trim_ios else None))
         rows.append(row)
     rows.append([Cell("change against the baseline"), Cell(""), Cell(""), Cell("")]
-                + [_pct(ch[n], n in ocp.JUDGED, tab.limit_pct) for n, _ in ocp.STATS] + [Cell("")])
+                + [_pct(ch[n], n in tab.judged, tab.limit_pct) for n, _ in ocp.STATS] + [Cell("")])
     return Table(f"{pid}-phases", "Read latency per phase (µs)",
                  ["Phase", "Reads", "Start (UTC)", "Length", "Mean", "p99", "p99.9", "Max", "Deallocations"], rows,
                  note="Response time = fio's total latency (submission + completion). Percentiles from fio's json+ "
                       "histogram (bins at most 1/64 of their value wide: a change under ~1.6% is within one bin). "
-                      "Judged: mean and p99 (green within the limit, red beyond it); p99.9 and max, which a few IOs "
-                      "decide, are reported only. Start and length: the phase's window, when its IO ran (its step's start and end; summary.json has both ends).")
+                      f"Judged: {_names(tab.judged)} (green within the limit, red beyond it); the others are "
+                      "reported only (p99.9 and max: a few IOs decide them). Start and length: the phase's window, when its IO ran (its step's start and end; summary.json has both ends).")
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
