@@ -305,7 +305,10 @@ def description(p: dict) -> dict:
             "write_cache": cache,
             "gc": f"greedy, paced; starts at {p['gc_free_blocks']} free block(s) per die",
             "idle_gc": (f"after {p['bg_gc_idle_ns'] / 1e6:g} ms idle, up to {100 * p['bg_gc_free_fraction']:g}% "
-                        "of the spare blocks"),
+                        "of the spare blocks; " + ("goes on while the host only reads" if p.get("bg_gc_during_reads")
+                                                   else "a read ends the idle time")),
+            "deallocation": (f"{p['dealloc_die_ns_per_page'] / 1e3:g} µs of die time per deallocated page, after the "
+                             "trim completes" if p.get("dealloc_die_ns_per_page") else "a mapping update only"),
             "effective_spare_factor": round(p["effective_spare_factor"], 4),
         },
         # what the geometry and timings imply (refssd params; docs/reference-ssd.md "The reference"):
