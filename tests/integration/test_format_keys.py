@@ -53,6 +53,7 @@ _STAT = ("", ".median", ".worst")
 _GROUP = ("", ".boundaries", ".over_limit", *(f".{m}{x}" for m in ("idle_ms", "overlap_ms") for x in _STAT))
 ADDED["manifest"] |= {".parts.*.purge.ended_unix_s"}
 ADDED["manifest"] |= {".fio_server"}  # issue 17: the fio server a run's fio ran on (null: local), docs/hosts.md
+ADDED["manifest"] |= {".latency_monitor"}  # issue 32: the OCP latency monitor, one line where the drive has none
 ADDED["steps"] |= {".session", ".boundary", *(f".boundary.{k}" for k in _BOUNDARY), ".telemetry.after.offset_ms",
                    ".telemetry.before.offset_ms", ".timeline",
                    *(f".timeline.{k}" for k in ("chained", "end_unix_s", "late_ms", "source", "start_unix_s"))}
