@@ -11,8 +11,6 @@ WSAT to 3 x capacity in 2-s steps (~40 s). Set REFSSD_FIGURES=FILE to collect th
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 
 import pytest
@@ -20,19 +18,13 @@ import pytest
 from . import waf_proof
 from .conftest import refssd_host, require_refssd, ssdpts_run
 from .proofs import Drive
+from .test_wsat_purge import record
 from ..report_numbers import html_numbers
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 DRIVE = {"capacity": "128M", "pages_per_block": 32}
 STEP_S = 2.0
-
-
-def record(name: str, **figures) -> None:
-    path = os.environ.get("REFSSD_FIGURES")
-    if path:
-        with open(path, "a") as f:
-            f.write(json.dumps({"test": name, **figures}, default=str) + "\n")
 
 
 @pytest.fixture(scope="module")
