@@ -245,6 +245,23 @@ def ssdpts(*args: str, timeout: float = 900, **kw) -> subprocess.CompletedProces
     return subprocess.run(["ssdpts", *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def finished_lines(steps_jsonl: Path) -> list[bytes]:
+    """The whole lines of a steps.jsonl that a running ssdpts is still appending to. The store writes
+    a round's lines with one write(), but a reader on Linux may see part of a write that spans pages:
+    what follows the last newline is not a line yet (ssdpts's own status reader drops it the same way)."""
+    if not steps_jsonl.exists():
+        return []
+    data = steps_jsonl.read_bytes()
+    return [ln for ln in data[:data.rfind(b"\n") + 1].splitlines() if ln.strip()]
+
+
+def finished_steps(steps_jsonl: Path) -> list[dict]:
+    """finished_lines, parsed."""
+    import json
+
+    return [json.loads(ln) for ln in finished_lines(steps_jsonl)]
+
+
 def checksum(dev: str) -> str:
     import hashlib
 

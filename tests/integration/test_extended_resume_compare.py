@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from .conftest import ssdpts
+from .conftest import finished_steps, ssdpts
 from .test_extended_devices import FAST, recompute_extended
 from .test_run_devices import _fio_children_gone, run_dir_of, steps_of
 
@@ -24,10 +24,9 @@ pytestmark = pytest.mark.root
 
 def _wait_states_done(out) -> int:
     dirs = [d for d in out.iterdir() if d.is_dir()] if out.exists() else []
-    if not dirs or not (dirs[0] / "steps.jsonl").exists():
+    if not dirs:
         return 0
-    lines = (dirs[0] / "steps.jsonl").read_text().splitlines()
-    return sum(1 for ln in lines if ln.strip() and json.loads(ln)["part"] == "wait-states")
+    return sum(1 for s in finished_steps(dirs[0] / "steps.jsonl") if s["part"] == "wait-states")
 
 
 def test_hir_xsr_interrupted_in_the_wait_states_resume_and_compare(make_zram, tmp_path):

@@ -17,7 +17,7 @@ import pytest
 
 from ssdpts.results import integrity
 
-from .conftest import checksum, ssdpts, system_disk
+from .conftest import checksum, finished_steps, ssdpts, system_disk
 from .test_run_devices import recompute_and_compare, steps_of
 
 pytestmark = pytest.mark.root
@@ -58,20 +58,9 @@ def _wait(cond, proc: subprocess.Popen, what: str, timeout: float = 120) -> None
 
 
 def _rounds_done(run: Path) -> int:
-    """Rounds recorded so far (read while the run appends: a last line may be half written, and
-    the manifest is written before steps.jsonl exists)."""
-    steps = run / "steps.jsonl"
-    if not steps.exists():
-        return 0
-    rounds = set()
-    for line in steps.read_text().splitlines():
-        try:
-            s = json.loads(line)
-        except ValueError:
-            continue
-        if s["phase"] == "round":
-            rounds.add(s["round"])
-    return len(rounds)
+    """Rounds recorded so far (read while the run appends; the manifest is written before
+    steps.jsonl exists)."""
+    return len({s["round"] for s in finished_steps(run / "steps.jsonl") if s["phase"] == "round"})
 
 
 def assert_solo_shape(run: Path, dev: str) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ..report_numbers import Recompute, html_numbers, percentile, raw_from_fio
+from .conftest import finished_lines
 
 pytestmark = pytest.mark.root
 
@@ -192,7 +193,7 @@ def start_background_run(dev: str, out: Path, *extra: str) -> tuple[subprocess.P
 def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> None:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if path.exists() and len(path.read_text().splitlines()) >= n:
+        if len(finished_lines(path)) >= n:
             return
         if proc.poll() is not None:
             pytest.fail(f"ssdpts ended early ({proc.returncode}): {proc.stderr.read()}")

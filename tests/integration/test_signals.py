@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from .conftest import ssdpts
+from .conftest import finished_lines, ssdpts
 from .test_run_devices import _assert_unique_complete, _fio_children_gone, start_background_run, steps_of
 
 pytestmark = pytest.mark.root
@@ -42,7 +42,7 @@ def _lines(run_out: Path) -> int:
     dirs = [d for d in run_out.iterdir() if d.is_dir()] if run_out.exists() else []
     if not dirs or not (dirs[0] / "steps.jsonl").exists():
         return -1
-    return len((dirs[0] / "steps.jsonl").read_bytes().splitlines())
+    return len(finished_lines(dirs[0] / "steps.jsonl"))
 
 
 def _in_wipc(out: Path) -> bool:

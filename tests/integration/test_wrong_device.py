@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from .conftest import checksum, loop_reattach, run as sh, small_ext4, ssdpts
+from .conftest import checksum, finished_lines, loop_reattach, run as sh, small_ext4, ssdpts
 from .test_run_devices import _fio_children_gone, run_dir_of
 
 pytestmark = pytest.mark.root
@@ -63,7 +63,7 @@ def wait_lines(run_out: Path, n: int, proc: subprocess.Popen, timeout: float = 1
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         dirs = [d for d in run_out.iterdir() if d.is_dir()] if run_out.exists() else []
-        if dirs and (dirs[0] / "steps.jsonl").exists() and len((dirs[0] / "steps.jsonl").read_bytes().splitlines()) >= n:
+        if dirs and len(finished_lines(dirs[0] / "steps.jsonl")) >= n:
             return dirs[0]
         if proc.poll() is not None:
             pytest.fail(f"ssdpts ended early ({proc.returncode}): {proc.stderr.read()}")
