@@ -16,7 +16,7 @@ import struct
 
 import pytest
 
-from ssdpts.device import latmon
+from ssdpts.device import latmon, nvme_admin
 from ssdpts.device.side import LocalSide
 from ssdpts.device.target import Target, open_target
 from ssdpts.device.tools import Sysfs
@@ -199,7 +199,7 @@ def test_a_controller_that_cannot_be_opened_is_one_reason(tmp_path, admin, why):
 def test_qemus_nvme_refuses_the_page_one_reason_nothing_set(tmp_path):
     class Qemu(FakeDrive):
         def get_log(self, lid, length, uuid_index=0):
-            raise latmon.AdminError("NVMe status 0x4002")  # Invalid Field | DNR: QEMU's answer to C3h
+            raise nvme_admin.AdminError("NVMe status 0x4002")  # Invalid Field | DNR: QEMU's answer to C3h
 
     mon = latmon.make_monitor(_nvme_target(), (10, 15, 30, 100), sysfs=_nvme_sysfs(tmp_path / "sys"), admin=Qemu)
     assert not mon.available

@@ -87,11 +87,11 @@ class OcpAdmin(FakeAdmin):
 
     written = 10 * GIB
 
-    def log_page(self, lid: int, length: int = 512) -> bytes:
+    def get_log(self, lid: int, length: int = 512, uuid_index: int = 0) -> bytes:
         if lid == mw.LID_OCP_SMART:
             OcpAdmin.written += 1 << 20
             return ocp_page(OcpAdmin.written)
-        return super().log_page(lid, length)
+        return super().get_log(lid, length)
 
 
 def test_nvme_source_reads_c0h_beside_the_smart_log(sysfs: Path) -> None:  # noqa: F811
@@ -108,9 +108,9 @@ def test_nvme_without_c0h_is_decided_once_and_quiet(sysfs: Path) -> None:  # noq
     asked = []
 
     class Qemu(FakeAdmin):
-        def log_page(self, lid: int, length: int = 512) -> bytes:
+        def get_log(self, lid: int, length: int = 512, uuid_index: int = 0) -> bytes:
             asked.append(lid)
-            return super().log_page(lid, length)
+            return super().get_log(lid, length)
 
     src = source(sysfs, "nvme0n1", nvme_admin=Qemu)
     snaps = [src.snapshot() for _ in range(3)]

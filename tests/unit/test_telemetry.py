@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ssdpts.device import fields, nvme, telemetry
+from ssdpts.device import fields, nvme, nvme_admin, telemetry
 from ssdpts.device import target as tgt
 from ssdpts.device.tools import FakeTools, Sysfs
 
@@ -91,7 +91,7 @@ def test_log_page_layout_offsets() -> None:
 
 def test_admin_ioctl_number() -> None:
     # _IOWR('N', 0x41, struct nvme_admin_cmd) from linux/nvme_ioctl.h
-    assert telemetry.NVME_IOCTL_ADMIN_CMD == 0xC0484E41
+    assert nvme_admin.NVME_IOCTL_ADMIN_CMD == 0xC0484E41
     limits = telemetry.temperature_limits_from_id_ctrl(bytes(266) + (355).to_bytes(2, "little") + (358).to_bytes(2, "little"))
     assert limits == {"warning_temp_c": pytest.approx(81.85), "critical_temp_c": pytest.approx(84.85)}
 
@@ -161,7 +161,7 @@ class FakeAdmin:
     def identify_controller(self) -> bytes:
         return bytes(266) + (343).to_bytes(2, "little") + (353).to_bytes(2, "little")
 
-    def log_page(self, lid: int, length: int = 512) -> bytes:
+    def get_log(self, lid: int, length: int = 512, uuid_index: int = 0) -> bytes:
         if lid == 0x02:
             return self.smart_log()
         raise OSError("NVMe status 0x4109")  # a drive without the log (QEMU's answer to C0h)

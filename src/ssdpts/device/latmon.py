@@ -33,9 +33,6 @@ go to the admin queue, not the measured I/O queues.
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
-import os
 import struct
 import time
 from typing import Any, Callable
@@ -44,6 +41,7 @@ from . import nvme
 from . import target as tgt
 from .block import device_class
 from .fields import not_available
+from .nvme_admin import Admin
 from .target import Target
 from .tools import Sysfs
 
@@ -55,54 +53,6 @@ OCP_UUID = bytes((0xC1, 0x94, 0xD5, 0x5B, 0xE0, 0x94, 0x47, 0x94, 0xA2, 0x1D, 0x
 KINDS = ("read", "write", "deallocate")
 BUCKETS = 4
 ALL_ONES = (1 << 64) - 1
-
-# struct nvme_passthru_cmd (linux/nvme_ioctl.h), 72 bytes, as device/telemetry.py
-_CMD = struct.Struct("<BBHIIIQQII6III")
-NVME_IOCTL_ADMIN_CMD = 0xC0000000 | (_CMD.size << 16) | (ord("N") << 8) | 0x41
-_GET_LOG_PAGE, _SET_FEATURES, _IDENTIFY = 0x02, 0x09, 0x06
-
-
-class AdminError(OSError):
-    """An admin command the drive (or the kernel) refused."""
-
-
-class Admin:
-    """Admin commands on /dev/nvmeX through NVME_IOCTL_ADMIN_CMD (root: CAP_SYS_ADMIN)."""
-
-    def __init__(self, ctrl_dev: str):
-        self.ctrl_dev = ctrl_dev
-        self.fd = os.open(ctrl_dev, os.O_RDONLY | os.O_CLOEXEC)
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def command(self, opcode: int, *, nsid: int = 0, cdw10: int = 0, cdw11: int = 0, cdw14: int = 0,
-                data: bytes | None = None, length: int = 0) -> bytes:
-        """One admin command; ``data`` goes to the drive (Set Features), else ``length`` bytes come back."""
-        size = len(data) if data is not None else length
-        buf = ctypes.create_string_buffer(data if data is not None else b"", size) if size else None
-        cmd = bytearray(_CMD.pack(opcode, 0, 0, nsid, 0, 0, 0, ctypes.addressof(buf) if buf else 0, 0, size,
-                                  cdw10, cdw11, 0, 0, cdw14, 0, 5000, 0))
-        try:
-            status = fcntl.ioctl(self.fd, NVME_IOCTL_ADMIN_CMD, cmd, True)
-        except OSError as exc:
-            raise AdminError(exc.errno, f"admin ioctl on {self.ctrl_dev} refused ({exc.strerror})") from None
-        if status != 0:
-            raise AdminError(f"NVMe status 0x{status:x}")
-        return buf.raw if buf is not None and data is None else b""
-
-    def get_log(self, lid: int, length: int, uuid_index: int = 0) -> bytes:
-        numdl = length // 4 - 1
-        return self.command(_GET_LOG_PAGE, nsid=0xFFFFFFFF, cdw10=lid | (numdl << 16), cdw14=uuid_index & 0x7F,
-                            length=length)
-
-    def set_feature(self, fid: int, data: bytes, *, save: bool = False, uuid_index: int = 0) -> None:
-        self.command(_SET_FEATURES, cdw10=fid | (int(save) << 31), cdw14=uuid_index & 0x7F, data=data)
-
-    def uuid_list(self) -> bytes:
-        return self.command(_IDENTIFY, cdw10=0x17, length=4096)
 
 
 def ocp_uuid_index(uuid_list: bytes) -> int:

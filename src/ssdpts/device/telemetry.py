@@ -32,10 +32,7 @@ steady-state window), because measurements there describe the cooling, not the d
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
 import os
-import struct
 import time
 from typing import Any, Callable, Iterable
 
@@ -43,6 +40,7 @@ from ssdpts.device import ata, mediawrites, nvme
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class, file_backing_disk
 from ssdpts.device.fields import not_available, value
+from ssdpts.device.nvme_admin import Admin
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Sysfs, Tools, install_hint, parse_json
 
@@ -70,12 +68,6 @@ def block_stat_path(name: str, sysfs: Sysfs | None = None) -> str:
 # NVMe SMART / Health log through the admin passthrough ioctl
 # ==================================================================================================
 
-# struct nvme_passthru_cmd (linux/nvme_ioctl.h), 72 bytes:
-# opcode, flags, rsvd1, nsid, cdw2, cdw3, metadata, addr, metadata_len, data_len, cdw10..15, timeout_ms, result
-_CMD = struct.Struct("<BBHIIIQQII6III")
-assert _CMD.size == 72
-NVME_IOCTL_ADMIN_CMD = 0xC0000000 | (_CMD.size << 16) | (ord("N") << 8) | 0x41  # _IOWR('N', 0x41, 72 bytes)
-_OPC_GET_LOG_PAGE, _OPC_IDENTIFY = 0x02, 0x06
 
 
 def _u128(b: bytes) -> int:
@@ -110,38 +102,6 @@ def parse_smart_log_page(page: bytes) -> dict[str, Any]:
         "thermal_mgmt_t1_transitions": u32(216), "thermal_mgmt_t2_transitions": u32(220),
         "thermal_mgmt_t1_time_s": u32(224), "thermal_mgmt_t2_time_s": u32(228),
     }
-
-
-class NvmeAdmin:
-    """Admin commands on /dev/nvmeX through NVME_IOCTL_ADMIN_CMD (read-only ones only)."""
-
-    def __init__(self, ctrl_dev: str):
-        self.ctrl_dev = ctrl_dev
-        self.fd = os.open(ctrl_dev, os.O_RDONLY | os.O_CLOEXEC)
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def _admin(self, opcode: int, nsid: int, cdw10: int, length: int) -> bytes:
-        buf = ctypes.create_string_buffer(length)
-        cmd = bytearray(_CMD.pack(opcode, 0, 0, nsid, 0, 0, 0, ctypes.addressof(buf), 0, length,
-                                  cdw10, 0, 0, 0, 0, 0, 5000, 0))
-        status = fcntl.ioctl(self.fd, NVME_IOCTL_ADMIN_CMD, cmd, True)
-        if status != 0:
-            raise OSError(f"NVMe status 0x{status:x}")
-        return buf.raw
-
-    def log_page(self, lid: int, length: int = 512) -> bytes:
-        numdl = length // 4 - 1  # dwords - 1
-        return self._admin(_OPC_GET_LOG_PAGE, 0xFFFFFFFF, lid | (numdl << 16), length)
-
-    def smart_log(self) -> bytes:
-        return self.log_page(0x02)
-
-    def identify_controller(self) -> bytes:
-        return self._admin(_OPC_IDENTIFY, 0, 0x01, 4096)
 
 
 def temperature_limits_from_id_ctrl(data: bytes) -> dict[str, float | None]:
@@ -274,11 +234,11 @@ def make_source(target: Target, *, info: dict | None = None, prefer: str | None 
 
     ``info``: identify.collect()'s result, for the warning/critical temperatures (id-ctrl) and the
     device class. ``prefer``: force "nvme-cli" or "smartctl" (tests, or a misbehaving ioctl).
-    ``tools`` (read-only), ``sysfs`` and ``nvme_admin`` (NvmeAdmin's constructor): the seams to the host.
+    ``tools`` (read-only), ``sysfs`` and ``nvme_admin`` (nvme_admin.Admin's constructor): the seams to the host.
     """
     try:
         return _make_source(target, info, prefer, _Host(tools or Tools(), sysfs or tgt.host_sysfs(),
-                                                        nvme_admin or NvmeAdmin))
+                                                        nvme_admin or Admin))
     except Exception as exc:  # noqa: BLE001 - telemetry must never stop a run
         reason = not_available(f"telemetry setup failed: {exc.__class__.__name__}: {exc}")
         return TelemetrySource(block_name=None, block_reason=reason, health=None, health_method=None,
@@ -410,8 +370,8 @@ def _with_ocp_media(health: HealthReader, admin: Any, ctrl_dev: str, tools: Tool
     media: Callable[[], dict[str, Any]] | None = None
     if admin is not None:
         try:
-            mediawrites.parse_ocp_smart_page(admin.log_page(mediawrites.LID_OCP_SMART))
-            media = lambda: mediawrites.parse_ocp_smart_page(admin.log_page(mediawrites.LID_OCP_SMART))  # noqa: E731
+            mediawrites.parse_ocp_smart_page(admin.get_log(mediawrites.LID_OCP_SMART))
+            media = lambda: mediawrites.parse_ocp_smart_page(admin.get_log(mediawrites.LID_OCP_SMART))  # noqa: E731
             how = "OCP SMART extended log C0h (nvme-ioctl)"
         except (OSError, ValueError) as exc:
             return health, not_available(f"{ctrl_dev} has no OCP SMART / Health Information Extended log "
