@@ -98,3 +98,30 @@ def test_a_step_never_released_fails_the_round(tmp_path, monkeypatch):
     monkeypatch.setattr(fio_mod.Gate, "_release_after", lambda self, prev, e: None)
     msg, _ = _round_fails(tmp_path, monkeypatch)
     assert "step 2" in msg and "not released" in msg
+
+
+@pytest.mark.parametrize("collector_s", [0.0, 0.5])
+def test_the_last_step_gets_its_after_snapshot_however_slow_the_collector(tmp_path, collector_s):
+    """Telemetry is taken at every boundary, the last step's end included (the runner matches each
+    step to the snapshots nearest its start and end). A collector slower than a step (smartctl
+    under TCG takes ~1 s, steps here 0.2 s) must still get the final boundary: seen in the lab, fio
+    had exited while the collector ran, and the last step of each round had no "after"."""
+    calls: list[tuple[int, float]] = []
+
+    def collect(i: int) -> None:
+        calls.append((i, time.time()))
+        time.sleep(collector_s)
+
+    ex = fio_mod.FioExecutor()
+    try:
+        for rnd in range(3):
+            b = batch(tmp_path, n=3, step_s=0.2)
+            b.job_path, b.output_path = tmp_path / f"round-{rnd}.fio", tmp_path / f"round-{rnd}.json"
+            b.on_boundary = collect
+            calls.clear()
+            res = ex.run(b)
+            last_start = res.timelines[-1]["start_unix_s"]
+            assert calls and calls[-1][0] == 3, calls
+            assert calls[-1][1] > last_start, (calls, last_start)
+    finally:
+        ex.close()

@@ -363,6 +363,7 @@ class FioExecutor:
         steps = run.batch.steps
         after = [sum(s.planned_s for s in steps[i + 1:]) + steps[i].idle_after_s for i in range(n)]
         first_due = run.due_mono_s or time.monotonic()
+        ended_sampled = False
         while True:
             try:
                 news = [run.events.get(timeout=0.25)]
@@ -386,7 +387,13 @@ class FioExecutor:
             if boundary is not None:
                 # One snapshot for the latest boundary: a slow collector skips, it never delays.
                 _call_boundary(run.batch, boundary)
+                ended_sampled = ended_sampled or boundary == n
             if run.proc.poll() is not None:
+                if not ended_sampled:
+                    # fio exited before its last step's end was heard here (the end line comes
+                    # through the gate, or arrived while a slow collector ran): the snapshot after
+                    # the last step is taken now, the one every round's last step is matched to.
+                    _call_boundary(run.batch, n)
                 return
             now = time.monotonic()
             for i, e in enumerate(run.entries):
