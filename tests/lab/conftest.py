@@ -141,6 +141,7 @@ class Lab:
 
 _LAB: dict = {}
 _TIMES: list[tuple[str, float, str]] = []
+_LAST_USER: list[str] = []
 
 
 @pytest.fixture(scope="session")
@@ -181,6 +182,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if str(item.fspath).startswith(str(HERE)):
             item.add_marker(pytest.mark.lab)
+
+
+def pytest_collection_finish(session):
+    """The last test to run that uses the guest (after -m and -k deselected theirs)."""
+    users = [item.nodeid for item in session.items if "lab" in getattr(item, "fixturenames", ())]
+    _LAST_USER[:] = users[-1:]
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """The guest is powered off after the last test that uses it, not at the session's end: an idle
+    guest under TCG still takes most of a core, and the reference SSD's timing proofs (make
+    test-full runs them after the lab) need a quiet host."""
+    if nodeid in _LAST_USER and _LAB.get("guest") is not None:
+        _LAB["guest"].stop()
 
 
 def pytest_runtest_logreport(report):
