@@ -65,9 +65,8 @@ def block_stat_path(name: str, sysfs: Sysfs | None = None) -> str:
 
 
 # ==================================================================================================
-# NVMe SMART / Health log through the admin passthrough ioctl
+# NVMe SMART / Health log (read through device/nvme_admin.py)
 # ==================================================================================================
-
 
 
 def _u128(b: bytes) -> int:
