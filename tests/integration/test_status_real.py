@@ -19,15 +19,15 @@ import pytest
 
 from ssdpts.library.status import scan
 
+from .conftest import finished_steps
+
 REAL_FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(REAL_FIO is None, reason="fio is not installed: apt-get install fio")
 
-FAIL_ON_THIRD = """#!/bin/sh
-# fio, except that its third run (round 2, after WIPC and round 1) exits 1; probes (--version) pass
-case "$*" in *--output=*)
-  n=$(cat "$FIO_COUNT" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$FIO_COUNT"
-  [ "$n" = 3 ] && exit 1;;
-esac
+FAIL_IN_ROUND_2 = """#!/bin/sh
+# fio, except that round 2's run exits 1. Told by its output file, not by counting calls: the next
+# round's fio starts while the one before runs (it waits at the step gate), so calls overlap.
+case "$*" in *--output=*/round-002.json*) exit 1;; esac
 exec "$REAL_FIO" "$@"
 """
 
@@ -46,9 +46,7 @@ def run_dir(out: Path) -> Path:
 def wait_for_rounds(run: Path, n: int, timeout: float = 120) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        steps = run / "steps.jsonl"
-        if steps.exists() and sum(1 for line in steps.read_text().splitlines()
-                                  if json.loads(line)["phase"] == "round") >= 9 * n:
+        if sum(1 for rec in finished_steps(run / "steps.jsonl") if rec["phase"] == "round") >= 9 * n:
             return
         time.sleep(0.2)
     pytest.fail(f"{run} did not save {n} rounds in {timeout} s")
@@ -67,17 +65,31 @@ def runs(tmp_path_factory):
     long_ = {name: lat(root / name, root / f"{name}.img", "0.5", "25", env) for name in ("killed", "stopped")}
     bindir = root / "bin"
     bindir.mkdir()
-    (bindir / "fio").write_text(FAIL_ON_THIRD)
+    (bindir / "fio").write_text(FAIL_IN_ROUND_2)
     (bindir / "fio").chmod(0o755 | stat.S_IXUSR)
     failed = lat(root / "failed", root / "failed.img", "0.1", "5",
-                 {**env, "PATH": f"{bindir}:{env['PATH']}", "REAL_FIO": REAL_FIO, "FIO_COUNT": str(root / "count")})
+                 {**env, "PATH": f"{bindir}:{env['PATH']}", "REAL_FIO": REAL_FIO})
     complete = lat(root / "complete", root / "complete.img", "0.1", "5", env)
     assert failed.wait(timeout=600) == 1 and complete.wait(timeout=600) == 0, (failed.stderr.read(), complete.stderr.read())
     out = {"failed": run_dir(root / "failed"), "complete": run_dir(root / "complete")}
     for name, proc in long_.items():
         out[name] = run_dir(root / name)
         wait_for_rounds(out[name], 2)
-    return root, out, long_
+    yield root, out, long_
+    for proc in long_.values():  # a failed test leaves nothing running
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+
+
+def stop_long(procs: dict) -> None:
+    """SIGKILL the "killed" run and SIGINT the "stopped" one (done once: the tests that need them
+    stopped do not depend on each other)."""
+    if procs["killed"].poll() is None:
+        procs["killed"].send_signal(signal.SIGKILL)
+    if procs["stopped"].poll() is None:
+        procs["stopped"].send_signal(signal.SIGINT)
+    assert procs["killed"].wait(timeout=60) == -signal.SIGKILL and procs["stopped"].wait(timeout=120) == 130
 
 
 def test_every_state(runs):
@@ -95,9 +107,7 @@ def test_every_state(runs):
     assert by[dirs["failed"].name]["round"] == 2  # the round it failed in: round 1's 9 steps are saved
     assert by[dirs["complete"].name]["state"] == "complete" and by[dirs["complete"].name]["problems"] == []
 
-    procs["killed"].send_signal(signal.SIGKILL)
-    procs["stopped"].send_signal(signal.SIGINT)
-    assert procs["killed"].wait(timeout=60) == -signal.SIGKILL and procs["stopped"].wait(timeout=120) == 130
+    stop_long(procs)
     assert json.loads((dirs["killed"] / "manifest.json").read_text())["status"] == "running"
     doc = status_json(root)
     by = {Path(r["path"]).name: r for r in doc["runs"]}
@@ -134,7 +144,8 @@ def test_status_takes_no_lock_a_run_needs(runs, tmp_path):
 def test_a_tree_of_hundreds(runs, tmp_path):
     """300 run directories in a tree (copies sharing the originals' files by hard links), listed once
     each, in a second or so (the figure for 1,000: benchmarks/status_scan.py)."""
-    _, dirs, _ = runs
+    _, dirs, procs = runs
+    stop_long(procs)
     kinds = ("complete", "failed", "killed", "stopped")
     for i in range(300):
         src = dirs[kinds[i % 4]]
