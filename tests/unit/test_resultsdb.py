@@ -263,6 +263,39 @@ def test_schema_versions(tmp_path):
     assert f"PRAGMA user_version = {R.SCHEMA_VERSION}" in sql and "CREATE TABLE measurements" in sql
 
 
+def test_two_runs_creating_one_library_at_once(tmp_path, monkeypatch):
+    """Runs that end together (many drives at once) each open the library to add themselves. The
+    schema is made under SQLite's write lock: the second opener waits, then finds it made (it used
+    to see some tables and no version, and took the library for "something else")."""
+    import threading
+    import time
+
+    ddl = R._ddl()
+
+    def slow_ddl():
+        for stmt in ddl:
+            time.sleep(0.05)
+            yield stmt
+
+    monkeypatch.setattr(R, "_ddl", slow_ddl)
+    p = tmp_path / "new.db"
+    errors, opened = [], []
+
+    def open_it():
+        try:
+            with R.ResultsDB(p) as db:
+                opened.append(db.con.execute("PRAGMA user_version").fetchone()[0])
+        except Exception as exc:  # noqa: BLE001 - the test reports what the opener met
+            errors.append(exc)
+
+    first = threading.Thread(target=open_it)
+    first.start()
+    time.sleep(0.12)  # the first opener is inside the schema's statements
+    open_it()
+    first.join()
+    assert errors == [] and opened == [R.SCHEMA_VERSION] * 2
+
+
 def test_docs_cover_every_column():
     doc = Path(__file__).resolve().parents[2] / "docs" / "results-db.md"
     text = doc.read_text()

@@ -177,39 +177,60 @@ class ResultsDB:
             except OSError as exc:
                 raise UserError(f"cannot create {self.path.parent} ({exc.strerror}): pass another --db PATH") from None
         try:
-            self.con = sqlite3.connect(self.path)
+            # runs that end together (many drives at once) each add themselves: wait for the write lock
+            self.con = sqlite3.connect(self.path, timeout=60)
             self.con.row_factory = sqlite3.Row
             self.con.execute("PRAGMA foreign_keys = ON")
             version = self.con.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                version = self._set_up()
         except sqlite3.DatabaseError as exc:
+            if getattr(self, "con", None) is not None:
+                self.con.close()
+            if "locked" in str(exc):
+                raise UserError(f"{self.path} stayed locked by another process for 60 s: run again when it is "
+                                f"done, or pass another --db PATH") from None
             raise UserError(f"{self.path} is not an ssdpts results database ({exc}): pass another --db PATH, or "
                             f"recreate it with 'ssdpts db rebuild --db {self.path} DIR'") from None
-        if version == 0:
-            tables = self.con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
-            if tables:
-                self.con.close()
-                raise UserError(f"{self.path} is an SQLite database of something else (no ssdpts schema version): "
-                                f"pass another --db PATH")
-            with self.con:
-                for stmt in _ddl():
-                    self.con.execute(stmt)
-                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        elif version > SCHEMA_VERSION:
+        if version == -1:
+            self.con.close()
+            raise UserError(f"{self.path} is an SQLite database of something else (no ssdpts schema version): "
+                            f"pass another --db PATH")
+        if version > SCHEMA_VERSION:
             self.con.close()
             raise UserError(f"{self.path} has schema version {version}, newer than this ssdpts reads "
                             f"({SCHEMA_VERSION}): use a newer ssdpts, or rebuild it from the run directories "
                             f"with 'ssdpts db rebuild --db NEW_PATH DIR'")
-        elif version < SCHEMA_VERSION:
-            self._migrate(version)
 
-    def _migrate(self, version: int) -> None:
-        """Bring an older database up to this schema in place (every version's change is additive)."""
-        with self.con:
-            if version < 2:  # the point of the extended tests' cells
-                self.con.execute("ALTER TABLE measurements ADD COLUMN point TEXT")
-                self.con.execute("DROP INDEX IF EXISTS measurements_cell")
-                self.con.execute("CREATE INDEX measurements_cell ON measurements (test, metric, block_size_bytes, mix, point)")
-            self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    def _set_up(self) -> int:
+        """Create the schema, or bring an older one up to this version in place (every version's
+        change is additive), under SQLite's write lock: of two processes opening a new database at
+        once, the second waits, then finds it made. The version found (-1: tables, but not ours)."""
+        self.con.isolation_level = None  # the transaction is ours: DDL is not implicitly in one
+        try:
+            self.con.execute("BEGIN IMMEDIATE")
+            version = self.con.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and self.con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]:
+                version = -1
+            elif version == 0:
+                for stmt in _ddl():
+                    self.con.execute(stmt)
+                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version < SCHEMA_VERSION:
+                if version < 2:  # the point of the extended tests' cells
+                    self.con.execute("ALTER TABLE measurements ADD COLUMN point TEXT")
+                    self.con.execute("DROP INDEX IF EXISTS measurements_cell")
+                    self.con.execute("CREATE INDEX measurements_cell ON measurements "
+                                     "(test, metric, block_size_bytes, mix, point)")
+                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.con.execute("COMMIT")
+            return -1 if version == -1 else max(version, SCHEMA_VERSION)
+        except BaseException:
+            if self.con.in_transaction:
+                self.con.execute("ROLLBACK")
+            raise
+        finally:
+            self.con.isolation_level = ""
 
     def close(self) -> None:
         self.con.close()
