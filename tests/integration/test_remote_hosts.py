@@ -177,9 +177,16 @@ def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_pat
 
     # one run on two hosts: a zram device here and the other host's, each its own run
     local = make_zram(64 * 2**20)
-    r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", local, "--target", f"h:{h.path}",
-               "--remote-shell", shell, "--destroy-data-on", local, "--destroy-data-on", h.path,
-               *FAST, "--out", str(out), timeout=300)
+    from .test_boundaries import SpawnProbe
+
+    probe = SpawnProbe()
+    probe.start()
+    try:
+        r = ssdpts("run", "lat", "--host", f"h={h.address}", "--target", local, "--target", f"h:{h.path}",
+                   "--remote-shell", shell, "--destroy-data-on", local, "--destroy-data-on", h.path,
+                   *FAST, "--out", str(out), timeout=300)
+    finally:
+        probe.stop.set()
     assert r.returncode == 0, r.stderr
     runs = {json.loads((d / "manifest.json").read_text())["target"]["path"]: d for d in out.iterdir()}
     _remote_shape(runs[h.path], h)
@@ -187,7 +194,12 @@ def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_pat
     # rounds of 0.3 s are shorter than a fio server's 1.3-1.5 s to a job's start: within rounds only
     within = [s["boundary"] for s in _gated_steps(runs[h.path], h) if s["boundary"]["kind"] == "step"]
     assert within and all(b["overlap_ms"] == 0 for b in within), within
-    assert sorted(b["idle_ms"] for b in within)[len(within) // 2] <= 10, within
+    # the median within the limit, or, when this host stalled a shell meanwhile (two runs share its
+    # cores), within twice that stall: a boundary waits for a shell to start and one to end
+    from ssdpts.results import analysis
+
+    limit = max(analysis.IDLE_LIMIT_MS, 2 * probe.worst_ms) + analysis.RESOLUTION_MS
+    assert sorted(b["idle_ms"] for b in within)[len(within) // 2] <= limit, (limit, within)
     mine = json.loads((runs[local] / "manifest.json").read_text())
     assert mine["status"] == "complete" and "device_host" not in mine and mine["executor"] == "fio"
     assert _bytes_written(h.dev) > before[1] and not h.agents()  # the agent ended with the run
