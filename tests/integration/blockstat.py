@@ -29,8 +29,9 @@ class Activity:
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, __file__, str(self.path), str(self.period_s)],
                                      stdout=subprocess.PIPE, text=True)
-        while not self.proc.stdout.readline().startswith("ready"):
-            pass
+        while not (line := self.proc.stdout.readline()).startswith("ready"):
+            if not line:  # the sampler ended without starting
+                raise RuntimeError(f"the block stat sampler of {self.path} exited {self.proc.wait()}")
 
     def stop(self) -> None:
         assert self.proc is not None

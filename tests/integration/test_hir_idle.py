@@ -39,31 +39,35 @@ def run_wait_states(dev: str, step_s: float, bursts: int, wait_states: int, tmp:
     ex = FioExecutor()
     out = []
     timelines: list[dict] = []
-    for ws in range(wait_states):
-        mine = [rs for rs in rounds if rs[0].key in (f"ws{(1, 2, 3, 5, 10)[ws]}", f"bl{(1, 2, 3, 5, 10)[ws]}")]
-        act = Activity(dev)
-        act.start()
-        jobs = []
 
-        def batch_of(rs: list) -> Batch:
-            job = tmp / f"round-{rs[0].round:03d}.fio"
-            return Batch(steps=rs, filename=dev, area=Area(0, 128 * 2**20), seed=1, ioengine=spec.ioengine,
-                         job_path=job, output_path=job.with_suffix(".json"))
+    def batch_of(rs: list) -> Batch:
+        job = tmp / f"round-{rs[0].round:03d}.fio"
+        return Batch(steps=rs, filename=dev, area=Area(0, 128 * 2**20), seed=1, ioengine=spec.ioengine,
+                     job_path=job, output_path=job.with_suffix(".json"))
 
-        for k, rs in enumerate(mine):
-            b = batch_of(rs)
-            # as the runner does: the next round's fio is started ahead and waits at the gate, so
-            # the idle that crosses the change of process is timed by the gate, not by fio's start
-            # (within a wait state: the next one's counters start after this one's stop)
-            b.next = batch_of(mine[k + 1]) if k + 1 < len(mine) else None
-            res = ex.run(b)
-            jobs.append(b.job_path)
-            timelines += res.timelines
-        time.sleep(0.1)
-        act.stop()
-        out.append({"steps": [s for rs in mine for s in rs], "activity": act, "jobs": jobs,
-                    "timelines": timelines[-sum(len(rs) for rs in mine):]})
-    ex.close()  # the device trace ends with the runs, as a run's does
+    try:
+        for ws in range(wait_states):
+            mine = [rs for rs in rounds if rs[0].key in (f"ws{(1, 2, 3, 5, 10)[ws]}", f"bl{(1, 2, 3, 5, 10)[ws]}")]
+            act = Activity(dev)
+            act.start()
+            jobs = []
+            try:
+                for k, rs in enumerate(mine):
+                    b = batch_of(rs)
+                    # as the runner does: the next round's fio is started ahead and waits at the gate, so
+                    # the idle that crosses the change of process is timed by the gate, not by fio's start
+                    # (within a wait state: the next one's counters start after this one's stop)
+                    b.next = batch_of(mine[k + 1]) if k + 1 < len(mine) else None
+                    res = ex.run(b)
+                    jobs.append(b.job_path)
+                    timelines += res.timelines
+                time.sleep(0.1)
+            finally:  # the sampler reads every 0.5 ms: never left running
+                act.stop()
+            out.append({"steps": [s for rs in mine for s in rs], "activity": act, "jobs": jobs,
+                        "timelines": timelines[-sum(len(rs) for rs in mine):]})
+    finally:
+        ex.close()  # the device trace ends with the runs, as a run's does
     return out
 
 

@@ -100,7 +100,8 @@ def test_a_planned_idle_delays_the_next_release_by_that_much(gate):
     time.sleep(0.15)
     assert b.released_unix_s is None and waiting.poll() is None, "no step during the idle"
     assert waiting.wait(timeout=5) == 0
-    assert 0.3 <= b.released_unix_s - a.ended_unix_s < 0.35 and b.chained
+    # a Timer on a loaded host fires late: upper bounds leave 0.15 s, less than the idle twice over
+    assert 0.3 <= b.released_unix_s - a.ended_unix_s < 0.45 and b.chained
     # a step of the next fio process linked after the idle has partly passed keeps the rest of it
     (c,) = gate.add([1], idles=[0.4])
     c.prev = None
@@ -115,7 +116,7 @@ def test_a_planned_idle_delays_the_next_release_by_that_much(gate):
     gate.link(c, d)
     assert d.released_unix_s is None and d.timer is not None
     assert wait_until(lambda: d.released_unix_s is not None)
-    assert 0.4 <= d.released_unix_s - c.ended_unix_s < 0.45
+    assert 0.4 <= d.released_unix_s - c.ended_unix_s < 0.49  # the idle counted again from the link: 0.5
     # a fresh batch released at a time (the idle a previous process ended with); closing cancels it
     (e,) = gate.add([1])
     t0 = time.monotonic()
@@ -143,13 +144,14 @@ def test_a_planned_idle_is_timed_from_the_end_of_the_run_time_not_from_the_heard
     hook(gate.postrun(a), gate.root, mode="postrun").wait(timeout=5)
     assert wait_until(lambda: b.released_unix_s is not None)
     start_a = a.released_unix_s if a.ready_at_release else a.last_started_unix_s
-    assert 0.2 + 0.3 <= b.released_unix_s - start_a < 0.2 + 0.3 + 0.05, "timed from the run time's end"
+    # from the heard end it would be 0.35 + 0.3 or more
+    assert 0.2 + 0.3 <= b.released_unix_s - start_a < 0.2 + 0.3 + 0.12, "timed from the run time's end"
     assert b.released_unix_s - a.ended_unix_s < 0.3 - 0.1
     hook(gate.prerun(c), gate.root, "s0003")
     assert wait_until(lambda: b.started_clones == 1)
     hook(gate.postrun(b), gate.root, mode="postrun").wait(timeout=5)  # well before its 0.5 s
     assert wait_until(lambda: c.released_unix_s is not None)
-    assert 0.3 <= c.released_unix_s - b.ended_unix_s < 0.35, "timed from the heard end"
+    assert 0.3 <= c.released_unix_s - b.ended_unix_s < 0.45, "timed from the heard end"  # not the run time's: ~0.7
 
 
 def test_closed_barrier_fails_the_waiting_hook_instead_of_hanging(gate):

@@ -35,6 +35,9 @@ def emit(kind, **kw):
 if mode == "refuse":
     sys.stderr.write("ssdpts: /dev/sdz is mounted at /srv: unmount it\n")
     sys.exit(2)
+stop = []
+if mode == "wait":  # before it says 'round', which is when the test interrupts it
+    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
 emit("ready")
 if sys.stdin.readline().strip() != "go":
     sys.exit(2)
@@ -44,8 +47,6 @@ emit("round", round=1, of=5, steps=49, step_s=0.1)
 if mode == "crash":
     os.kill(os.getpid(), signal.SIGKILL)
 if mode == "wait":
-    stop = []
-    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
     while not stop:
         time.sleep(0.01)
     emit("end", status="interrupted", run_dir="/runs/" + marker, error="interrupted by SIGINT")
