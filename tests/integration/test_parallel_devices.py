@@ -126,7 +126,10 @@ def test_sigint_stops_every_device_and_resume_continues_all(make_zram, tmp_path)
     out = tmp_path / "runs"
     # LAT: 9 steps a round, the quickest test with rounds (the run path is the same as IOPS')
     pin = len(os.sched_getaffinity(0)) >= 2  # each device's fio on a CPU of its own
-    proc = subprocess.Popen(["ssdpts", "run", "lat", *_targets(devs), *FAST, "--out", str(out),
+    # steps of 0.3 s: a round of the first device must not let it complete (5 rounds) before the
+    # other's WIPC ends and its first round is saved (a loaded host, or both pinned to busy CPUs)
+    slow = ["--step-seconds", "0.3", *FAST[2:]]
+    proc = subprocess.Popen(["ssdpts", "run", "lat", *_targets(devs), *slow, "--out", str(out),
                              *(["--cpus-per-device", "1"] if pin else [])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
