@@ -39,7 +39,9 @@ def test_hir_xsr_interrupted_in_the_wait_states_resume_and_compare(make_zram, tm
                             env={**os.environ, **env})
     try:
         t0 = time.monotonic()
-        while _wait_states_done(out) < 12:  # 2 of HIR's 5 wait states (each 3 bursts + 3 baseline steps)
+        # 1 of HIR's 5 wait states (each 3 bursts + 3 baseline steps): the other 4 (24 steps) are the
+        # margin for the signal to land within them on a loaded host
+        while _wait_states_done(out) < 6:
             if proc.poll() is not None:
                 pytest.fail(f"ssdpts ended before the wait states ({proc.returncode}): {proc.stderr.read()}")
             if time.monotonic() - t0 > 300:
@@ -56,7 +58,7 @@ def test_hir_xsr_interrupted_in_the_wait_states_resume_and_compare(make_zram, tm
     man = json.loads((run / "manifest.json").read_text())
     assert man["status"] == "interrupted"
     before = steps_of(run)
-    assert 12 <= sum(1 for s in before if s["part"] == "wait-states") < 30
+    assert 6 <= sum(1 for s in before if s["part"] == "wait-states") < 30
     assert not any(s["test"] == "xsr" for s in before)
 
     r = ssdpts("resume", str(run), "--destroy-data-on", dev, "--quiet", env={**os.environ, **env})
