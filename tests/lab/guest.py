@@ -22,7 +22,9 @@ Usable on its own for poking at the drives by hand::
 
 Environment: SSDPTS_LAB_CACHE (kernel cache), SSDPTS_LAB_REFRESH=1 (ask apt for Debian's current
 kernel instead of using the cached one), SSDPTS_LAB_ACCEL=tcg|kvm, SSDPTS_LAB_CPU (TCG CPU model),
-SSDPTS_LAB_SCRATCH (where scratch directories go, /var/tmp), SSDPTS_LAB_KEEP=1 (keep them).
+SSDPTS_LAB_SCRATCH (where scratch directories go, /var/tmp), SSDPTS_LAB_KEEP=1 (keep them),
+SSDPTS_LAB_KERNEL_ARGS (added to the guest kernel's command line, e.g. loglevel=7 to see a lockup's
+backtrace in console.log).
 """
 
 from __future__ import annotations
@@ -342,7 +344,7 @@ class Guest:
         cpu = ["-cpu", "host"] if accel == "kvm" else ["-cpu", TCG_CPU]
         accel_arg = "kvm" if accel == "kvm" else "tcg,thread=multi"
         cmdline = (f"console=ttyS0 loglevel=4 panic=-1 rdinit=/init ssdpts.scratch={self.scratch} "
-                   "nvme_core.multipath=N mitigations=off")
+                   "nvme_core.multipath=N mitigations=off " + os.environ.get("SSDPTS_LAB_KERNEL_ARGS", "")).strip()
         return [
             "qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
             "-machine", "q35", "-accel", accel_arg, *cpu, "-smp", "2", "-m", "2048",

@@ -40,6 +40,23 @@ for d in /dev/shm /tmp /run /var/tmp /var/lib/smartmontools /var/log; do
     mount -t tmpfs -o mode=1777 tmpfs "/host$d"
 done
 [ -d /host/sys/kernel/tracing ] && mount -t tracefs nodev /host/sys/kernel/tracing 2>/dev/null
+# Under multi-threaded TCG, kernel text patched while the other vCPU runs can lock both up
+# (text_poke_bp: one vCPU loops in the int3 handler with interrupts off, the other waits for it to
+# answer an IPI). ssdpts enabling its block events mid-run did this: a soft lockup, the run stalled
+# for good (docs/lab.md). A tracepoint's code is patched only when its probes go 0->1->2 (and back);
+# two idle instances, set up before anything else runs, hold each block event at two probes, so
+# the instance ssdpts adds is a third and patches nothing. They record nothing (tracing off, a
+# filter no device matches).
+t=/host/sys/kernel/tracing/instances
+if [ -d "$t" ]; then
+    for i in lab-hold-1 lab-hold-2; do
+        mkdir "$t/$i" && echo 0 > "$t/$i/tracing_on" || { say "cannot create tracefs instance $i"; break; }
+        for ev in block_rq_issue block_rq_complete block_rq_requeue block_bio_queue block_bio_complete; do
+            echo "dev == 0" > "$t/$i/events/block/$ev/filter" && echo 1 > "$t/$i/events/block/$ev/enable" \
+                || say "cannot hold block/$ev in $i"
+        done
+    done
+fi
 # After the tmpfs mounts: the scratch directory may lie under one of them (/tmp, /var/tmp).
 mkdir -p "/host$scratch" 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 scratch "/host$scratch" \
