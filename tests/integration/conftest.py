@@ -262,6 +262,20 @@ def finished_steps(steps_jsonl: Path) -> list[dict]:
     return [json.loads(ln) for ln in finished_lines(steps_jsonl)]
 
 
+def no_process_matching(pattern: str, timeout: float = 10) -> bool:
+    """No process whose command line matches ``pgrep -f pattern`` within ``timeout`` seconds:
+    killed ones take a moment to be scheduled and exit on a loaded host."""
+    import subprocess
+    import time
+
+    end = time.monotonic() + timeout
+    while subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.strip():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def checksum(dev: str) -> str:
     import hashlib
 

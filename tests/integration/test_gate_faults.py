@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 import re
 import shutil
-import subprocess
 import time
 
 import pytest
@@ -16,6 +15,8 @@ from ssdpts.engine import fio as fio_mod
 from ssdpts.engine.base import Area, Batch
 from ssdpts.errors import RunFailed
 from ssdpts.pts.workload import Step, Workload
+
+from .conftest import no_process_matching
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
@@ -57,20 +58,9 @@ def _round_fails(tmp_path: Path, monkeypatch) -> tuple[str, float]:
     took = time.monotonic() - t0
     assert took < 30 and "\n" not in str(exc.value)
     assert ex._gate is None, "the gate is closed once nothing runs"
-    assert nothing_left(tmp_path), "fio or a hook shell of this batch is still running"
+    assert no_process_matching(str(tmp_path)), "fio or a hook shell of this batch is still running"
     ex.close()  # its device trace
     return str(exc.value), took
-
-
-def nothing_left(tmp_path: Path, within_s: float = 10.0) -> bool:
-    """No process of this batch (fio, its hook shells) within ``within_s``: killed ones take a
-    moment to be scheduled and exit on a loaded host."""
-    end = time.monotonic() + within_s
-    while subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.strip():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
@@ -87,7 +77,7 @@ def test_a_cancelled_round_started_ahead_leaves_nothing(tmp_path):
     assert info is not None and info["steps"] == 2
     assert not (tmp_path / "round-002.fio").exists() and not (tmp_path / "round-002.json").exists()
     assert ex._gate is None
-    assert nothing_left(tmp_path)
+    assert no_process_matching(str(tmp_path))
     ex.close()
 
 

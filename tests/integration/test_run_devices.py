@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ..report_numbers import Recompute, html_numbers, percentile, raw_from_fio
-from .conftest import finished_lines
+from .conftest import finished_lines, no_process_matching
 
 pytestmark = pytest.mark.root
 
@@ -203,13 +203,7 @@ def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float =
 
 def _fio_children_gone(run: Path, timeout: float = 10) -> bool:
     """No fio process of this run is left (other fio processes on the machine are not ours)."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        r = subprocess.run(["pgrep", "-f", f"fio .*{run}/fio/"], capture_output=True, text=True)
-        if not r.stdout.strip():
-            return True
-        time.sleep(0.2)
-    return False
+    return no_process_matching(f"fio .*{run}/fio/", timeout)
 
 
 def _assert_unique_complete(run: Path) -> list[dict]:
