@@ -40,6 +40,22 @@ class DeviceUnsafe(Interrupted):
     exit_code = EXIT_FAILED
 
 
+class DeviceAlarm(KeyboardInterrupt):
+    """The device watcher (device/claim.py) found a new way to the target's storage while the run
+    wrote (a loop device attached over its file, a partition added): raised in the run's main thread
+    wherever it is, as a signal is (run/alarm.py), so that fio is stopped at once and every cleanup
+    path runs; the run stops ``interrupted`` with the reason, exit 1."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 class HostLost(Interrupted):
     """The fio server running the run's batches stopped answering (engine/fioclient.py): the run
     stops ``interrupted`` (exit 1) and resumes once the server is back."""

@@ -31,7 +31,9 @@ def test_second_claim_is_refused_naming_the_run_and_pid(tmp_path):
         msg = str(exc.value)
         assert "\n" not in msg and f"ssdpts run {tmp_path / 'runs' / 'r1'}" in msg and f"PID {os.getpid()}" in msg
         assert f"kill -INT {os.getpid()}" in msg
-        # through a symlink: the same file, the same lock
+        # through a symlink: the same file, the same lock (a link to a file not yet there is refused
+        # as a target: test_dangling_symlink_is_not_a_file_target)
+        (tmp_path / "t.img").write_bytes(b"")
         link = tmp_path / "link.img"
         link.symlink_to(tmp_path / "t.img")
         with pytest.raises(UserError, match="in use by the ssdpts run"):

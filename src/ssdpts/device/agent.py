@@ -59,7 +59,9 @@ class _Agent:
 
     def op_take(self, req: dict) -> dict:
         # no terminal here: a confirmation comes from the controller (--destroy-data-on) or not at all
-        return {"target": self._side().take(int(req["needed_bytes"]), req.get("confirm")).to_dict()}
+        side = self._side()
+        side.on_alarm = lambda reason: self.send({"alarm": reason})  # the claim's watcher, at once
+        return {"target": side.take(int(req["needed_bytes"]), req.get("confirm")).to_dict()}
 
     def op_collect(self, req: dict) -> dict:
         return self._side().collect(req.get("purge"), req.get("fio_version")).to_dict()
@@ -97,6 +99,12 @@ class _Agent:
 
     def op_purge(self, req: dict) -> dict:
         return self._side().purge(req["requested"], req.get("info"), lambda line: self.send({"log": line}))
+
+    def op_seal(self, _req: dict) -> dict | None:
+        return self._side().seal()
+
+    def op_contents_changes(self, req: dict) -> list[str]:
+        return self._side().contents_changes(req.get("record"))
 
     def op_guard(self, _req: dict) -> None:
         self._side().guard()

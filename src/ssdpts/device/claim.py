@@ -38,15 +38,18 @@ import errno
 import fcntl
 import json
 import os
+import select
 import socket
 import stat
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ssdpts.device import fingerprint, held, locks, safety
+from ssdpts.device import fingerprint, held, locks, safety, usage
+from ssdpts.device import stack as stack_mod
 from ssdpts.device.locks import _read_holder, lock_dir, lock_keys
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target
@@ -99,6 +102,13 @@ class Claim:
                                        "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         self._fp0: dict[str, Any] | None = None
         self._parts0: set[str] = set()
+        self._ways: dict[str, tuple[int, int, str]] = {}  # kernel name -> (fd held O_EXCL, st_rdev, how it reaches)
+        self._reach: set[str] = set()  # the target's own stack and what it writes (block devices)
+        self._files: set[str] = set()  # the backing files it writes (identities)
+        self._known: set[str] = set()  # ways seen when the claim was taken that could not be opened (gone)
+        self._sweep_lock = threading.Lock()
+        self._watcher: _Watcher | None = None
+        self.alarm: str | None = None  # what the watcher found (the guard raises it, the run stops)
 
     # ---- taking and giving back --------------------------------------------------------------
     def lock(self) -> None:
@@ -165,12 +175,116 @@ class Claim:
         self._write_record()
 
     def claim_device(self) -> None:
-        """The kernel's exclusive claim (block devices; files have none)."""
+        """The kernel's exclusive claim (block devices; files have none), and then every other way
+        to the same storage held exclusively too (:meth:`hold_ways`)."""
         if self.target.kind != "block" or self._fd is not None:
             return
         self._open_exclusive()
         self._fp0 = fingerprint.take(self.target, self._fd)
         self._parts0 = set(self._partitions())
+        names, self._files = stack_mod.written_by(self.target.name)
+        self._reach = set(stack_mod.resolve(self.target.name).names) | names
+        try:
+            self.hold_ways()
+        except BaseException:
+            self._close_exclusive()
+            raise
+
+    def hold_ways(self) -> None:
+        """Open with ``O_EXCL``, and keep open until the run ends, every other block device through
+        which the target's storage is reached (device/stack.py ``ways``: the backing device under a
+        loop device, every other loop device over the same file or device, loop devices resting on
+        any of them): while they are held the kernel refuses ``mkfs``, ``mount`` (in any mount
+        namespace), md, LVM and partition re-reads on each of them with EBUSY. One that is in use
+        already is refused, naming the use (a mount in another namespace among them)."""
+        t = self.target
+        for way in stack_mod.ways(t.name, t.path, frozenset(safety.system_disk_names())):
+            if way.name in self._ways:
+                continue
+            fd, busy = _open_excl(f"/dev/{way.name}")
+            if busy:
+                self._close_ways()
+                raise UserError(f"{way.text}, which is {usage.busy_because(way.name, safety.PROC)}: "
+                                "stop that use or pick another target")
+            if fd is not None:
+                self._keep_way(way.name, fd, way.how)
+            else:
+                self._known.add(way.name)
+
+    def _keep_way(self, name: str, fd: int, how: str) -> None:
+        rdev = os.fstat(fd).st_rdev
+        self._ways[name] = (fd, rdev, how)
+        held.HELD[rdev] = self
+
+    def _close_ways(self) -> None:
+        ways, self._ways = self._ways, {}
+        for fd, rdev, _how in ways.values():
+            if held.HELD.get(rdev) is self:
+                held.HELD.pop(rdev, None)
+            os.close(fd)
+
+    @property
+    def held_ways(self) -> list[str]:
+        """The other block devices this claim holds exclusively, by kernel name."""
+        return sorted(self._ways)
+
+    # ---- the watcher: a new way to the storage, found while the run writes -----------------------
+    def watch(self, alarm: Callable[[str], None]) -> None:
+        """Watch, for as long as the claim is held, for a new way to the target's storage that
+        cannot be held in advance: a loop device attached over the target's file or device (or over
+        any device the claim holds), a partition added to the target. Woken by the kernel's block
+        uevents (a netlink socket; every second regardless, or every 0.2 s where uevents cannot be
+        had). What it finds is held at once where the kernel still allows (so that a mkfs or mount
+        of it fails "busy"), kept in :attr:`alarm` (the guard raises it) and passed to ``alarm``
+        (the run stops: run/alarm.py)."""
+        if self._watcher is None:
+            self._watcher = _Watcher(self, alarm)
+            self._watcher.start()
+
+    def _stop_watching(self) -> None:
+        w, self._watcher = self._watcher, None
+        if w is not None:
+            w.stop()
+
+    def sweep(self) -> list[str]:
+        """What is new since the claim was taken (and not seen before): loop devices resting on the
+        target's storage, partitions of the target. Each new loop device is held if it can be.
+        Reasons, one line each; also kept in :attr:`alarm` (the first)."""
+        if not self._lock_fds and self._fd is None:
+            return []
+        with self._sweep_lock:
+            t = self.target
+            names = self._reach | set(self._ways)
+            files = self._files
+            if t.kind == "file":
+                try:
+                    files = {stack_mod.file_id_of(os.stat(t.real_path))}
+                except OSError:
+                    return []
+            out: list[str] = []
+            for n in stack_mod.loop_names():
+                if n in names or n in self._known or not stack_mod.reaches(n, names, files):
+                    continue
+                fd, busy = _open_excl(f"/dev/{n}")
+                if fd is not None:
+                    self._keep_way(n, fd, "new")
+                    held_now = "ssdpts held it until the run stopped"
+                else:
+                    held_now = f"it is {usage.busy_because(n, safety.PROC)}" if busy else "it could not be held"
+                b = stack_mod.backing_of(n)
+                over = (b.path or "").removesuffix(" (deleted)") if b is not None and b.file_id else \
+                    (f"/dev/{b.block}" if b is not None and b.block else "")
+                over = f"{over}, which {t.path} {'is' if t.kind == 'file' else 'rests on'}" if over and over != t.path \
+                    else t.path
+                out.append(f"/dev/{n} was attached over {over}, during the run: another way to the storage the run "
+                           f"writes ({held_now}); the run stopped before writing again")
+            if t.kind == "block":
+                for p in sorted(set(self._partitions()) - self._parts0):
+                    out.append(f"partition /dev/{p} appeared on {t.path} during the run (someone is partitioning it)")
+                    self._parts0.add(p)
+            if out and self.alarm is None:
+                self.alarm = out[0]
+            return out
 
     def acquire(self, run_dir: str | os.PathLike[str] | None = None) -> "Claim":
         self.lock()
@@ -188,6 +302,8 @@ class Claim:
         self._write_record()
 
     def release(self) -> None:
+        self._stop_watching()
+        self._close_ways()
         self._close_exclusive()
         self.unlock()
 
@@ -267,11 +383,14 @@ class Claim:
 
     def unsafe_reasons(self) -> list[str]:
         t = self.target
+        found = self.sweep()
+        if self.alarm is not None and self.alarm not in found:
+            found.insert(0, self.alarm)
         if t.kind == "file":
             if not os.path.exists(t.real_path):
-                return [f"{t.path} was deleted during the run"]
-            return list(safety.assess(t, needed_bytes=0, probe=False).reasons)
-        out: list[str] = []
+                return [*found, f"{t.path} was deleted during the run"]
+            return [*found, *safety.assess(t, needed_bytes=0, probe=False).reasons]
+        out: list[str] = found
         now_real = os.path.realpath(t.path)
         if now_real != t.real_path:
             out.append(f"{t.path} now points to {now_real}, not {t.real_path}")
@@ -293,10 +412,101 @@ class Claim:
         loop0, loop1 = before.get("loop") or {}, now.get("loop") or {}
         if loop1.get("autoclear") and not loop0.get("autoclear"):
             out.append(f"someone detached {t.path} during the run (losetup -d; the kernel waits for ssdpts to close it)")
-        for p in sorted(set(self._partitions()) - self._parts0):
-            out.append(f"partition /dev/{p} appeared on {t.path} during the run (someone is partitioning it)")
         out.extend(safety.assess(t, needed_bytes=0, probe=False).reasons)
-        return out
+        return list(dict.fromkeys(out))
 
     def _partitions(self) -> list[str]:
         return [] if self.target.is_partition else tgt.partitions_of(self.target.name)
+
+
+def _open_excl(node: str) -> tuple[int | None, bool]:
+    """(descriptor, busy): ``node`` opened read-only with O_EXCL; (None, True) when the kernel says
+    EBUSY, (None, False) when it cannot be opened at all (gone, no such device)."""
+    try:
+        return os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC), False
+    except OSError as exc:
+        return None, exc.errno == errno.EBUSY
+
+
+_NETLINK_KOBJECT_UEVENT = 15
+
+
+def _uevent_socket() -> socket.socket | None:
+    """The kernel's uevents (netlink, group 1), or None where they cannot be had (no permission, a
+    network namespace without them)."""
+    try:
+        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK,
+                             _NETLINK_KOBJECT_UEVENT)
+    except (OSError, AttributeError):
+        return None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        sock.bind((0, 1))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+class _Watcher(threading.Thread):
+    """Claim.watch's thread: a sweep on every block uevent, and every PERIOD_S regardless."""
+
+    PERIOD_S = 1.0
+    POLL_S = 0.2  # without uevents
+
+    def __init__(self, claim: Claim, alarm: Callable[[str], None]):
+        super().__init__(name=f"ssdpts-watch-{claim.target.name}", daemon=True)
+        self.claim = claim
+        self.alarm = alarm
+        self.sock = _uevent_socket()
+        self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self._stopping = False
+        self.sweeps = 0
+        self.fired = False
+
+    def stop(self) -> None:
+        self._stopping = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout=5)
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.sock is not None:
+            self.sock.close()
+
+    def _wait(self) -> None:
+        rlist = [self._wake_r] + ([self.sock] if self.sock is not None else [])
+        try:
+            ready, _, _ = select.select(rlist, [], [], self.PERIOD_S if self.sock is not None else self.POLL_S)
+        except (OSError, ValueError):
+            ready = []
+            time.sleep(self.POLL_S)
+        if self.sock is not None and self.sock in ready:
+            try:
+                while True:  # drain: one sweep answers every event that came together
+                    self.sock.recv(1 << 16)
+            except (BlockingIOError, OSError):
+                pass  # ENOBUFS (events lost) too: the sweep looks at everything anyway
+
+    def run(self) -> None:
+        while not self._stopping:
+            self._wait()
+            if self._stopping:
+                return
+            try:
+                found = self.claim.sweep()
+            except Exception:  # noqa: BLE001 - a sweep that fails must not end the watching
+                continue
+            self.sweeps += 1
+            if found and not self.fired:
+                self.fired = True
+                try:
+                    self.alarm(found[0])
+                except Exception:  # noqa: BLE001 - the guard still raises claim.alarm
+                    pass

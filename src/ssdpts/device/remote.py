@@ -62,6 +62,7 @@ class RemoteSide(DeviceSide):
         self._send_lock = threading.Lock()
         self._waiting: dict[int, list] = {}  # request id -> [done event, answer, log]
         self._on_gate: Callable[[dict], None] | None = None
+        self.on_alarm: Callable[[str], None] | None = None  # the agent's claim watcher (run/alarm.py)
         self._ended = False
         self._reader: threading.Thread | None = None
         try:
@@ -122,6 +123,11 @@ class RemoteSide(DeviceSide):
         """The reader thread: every message to whoever waits for it, until the stream ends."""
         try:
             for msg in self._messages():
+                if "alarm" in msg:  # a new way to the storage found there mid-run: stop now
+                    listener = self.on_alarm
+                    if listener is not None:
+                        listener(f"on host {self.name}: {msg['alarm']}")
+                    continue
                 if "gate" in msg:
                     handler = self._on_gate
                     if handler is not None:
@@ -231,6 +237,23 @@ class RemoteSide(DeviceSide):
 
     def guard(self) -> None:
         self._call("guard")
+
+    def seal(self) -> dict | None:
+        """What the device holds, read there (device/seal.py); None where the agent cannot say (it is
+        gone: the manifest then still says the run was writing, and resume asks again)."""
+        try:
+            return self._call("seal")
+        except (UserError, HostLost):
+            return None
+
+    def contents_changes(self, record: dict | None) -> list[str]:
+        """As LocalSide.contents_changes, there; an agent that cannot compare proves nothing."""
+        if self.target.kind != "block":
+            return []
+        try:
+            return self._call("contents_changes", record=record)
+        except UserError as exc:
+            return [f"what {self.target.path} holds could not be compared with the run's record ({exc})"]
 
     def finish(self) -> dict | None:
         """The write cache restored there; an agent already gone restored it itself when its stdin

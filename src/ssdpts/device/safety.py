@@ -231,8 +231,10 @@ def _assess_file(target: Target, needed_bytes: int, *, probe: bool = True) -> Ve
                 f"{marker_path(real)} was written by an older ssdpts and cannot tell its file from another: "
                 f"delete {target.path} and its marker, then let ssdpts create the file again with --size"
             )
-        if real in _swap_files():
-            reasons.append(f"{target.path} is an active swap file: run swapoff {real} or pick another file")
+        swap = _active_swap_file(real)
+        if swap is not None:
+            named = "" if swap == real else f" (it is {swap}, by another name)"
+            reasons.append(f"{target.path} is an active swap file{named}: run swapoff {swap} or pick another file")
         loop = _loop_backed_by(real)
         if loop:
             reasons.append(f"{target.path} backs /dev/{loop}: detach it (losetup -d /dev/{loop}) or pick another file")
@@ -269,8 +271,14 @@ def _assess_file(target: Target, needed_bytes: int, *, probe: bool = True) -> Ve
     return Verdict(not reasons, tuple(reasons), bool(existing), details, tuple(existing))
 
 
-def _swap_files() -> set[str]:
-    return {os.path.realpath(p) for p in _swap_entries()}
+def _active_swap_file(real_path: str) -> str | None:
+    """The active swap file that ``real_path`` is, by its identity (a hard link or another path to
+    it is the same file), as /proc/swaps names it; None when it is none."""
+    try:
+        st = os.stat(real_path)
+    except OSError:
+        return None
+    return next((p for p in _swap_entries() if usage.same_file(p, st)), None)
 
 
 def _loop_backed_by(real_path: str) -> str | None:
@@ -392,15 +400,14 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
                 if holder is not None:
                     reasons.append(f"{node} is in use by {holder.describe()}: wait for it to finish or stop it")
                     continue
+                shown = node
                 if node not in (target.real_path, target.path) and os.path.basename(node) in stacked:
-                    node = f"{node} (built on {target.path})"
-                reasons.append(
-                    f"{node} is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
-                    "RAID/LVM/ZFS or another program): stop that user or pick another target"
-                )
+                    shown = f"{node} (built on {target.path})"
+                reasons.append(f"{shown} is in use ({_busy_use(node)}): stop that user or pick another target")
             if ro and not target.read_only:
                 reasons.append(f"{target.path} is read-only: make it writable or pick another target")
             reasons.extend(_probe_below(target, stack, system, holder if busy else None, errors))
+            reasons.extend(_probe_ways(target, system, probed={*members, *stacked}, errors=errors))
         details["probe_errors"] = errors
 
     return Verdict(not reasons, tuple(dict.fromkeys(reasons)), True, details, tuple(existing))
@@ -424,8 +431,39 @@ def _probe_below(target: Target, stack: stack_mod.Stack, system: dict, holder, e
         if holder is not None:
             out.append(f"{lead}, which is in use by {holder.describe()}: wait for it to finish or stop it")
         else:
-            out.append(f"{lead}, which is in use (the kernel refused an exclusive open: mounted elsewhere, swap, "
-                       "RAID/LVM/ZFS or another program): stop that user or pick another target")
+            out.append(f"{lead}, which is in use ({_busy_use(node)}): stop that user or pick another target")
+    return out
+
+
+def _busy_use(node: str) -> str:
+    """What holds a node the kernel refused us exclusively, in a refusal's words."""
+    try:
+        st = os.stat(node)
+        name = tgt.name_for_devnum(os.major(st.st_rdev), os.minor(st.st_rdev))
+    except OSError:
+        name = None
+    why = usage.busy_because(name, PROC) if name else None
+    if why is None or why.startswith("held exclusively"):
+        return ("the kernel refused an exclusive open: RAID/LVM/ZFS or another program holds it "
+                "exclusively, or a mount ssdpts cannot see")
+    return why
+
+
+def _probe_ways(target: Target, system: dict, probed: set[str], errors: list[str]) -> list[str]:
+    """The exclusive-open probe of every other way to the target's storage (device/stack.py
+    ``ways``: another loop device over the same file or device, at any offset, and loop devices
+    resting on any of them): the kernel's claim sees a mount in any mount namespace, which this
+    process's mount table does not. Each busy one is refused, naming what uses it (its mount
+    found in whichever namespace has it)."""
+    out = []
+    for way in stack_mod.ways(target.name, target.path, frozenset(system)):
+        if way.how == "below" or way.name in probed:
+            continue  # _probe_below and the target's own probe had them
+        busy, _ro, probe_errors = _exclusive_probe({way.name: f"/dev/{way.name}"})
+        errors.extend(probe_errors)
+        if busy:
+            out.append(f"{way.text}, which is {usage.busy_because(way.name, PROC)}: "
+                       "stop that use or pick another target")
     return out
 
 
@@ -455,6 +493,11 @@ def _fmt_bytes(n: int) -> str:
 def whole_disks(name: str) -> set[str]:
     """The whole disks under kernel device ``name`` (usage.whole_disks)."""
     return usage.whole_disks(name, PROC)
+
+
+def system_disk_names() -> set[str]:
+    """The whole disks the running system lives on (kernel names)."""
+    return set(_system_disks())
 
 
 def _system_disks() -> dict[str, list[str]]:
@@ -504,7 +547,10 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
 
 
 def _ssdpts_holder(target: Target):
-    return locks.holder_of(target)
+    """Another ssdpts process holding the target's lock (this process's own lock, taken before its
+    verdict, is not another's)."""
+    holder = locks.holder_of(target)
+    return None if holder is None or holder.pid == os.getpid() else holder
 
 
 def holds(node: str) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import os
 from typing import Any, Callable, Iterator
 
-from . import audit, fingerprint, host, identify, latmon, marker, purge_check, safety, telemetry, writecache
+from . import audit, fingerprint, host, identify, latmon, marker, purge_check, safety, seal, telemetry, writecache
 from .claim import Claim
 from .purge import is_pts_purge, select_purge
 from .target import Target, open_target
@@ -97,6 +97,10 @@ class LocalSide(DeviceSide):
         self._cache: writecache.WriteCacheRecord | None = None
         self.telemetry: telemetry.TelemetrySource | None = None  # from start_telemetry until finish
         self.latmon: latmon.Monitor | latmon.Unavailable | None = None  # from start_latmon until finish
+        # Where the claim's watcher reports a new way to the storage found mid-run (run/alarm.py
+        # sets it for the length of the run; the agent sends it on its stream). Unset, the guard
+        # raises what the watcher found before the next batch.
+        self.on_alarm: Callable[[str], None] | None = None
 
     # ---- before the first byte ---------------------------------------------------------------
     def fingerprint(self) -> dict:
@@ -117,6 +121,7 @@ class LocalSide(DeviceSide):
             claim.claim_device()
             self.target = _prepare_file(self.target)
             claim.target = self.target
+            claim.watch(self._alarm)
             if self.target.kind == "file":  # from here on ssdpts writes it: its recorded contents no longer hold
                 marker.unseal(self.target.real_path, {k: claim.record.get(k) for k in ("pid", "command", "since")})
                 self._writing = True
@@ -185,6 +190,29 @@ class LocalSide(DeviceSide):
         if self.claim is not None:
             self.claim.check()
 
+    def seal(self) -> dict | None:
+        """What the block device holds now that the run has stopped writing it (device/seal.py),
+        for the manifest; None for a file target (its marker is sealed at release)."""
+        if self.target.kind != "block":
+            return None
+        try:
+            return seal.take(self.target.real_path)
+        except OSError as exc:
+            return {**seal.writing({}), "state": "unreadable", "error": exc.strerror}
+
+    def contents_changes(self, record: dict | None) -> list[str]:
+        """What changed on the block device since the run recorded what it held (device/seal.py);
+        nothing for a file target (its marker says it: safety.py)."""
+        if self.target.kind != "block":
+            return []
+        return seal.changes(self.target.real_path, self.target.path, record)
+
+    def _alarm(self, reason: str) -> None:
+        """The claim's watcher found a new way to the storage (another thread): to whoever listens."""
+        listener = self.on_alarm
+        if listener is not None:
+            listener(reason)
+
     def finish(self) -> dict | None:
         """Telemetry closed, the write cache restored: the restore's record (None: nothing applied).
         The latency monitor's configuration is set back by finish_latmon, before this."""
@@ -223,4 +251,5 @@ def _prepare_file(target: Target) -> Target:
 
 
 def claim_record(claim: Claim) -> dict:
-    return {"kernel_exclusive": claim.fd is not None, "locks": [what for _key, what in claim.keys]}
+    return {"kernel_exclusive": claim.fd is not None, "locks": [what for _key, what in claim.keys],
+            "held": [f"/dev/{n}" for n in claim.held_ways]}

@@ -208,6 +208,76 @@ def loops_on_file(st: os.stat_result) -> list[str]:
     return loops_on(Backing("", None, file_id=file_id_of(st)))
 
 
+# --- every other way to the same storage -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """A block device other than the target through which the target's storage is reached: "below"
+    (a loop device's backing block device: the target writes it), "beside" (another loop device
+    over the same file or block device, at any offset), "above" (a loop device resting on the
+    target, on a device under it or on one beside it). ``text``: how it reaches, for a message."""
+
+    name: str
+    how: str
+    text: str
+
+
+def ways(name: str, top: str | None = None, system: frozenset[str] = frozenset()) -> list[Way]:
+    """Every block device that reaches what a test on kernel device ``name`` writes, other than
+    ``name`` and its partitions: what the run probes and then holds exclusively for its whole length
+    (device/claim.py), so that a mkfs or a mount through any of them fails "busy". Device-mapper and
+    md holders are not listed: they hold their members themselves (safety.py refuses them).
+    ``system``: whole disks of the running system, never listed (refused before anything is held)."""
+    st = resolve(name)
+    ours = set(st.names)
+    top = top or f"/dev/{name}"
+    out: dict[str, Way] = {}
+    for la in st.layers:
+        if la.how == "backing" and tgt.disk_of(la.name) not in system:
+            out[la.name] = Way(la.name, "below", st.rests_on(la.name, top))
+    for b in st.backings:
+        what = f"/dev/{b.block}" if b.block else (b.path or "its file").removesuffix(" (deleted)")
+        for alias in loops_on(b):
+            if alias not in ours and alias not in out:
+                out[alias] = Way(alias, "beside", f"{_lead_of(st, b, top)} {what}, which also backs /dev/{alias}")
+    written, _files = written_by(name)
+    for n in above(sorted(written | set(out))):
+        if n not in ours and n not in out and is_loop(n):
+            out[n] = Way(n, "above", f"/dev/{n} rests on {top}'s storage")
+    return list(out.values())
+
+
+def ways_to_file(path: str, st: os.stat_result) -> list[Way]:
+    """Every loop device over the file ``st`` describes (by its identity), and every loop device
+    resting on one of those: the ways to a file target's storage."""
+    direct = loops_on_file(st)
+    out = {n: Way(n, "beside", f"{path} backs /dev/{n}") for n in direct}
+    for n in above(direct):
+        if n not in out and is_loop(n):
+            out[n] = Way(n, "above", f"/dev/{n} rests on {path}")
+    return list(out.values())
+
+
+def reaches(name: str, names: set[str], files: set[str]) -> bool:
+    """Whether loop device ``name`` rests on one of the block devices ``names`` (or a partition of
+    one) or on one of the files ``files`` (identities): a way to that storage."""
+    b = backing_of(name)
+    if b is None:
+        return False
+    if b.file_id is not None:
+        return b.file_id in files
+    return b.block is not None and (b.block in names or tgt.disk_of(b.block) in names)
+
+
+def loop_names() -> list[str]:
+    """Every loop device the kernel has (attached or not)."""
+    try:
+        return sorted(n for n in os.listdir(os.path.join(tgt.SYSFS, "block")) if is_loop(n))
+    except OSError:
+        return []
+
+
 # --- the checks on what lies under a target ---------------------------------------------------------
 
 
@@ -264,11 +334,16 @@ def reasons(stack: Stack, top: str, system: dict[str, list[str]], proc: str) -> 
             for n, use in users:
                 via = f"/dev/{alias}" if n == alias else f"/dev/{alias} (through /dev/{n})"
                 out.append(f"{_lead_of(stack, b, top)} {what}, which also backs {via}, {use}: {_fix(use, n)}")
-        if b.file_id and b.path:
-            swaps = {os.path.realpath(p) for p in usage.swap_entries(proc)}
-            if b.path.removesuffix(" (deleted)") in swaps:
-                out.append(f"{stack.file_rests_on(b, top)}, which is an active swap file: pick another target")
+        if b.file_id and any(_file_id_at(p) == b.file_id for p in usage.swap_entries(proc)):
+            out.append(f"{stack.file_rests_on(b, top)}, which is an active swap file: pick another target")
     return list(dict.fromkeys(out))
+
+
+def _file_id_at(path: str) -> str | None:
+    try:
+        return file_id_of(os.stat(path))
+    except OSError:
+        return None
 
 
 def _lead_of(stack: Stack, b: Backing, top: str) -> str:

@@ -177,6 +177,9 @@ def open_target(path: str, *, size_bytes: int | None = None) -> Target:
     try:
         st = os.stat(real_path)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise UserError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist: a file "
+                            "target is created where it is named; give the real path, or remove the link") from None
         return _new_file_target(path, real_path, size_bytes)
     except OSError as exc:
         raise UserError(f"cannot inspect {path}: {exc.strerror}: check the path and permissions")

@@ -112,9 +112,10 @@ def unescape(field_text: str) -> str:
     return "".join(out)
 
 
-def mountinfo(proc: str) -> list[dict[str, str]]:
+def mountinfo(proc: str, pid: str = "self") -> list[dict[str, str]]:
+    """The mounts of process ``pid``'s mount namespace (``self``: ours)."""
     try:
-        with open(os.path.join(proc, "self", "mountinfo"), encoding="utf-8", errors="replace") as f:
+        with open(os.path.join(proc, pid, "mountinfo"), encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
         return []
@@ -174,6 +175,70 @@ def mounts_of(names: list[str], proc: str) -> list[tuple[str, str, str]]:
             if os.path.exists(os.path.join(btrfs_root, fsid, "devices", n)) and not any(f[0] == n for f in found):
                 found.append((n, f"a mounted btrfs filesystem ({fsid})", "btrfs"))
     return found
+
+
+def mounts_elsewhere(names: list[str], proc: str) -> list[tuple[str, str, str, str]]:
+    """(kernel name, mount point, PID, command) for each mount of ``names`` in a mount namespace
+    other than this process's: a container's, ``unshare -m``'s. Every process's
+    /proc/PID/mountinfo is read once per namespace (the first process found in it names it).
+    Matched by major:minor only: a source path means nothing outside its namespace. Read for the
+    words of a refusal (the kernel's exclusive claim is what finds such a user)."""
+    by_devnum = {d: n for n in names if (d := tgt.devnum_of(n))}
+    if not by_devnum:
+        return []
+    try:
+        seen = {os.readlink(os.path.join(proc, "self", "ns", "mnt"))}
+        pids = sorted((p for p in os.listdir(proc) if p.isdigit()), key=int)
+    except OSError:
+        return []
+    found: list[tuple[str, str, str, str]] = []
+    for pid in pids:
+        try:
+            ns = os.readlink(os.path.join(proc, pid, "ns", "mnt"))
+        except OSError:
+            continue  # gone, or a kernel thread
+        if ns in seen:
+            continue
+        seen.add(ns)
+        for entry in mountinfo(proc, pid):
+            n = by_devnum.get(entry["devnum"])
+            if n is not None:
+                found.append((n, entry["mountpoint"], pid, _command_of(proc, pid)))
+    return found
+
+
+def _command_of(proc: str, pid: str) -> str:
+    try:
+        with open(os.path.join(proc, pid, "comm"), encoding="utf-8", errors="replace") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def busy_because(name: str, proc: str) -> str:
+    """Why the kernel refuses an exclusive open of kernel device ``name``, as far as can be told
+    from here: a mount (in this mount namespace or another), swap, a holder stacked on it; else a
+    program holding it exclusively. One phrase, for a refusal."""
+    for n, mp, _fs in mounts_of([name], proc):
+        return f"mounted at {mp}"
+    for n, mp, pid, comm in mounts_elsewhere([name], proc):
+        return f"mounted at {mp} in another mount namespace (a container's? that of PID {pid}, {comm})"
+    if swap_devices([name], proc):
+        return "in use as swap"
+    above = holders(name)
+    if above:
+        return f"in use by {holder_label(above[0])}"
+    return "held exclusively by a program (the kernel refused an exclusive open)"
+
+
+def same_file(a: str, b: os.stat_result) -> bool:
+    """True when path ``a`` names the file ``b`` describes (device and inode: a hard link, a bind
+    mount or another path to the same file is the same file)."""
+    try:
+        st = os.stat(a)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (b.st_dev, b.st_ino)
 
 
 def swap_entries(proc: str) -> list[str]:

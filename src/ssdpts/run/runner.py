@@ -21,7 +21,7 @@ from typing import Callable, Protocol
 from ssdpts.results import analysis
 from ssdpts.run import cpus
 from ssdpts.engine.base import Area, Batch, Executor
-from ssdpts.errors import DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
+from ssdpts.errors import DeviceAlarm, DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
 from ssdpts.pts.parts import Part
 from ssdpts.store import RunStore, disk_error, utc_now
 
@@ -137,7 +137,7 @@ def execute(ctx: RunContext) -> dict:
             _close(ctx.progress)
             why = _interruption(exc)
             _finish(ctx, "interrupted", interruption=why)
-            if isinstance(exc, DeviceUnsafe):
+            if isinstance(exc, (DeviceUnsafe, DeviceAlarm)):
                 text = (f"stopped: {exc}: every finished round is saved in {store.path}; once the device is "
                         f"safe again continue with 'ssdpts resume {store.path}'")
             elif why.get("host_lost"):  # the fio server went away (engine/fioclient.py)
@@ -198,7 +198,7 @@ def _interruption(exc: BaseException) -> dict:
     another interruption gave."""
     if isinstance(exc, Signalled):
         return {"at": utc_now(), "signal": exc.name}
-    if isinstance(exc, DeviceUnsafe):
+    if isinstance(exc, (DeviceUnsafe, DeviceAlarm)):
         return {"at": utc_now(), "device_unsafe": str(exc)}
     if isinstance(exc, Interrupted) and str(exc):
         return {"at": utc_now(), "signal": None, "reason": str(exc), "host_lost": isinstance(exc, HostLost)}

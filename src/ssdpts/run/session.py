@@ -14,8 +14,8 @@ import sys
 from typing import Callable
 
 from ssdpts import __version__
-from ssdpts.run import preflight
-from ssdpts.device import fingerprint, identify, safety, stack
+from ssdpts.run import alarm, preflight
+from ssdpts.device import fingerprint, identify, safety, seal, stack
 from ssdpts.device.claim import Claim
 from ssdpts.device.side import Collected, LocalSide, PurgeChoice
 from ssdpts.device.target import Target, open_target
@@ -70,16 +70,27 @@ def _execute(store: RunStore, spec: RunSpec, side, executor: Executor, progress,
             raise stop from None
         store.update_manifest(write_cache=summary, write_cache_record=record, telemetry=src.describe())
         mon = _latmon(store, spec, side, progress)
-        with rtsched.realtime(spec.realtime):  # the tests only: the report is drawn at normal priority
+        # the tests only: the report is drawn at normal priority; a new way to the storage found
+        # mid-round stops the run at once (run/alarm.py)
+        with rtsched.realtime(spec.realtime), alarm.armed(side):
             return execute(_context(store, spec, side, executor, progress, info, src, session, keep, mon))
     finally:
         _latmon_finish(store, side)
         restored = side.finish()
-        if restored is not None:
-            try:
-                store.update_manifest(write_cache_restored=restored)
-            except UserError:
-                pass  # the results disk is full: the run's own error says so
+        _record_end(store, side, restored)
+
+
+def _record_end(store: RunStore, side, restored: dict | None) -> None:
+    """The run has stopped writing (any end): the write cache's restore and what the device holds
+    now (device/seal.py: what resume compares), in the manifest."""
+    changes: dict = {} if restored is None else {"write_cache_restored": restored}
+    if side.target.kind == "block":
+        changes["contents_seal"] = side.seal() or seal.writing({"pid": os.getpid(), "error": "not readable"})
+    if changes:
+        try:
+            store.update_manifest(**changes)
+        except (UserError, OSError):
+            pass  # the results disk is full: the run's own error says so (and resume asks again)
 
 
 def _latmon(store: RunStore, spec: RunSpec, side, progress):
@@ -148,6 +159,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
             "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
             "parts": {},
             "resumptions": [],
+            **_writing(target),
         }
         if ready is not None:
             ready()
@@ -160,6 +172,21 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         for line in got.audit_failed:
             progress.message(line)
         return store, _execute(store, spec, side, executor, progress, got.info)
+
+
+def _writing(target: Target) -> dict:
+    """The manifest's record that a run writes the block device now (device/seal.py): replaced by
+    what it holds when the run stops; a run killed before that leaves this, which proves nothing."""
+    if target.kind != "block":
+        return {}
+    return {"contents_seal": seal.writing({"pid": os.getpid(), "command": " ".join(["ssdpts", *sys.argv[1:]])[:300]})}
+
+
+def _contents_note(confirm: str | None, changed: list[str]) -> str:
+    """How a resumption knew the block device held only the run's data (device/seal.py)."""
+    if confirm is not None:
+        return "not compared: the destruction confirmed again by --destroy-data-on"
+    return "changed: the destruction confirmed again at the prompt" if changed else "unchanged since the run stopped"
 
 
 def _refuse_out_on_target(side, target: Target, out_dir) -> None:
@@ -240,7 +267,7 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
             side.set_run_dir(str(store.path))
             store_device_files(store, got.raw, manifest)
             try:
-                with outcome_recorded(store, manifest["deviations"], render_partial):
+                with outcome_recorded(store, manifest["deviations"], render_partial), alarm.armed(side):
                     doc = body(store, target, side, got.info)
             finally:
                 close_trace(executor, store)
@@ -358,20 +385,27 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     preflight.results_space(run_dir, parts)
     _refuse_out_on_target(side, target, run_dir)
     use, needed, ask = confirm, target.size_bytes, input  # a file: still ssdpts's file, as ssdpts left it?
+    changed: list[str] = []
     if target.kind == "block":
-        use, needed = (confirm if confirm is not None else (man.get("confirmation") if proof else None)), \
-            required_bytes(parts)
-        if use is None and why is not None:
+        # the same device, but holding what the run left? (device/seal.py) A change, or no record of
+        # what it held, needs the destruction confirmed again.
+        changed = side.contents_changes(man.get("contents_seal")) if confirm is None else []
+        use, needed = (confirm if confirm is not None else (man.get("confirmation") if proof and not changed
+                                                            else None)), required_bytes(parts)
+        if use is None and (changed or why is not None):
+            lead = "; ".join([*([f"{why}, so nothing proves it is the device this run started on"] if why else []),
+                              *changed[:1]])
             if not interactive:
-                raise UserError(f"{why}, so nothing proves it is the device this run started on: pass "
-                                f"--destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' to confirm "
-                                "that its data may be destroyed (nothing was written)")
+                raise UserError(f"{lead}: pass --destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' "
+                                "to confirm that its data may be destroyed (nothing was written)")
 
             def ask(prompt: str) -> str:
-                return input(f"{why}, so nothing proves it is the device this run started on. {prompt}")
+                return input(f"{lead}. {prompt}")
     with side.claimed(needed, use, interactive, ask):
         if ready is not None:
             ready()
+        if target.kind == "block":
+            store.update_manifest(**_writing(target))
         side.set_run_dir(str(store.path))
         forgotten = store.forget_unbacked_rounds()
         resumptions = man.get("resumptions", [])
@@ -379,6 +413,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
                             "steps_kept": sum(1 for _ in store.iter_steps()),
                             "identity": proof or ("confirmed again by --destroy-data-on" if confirm is not None
                                                   else "confirmed again at the prompt"),
+                            **({"contents": _contents_note(confirm, changed)} if target.kind == "block" else {}),
                             "rounds_measured_again": forgotten, "interruption": man.get("interruption"),
                             "keep_window": keep_window})
         man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
