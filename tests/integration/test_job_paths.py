@@ -157,6 +157,19 @@ def test_results_paths_fio_would_misread_are_refused_at_input(tmp_path, make_loo
     assert tree(root) == before
 
 
+def test_a_tmpdir_the_step_gate_cannot_name_is_refused(tmp_path):
+    """The step gate's hooks in the job file name its directory under TMPDIR, unquoted to sh: a
+    blank there would have 'echo ... 1<>/tmp/a b/ev' write into /tmp/a."""
+    root = tmp_path / "DIR"
+    (root / "t b").mkdir(parents=True)
+    decoys(root, "t")
+    before = tree(root)
+    r = ssdpts("run", "lat", "--target", str(root / "ok.img"), *SHORT, "--out", str(tmp_path / "out"),
+               env={**os.environ, "TMPDIR": str(root / "t b")})
+    refused(r, "TMPDIR")
+    assert tree(root) == before and not (tmp_path / "out").exists()
+
+
 def test_plan_prints_the_job_file_fio_reads_as_named(tmp_path):
     target = tmp_path / "bench:2.img"
     r = ssdpts("plan", "lat", "--target", str(target), "--size", "64M", "--fio")
