@@ -273,3 +273,20 @@ def test_stale_hook_shells_of_a_dead_run_are_swept(tmp_path):
         for s in shells:
             s.kill()
             s.wait()
+
+
+@pytest.mark.parametrize("tmp", ["a b", "a;b", "a$b", "a'b", "a\nb"])
+def test_a_temporary_directory_the_hooks_cannot_name_unquoted_is_refused(tmp_path, monkeypatch, tmp):
+    """The hooks name the gate's directory unquoted in fio's job file and to sh: under '/x/a b' the
+    prerun's 'echo r G 1<>/x/a b/...' would write into /x/a. Refused before anything is made."""
+    import tempfile
+
+    from ssdpts.errors import UserError
+
+    d = tmp_path / tmp
+    d.mkdir()
+    (tmp_path / "a").write_bytes(b"user's")
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    with pytest.raises(UserError, match="TMPDIR"):
+        Gate()
+    assert not any(d.iterdir()) and (tmp_path / "a").read_bytes() == b"user's"

@@ -212,6 +212,53 @@ def size_option(args: argparse.Namespace) -> int | None:
         raise UserError(f"--size: {exc}") from None
 
 
+# The path options of the commands that make a run, as the messages name them. Those in FIO_PATHS
+# reach fio's job file (the target's name; the run directory, where a replay's read_iolog and the job
+# files lie); the others reach the run directory's records and messages only.
+PATH_OPTIONS = {"target": "--target", "out": "--out", "describe": "--describe", "trace": "--trace",
+                "targets_from": "--targets-from", "device": "--device"}
+FIO_PATHS = ("target", "out")
+
+
+def check_path(label: str, path: str, *, fio: bool = True, resolved: str | None = None) -> None:
+    """Refuse, in one line (exit 2, before anything is written), a path that fio's job file cannot
+    hold as it is named (engine/jobfile.py path_problem: control characters, ';', '#', '${...}',
+    fio's $keywords, blanks at the ends); with ``fio`` False, one holding a control character (a
+    path that never reaches fio). ``resolved``: the path as fio would be given it (absolute,
+    symbolic links followed), checked too."""
+    from ..engine.jobfile import control_problem, path_problem
+
+    for p in dict.fromkeys([path] + ([resolved] if resolved else [])):
+        why = (path_problem if fio else control_problem)(p)
+        if why is not None:
+            that = "" if p == path else f" (that is {_shown(p)})"
+            raise UserError(f"{label} {_shown(path)}{that}: {why}")
+
+
+def _shown(path: str) -> str:
+    """A path as a one-line message shows it: quoted and escaped when it has control characters or
+    blanks at its ends, which the line would hide."""
+    return path if path.isprintable() and path == path.strip() else ascii(path)
+
+
+def check_paths(args: argparse.Namespace, labels: dict[str, str] | None = None,
+                fio: tuple[str, ...] = FIO_PATHS) -> None:
+    """Every path option of a command that makes a run (PATH_OPTIONS; ``labels``: other names for
+    them), checked by :func:`check_path` before anything is opened or written, those in ``fio`` as
+    values of fio's job file, --out among them also as the absolute path the run directory gets
+    (the current directory is part of it). A target is checked again as opened
+    (:func:`open_target_option`: symbolic links followed, or as its host resolved it)."""
+    import os
+
+    names = {**PATH_OPTIONS, **(labels or {})}
+    for dest, label in names.items():
+        value = getattr(args, dest, None)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str):
+                resolved = os.path.abspath(v) if dest == "out" and dest in fio and v.strip() else None
+                check_path(label, v, fio=dest in fio, resolved=resolved)
+
+
 def open_target_option(args: argparse.Namespace, target=None):
     """--target (or TARGET) and --size: the target and the size of a file to create (None).
     ``target``: the target already opened where it is (a device on another host, device/remote.py)."""
@@ -219,6 +266,7 @@ def open_target_option(args: argparse.Namespace, target=None):
 
     size = size_option(args)
     target = target or open_target(args.target, size_bytes=size)
+    check_path("--target", args.target, resolved=target.real_path)  # the name fio's job file gets
     if size is not None and target.kind == "block":
         raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
     return target, size
@@ -231,6 +279,7 @@ def prepare(args: argparse.Namespace, target=None) -> Prepared:
 
     if getattr(args, "out", None) is not None and not args.out.strip():
         raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
+    check_paths(args)
     tests = expand_tests(args.tests)
     spec = build_spec(args, tests)
     if spec.realtime:

@@ -65,8 +65,10 @@ def cmd(args) -> int:
     from ..pts.runspec import RunSpec, expand_tests
     from ..pts.units import parse_size
     from ..errors import Interrupted, RunFailed
+    from .common import check_paths
     from .output import finish, print_summary
 
+    check_paths(args)  # --out; the scratch target's directory (TMPDIR) is the gate's, checked by FioExecutor
     try:
         size = parse_size(args.size)
     except ValueError as exc:

@@ -39,6 +39,8 @@ def add_events_fd(p: argparse.ArgumentParser) -> None:
 
 def targets_of(args: argparse.Namespace) -> list[str]:
     """--target (repeatable) and the lines of --targets-from, in order; each device once."""
+    from .common import check_path
+
     targets = list(args.target or [])
     if args.targets_from:
         try:
@@ -50,6 +52,7 @@ def targets_of(args: argparse.Namespace) -> list[str]:
         raise UserError("no target: give --target PATH (repeat it, or --targets-from FILE, for several devices)")
     seen: dict[str, str] = {}
     for t in targets:
+        check_path("--target", t)  # before anything starts for it (a remote agent, a check, a run)
         real = os.path.realpath(t)
         if real in seen:
             raise UserError(f"{t} is named twice (also as {seen[real]}): give each device once")

@@ -64,7 +64,9 @@ def add_parser(sub) -> None:
 
 def cmd_record(args) -> int:
     from ssdpts.workloads.iotrace import record, summary, summary_text
+    from .common import check_paths
 
+    check_paths(args, fio=())  # the device's name and the iolog's reach no job file (a replay copies the iolog)
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
     trace = record(args.device, args.seconds, Path(args.out), log=say)
     say(summary_text(summary(trace)))
@@ -87,10 +89,11 @@ def cmd_replay(args) -> int:
     from ..errors import UserError
     from ssdpts.kinds import KINDS
     from ssdpts.workloads.replay import ReplaySpec, prepare_trace, start_replay
-    from .common import open_target_option
+    from .common import check_paths, open_target_option
 
     if not args.out.strip():
         raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
+    check_paths(args)
     spec = ReplaySpec(runs=args.runs, no_stall=args.no_stall, time_scale_pct=args.time_scale, iodepth=args.iodepth,
                       precondition=args.precondition, ioengine=args.ioengine)
     prepare_trace(args.trace)  # a bad trace is refused before the target is even opened

@@ -34,7 +34,7 @@ from ..errors import RunFailed, UserError
 from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .devtrace import DeviceTrace, Unavailable as TraceUnavailable, device_view
-from .gate import Entry, Gate
+from .gate import Entry, Gate, check_tmpdir
 from .sampler import Sampler, local_counters
 from .fioparse import FioOutputError, job_measurement, parse_fio_output, step_jobs
 from .jobfile import render_job_file
@@ -138,6 +138,7 @@ class FioExecutor:
 
     def __init__(self, binary: str | None = None):
         self.binary = binary or fio_binary()
+        self._gate_dir()  # a TMPDIR the gate cannot use is refused now, before the run writes anything
         self._version: str | None = None
         self._gate: Gate | None = None
         self._ahead: _Run | None = None
@@ -203,6 +204,7 @@ class FioExecutor:
 
     # ---- what a fio server's executor (engine/fioclient.py) does otherwise -----------------------
     _preexec = staticmethod(_prepare_child)
+    _gate_dir = staticmethod(check_tmpdir)
 
     def _new_gate(self) -> Gate:
         return Gate(on_release=self._on_release)

@@ -135,6 +135,7 @@ class FioClientExecutor(FioExecutor):
 
     # ---- through the gate on the device's host (FioExecutor's hooks) ------------------------------
     _preexec = staticmethod(lambda: _prepare_client())
+    _gate_dir = staticmethod(lambda: None)  # the gate is on the device's host: its agent's Gate checks there
 
     def _agent_clock(self) -> AgentClock:
         if self._clock is None:

@@ -69,6 +69,8 @@ import threading
 import time
 from typing import Callable
 
+from ..errors import UserError
+
 
 @dataclass(eq=False)
 class Entry:
@@ -165,11 +167,33 @@ def _kill_stale_hooks(tmp: Path) -> None:
                 pass
 
 
+# A path the hooks name unquoted: one word to sh (no blank, quote, $, `, ~, glob or redirection) and
+# a value fio's job file keeps as it is (no ';', '#', '${', blanks at the ends: engine/jobfile.py).
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+,:@%=-]+")
+
+
+def check_tmpdir() -> str:
+    """The temporary directory the gate's directory goes in (TMPDIR, else /tmp), refused in one line
+    (before anything is made) unless its path is plain: the hooks in fio's job file name it unquoted
+    and sh runs them, so '/tmp/a b' would have ``echo ... 1<>/tmp/a b/ev`` write into /tmp/a."""
+    tmp = tempfile.gettempdir()
+    if not _PLAIN_PATH.fullmatch(tmp):
+        raise UserError(f"the temporary directory {ascii(tmp)} (TMPDIR) is named unquoted in the step gate's "
+                        "commands in fio's job file: set TMPDIR to a directory whose path has only letters, digits "
+                        "and . _ - / + , : @ % = (docs/methodology.md \"Step boundaries\")")
+    return tmp
+
+
+def _new_root() -> Path:
+    return Path(tempfile.mkdtemp(prefix=f"ssdpts-gate-{os.getpid()}-", dir=check_tmpdir()))
+
+
 @functools.cache
 def _setpriv() -> str | None:
-    """util-linux's setpriv, if it can set the parent-death signal (util-linux >= 2.33)."""
+    """util-linux's setpriv, if it can set the parent-death signal (util-linux >= 2.33) and its path
+    can be named unquoted."""
     path = shutil.which("setpriv")
-    if path is None:
+    if path is None or not _PLAIN_PATH.fullmatch(path):
         return None
     try:
         ok = subprocess.run([path, "--pdeathsig", "KILL", "true"], capture_output=True, timeout=10).returncode == 0
@@ -182,7 +206,7 @@ def _setpriv() -> str | None:
 class Gate:
     """A private directory with the FIFOs, and the thread that answers the shells."""
 
-    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=f"ssdpts-gate-{os.getpid()}-")))
+    root: Path = field(default_factory=_new_root)
     # Told of every release right after it (the device's block trace, engine/devtrace.py): must not block.
     on_release: Callable[[Entry], None] | None = None
 

@@ -9,11 +9,90 @@ form kept for benchmarks/boundaries.py and for running a job file with fio alone
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 import zlib
 
+from ..errors import RunFailed
 from ..measurement import PERCENTILES
 from ..pts.workload import Step
 from .base import Batch
+
+
+# ---- paths in a job file --------------------------------------------------------------------
+# How fio (3.33, and unchanged since) reads the value of an option in a job file:
+#  * one option per line (init.c __parse_jobs_ini: fgets, or strsep at '\n' for a fio server): a
+#    line break in a value starts a new option;
+#  * the value ends at the first ';' or '#' anywhere in it, with no escape (parse.c
+#    strip_blank_end; the HOWTO's "Job file format" names only a line that starts with them);
+#  * blanks and control characters at either end are dropped (parse.c strip_blank_front,
+#    strip_blank_end);
+#  * every ${NAME} is replaced by the environment variable NAME, by nothing when it is unset, and
+#    $pagesize, $mb_memory and $ncpus by numbers, after which a value holding + - * / is handed to
+#    bc (options.c fio_option_dup_subs, fio_keyword_replace, bc_calc; HOWTO "Environment
+#    variables", "Reserved keywords"), with no escape;
+#  * filename= and read_iolog= are lists of names separated by ':', in which '\:' is a colon of
+#    the name and any other backslash is itself (options.c get_next_str; HOWTO filename: "Each
+#    colon in the wanted path must be escaped with a \ character"); replay_redirect= is one name,
+#    taken as it is (iolog.c). '$' alone, '=', ',', quotes and blanks inside a name are kept.
+_FIO_ENV = re.compile(r"\$\{[^}]*\}")
+_FIO_KEYWORDS = ("$pagesize", "$mb_memory", "$ncpus")
+
+
+def control_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written into a line of text (fio's job file, a one-line message), with
+    what to do: a control or line-breaking character, or bytes that are not UTF-8; None otherwise."""
+    for c in path:
+        kind = unicodedata.category(c)
+        if kind in ("Cc", "Zl", "Zp"):
+            return (f"the path holds the control character {ascii(c)[1:-1]}: ssdpts writes paths into lines of "
+                    "fio's job file and of its own records, which cannot hold one (to fio, a line break starts a "
+                    "new option): give a path without control characters (rename the file or directory)")
+        if kind == "Cs":
+            return ("the path is not valid UTF-8, the encoding ssdpts writes fio's job file in: give a path in "
+                    "UTF-8 (rename the file or directory)")
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` cannot be the value of an option in fio's job file, with what to do; None when
+    it can (as it is, or with its colons escaped: :func:`fio_names`). The one rule for every path
+    ssdpts writes into a job file, and for the paths it takes that reach one (cli/common.py)."""
+    why = control_problem(path)
+    if why is not None:
+        return why
+    for c in ";#":
+        if c in path:
+            return (f"the path holds '{c}', where fio's job file ends a value (fio takes the rest of the line "
+                    "for a comment): give a path without ';' and '#' (rename the file or directory)")
+    env = _FIO_ENV.search(path)
+    if env:
+        return (f"the path holds '{env.group()}', which fio replaces with an environment variable in every job "
+                "file value (fio HOWTO, \"Environment variables\"): give a path without '${' ... '}'")
+    for k in _FIO_KEYWORDS:
+        if k in path:
+            return (f"the path holds '{k}', which fio replaces with a number in every job file value (fio HOWTO, "
+                    f"\"Reserved keywords\"): give a path without '{k}'")
+    if not path.strip(" "):
+        return "the path is empty: give a file or device path"
+    if path != path.strip(" "):
+        return ("the path begins or ends with a blank, which fio drops from every job file value: give a path "
+                "without blanks at its ends (rename the file or directory)")
+    return None
+
+
+def job_value(path: str) -> str:
+    """``path`` as the value of a one-name option (replay_redirect=): as it is, once it can be one."""
+    why = path_problem(path)
+    if why is not None:
+        # the paths a run takes are refused at input (cli/common.py check_paths): this is the last line
+        raise RunFailed(f"fio's job file cannot name {ascii(path)}: {why}")
+    return path
+
+
+def fio_names(path: str) -> str:
+    """``path`` as one name of a list option (filename=, read_iolog=): its colons escaped."""
+    return job_value(path).replace(":", "\\:")
 
 
 def _ms(seconds: float) -> str:
@@ -90,7 +169,7 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
     One piece: the job file's text in the order fio reads it."""
     g = [
         "[global]",
-        f"filename={batch.filename}",
+        f"filename={fio_names(batch.filename)}",
         "direct=1",
         f"ioengine={batch.ioengine}",
         "thread=1",
@@ -190,13 +269,14 @@ def _gate_lines(n: int, ahead: int, gate: list[tuple[str, str]] | None) -> list[
     if gate is None:
         return []
     return ([f"wait_for=s{n - ahead - 1:04d}"] if n > ahead + 1 else []) + \
-        [f"exec_prerun={gate[n - 1][0]}", f"exec_postrun={gate[n - 1][1]}"]
+        [f"exec_prerun={job_value(gate[n - 1][0])}", f"exec_postrun={job_value(gate[n - 1][1])}"]
 
 
 def _replay_section(n: int, s: Step, filename: str) -> list[str]:
     """A replayed trace (ssdpts trace replay): fio's read_iolog, every IO sent to the target
     (replay_redirect, whatever file the log names), at the trace's queue depth."""
     assert s.iolog is not None
-    return [f"[s{n:04d}]", "new_group", f"read_iolog={s.iolog.path}", f"replay_redirect={filename}",
+    return [f"[s{n:04d}]", "new_group", f"read_iolog={fio_names(str(s.iolog.path))}",
+            f"replay_redirect={job_value(filename)}",
             f"replay_no_stall={int(s.iolog.no_stall)}", f"replay_time_scale={s.iolog.time_scale_pct}",
             f"iodepth={s.workload.iodepth}"]
