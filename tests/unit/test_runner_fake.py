@@ -355,6 +355,21 @@ def test_interrupt_during_wipc_resumes_with_purge_and_wipc(tmp_path, small_basel
     assert Counter(keys(step_lines(run_dir))) == Counter(keys(step_lines(base_dir)))
 
 
+def test_resume_of_a_run_on_a_path_fio_cannot_name_is_refused(tmp_path):
+    """A run made before such paths were refused at input (a ';' ends a value in fio's job file):
+    resume says so in one line before anything is written, not at its first job file."""
+    where = tmp_path / "a;b"
+    where.mkdir()
+    with pytest.raises(Interrupted):
+        start(where, SMALL, FakeExecutor(interrupt_on_batch=3))
+    run_dir = only_run_dir(where)
+    before = (run_dir / "manifest.json").read_bytes(), (run_dir / "steps.jsonl").read_bytes()
+    with pytest.raises(UserError, match=r"cannot be continued: .*holds ';'") as exc:
+        resume_run(run_dir, executor=FakeExecutor())
+    assert "\n" not in str(exc.value)
+    assert ((run_dir / "manifest.json").read_bytes(), (run_dir / "steps.jsonl").read_bytes()) == before
+
+
 def test_resume_of_a_complete_run_is_refused(small_baseline):
     base_dir, _ = small_baseline
     with pytest.raises(UserError, match="already complete"):

@@ -21,6 +21,7 @@ from ssdpts.device.side import Collected, LocalSide, PurgeChoice
 from ssdpts.device.target import Target, open_target
 from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
+from ssdpts.engine.jobfile import path_problem
 from ssdpts.results.analysis import kept_sessions
 from ssdpts.errors import HostLost, Interrupted, UserError
 from ssdpts.run.runner import RunContext, close_trace, execute
@@ -359,6 +360,11 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
     if spec.realtime:  # as the run started: the same schedule, or a clear refusal before anything is written
         rtsched.check()
+    for where in dict.fromkeys([path, recorded.get("real_path") or path, str(Path(run_dir).resolve())]):
+        why = path_problem(where)  # a run made before such paths were refused: fio's job file cannot name it
+        if why is not None:
+            raise UserError(f"{run_dir} cannot be continued: {where!r}: {why}; start a new run on a path fio can "
+                            "name (nothing was written)")
     damage = integrity.check(run_dir)
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "
