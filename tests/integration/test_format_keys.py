@@ -24,7 +24,7 @@ pytestmark = pytest.mark.root
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
 DATA_KEYED = {"parts", "tests", "series", "lat_bins_ns", "lat_percentiles_ns", "values", "collectors", "tools",
-              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files"}
+              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files", "signatures"}
 
 # Fields added to format 1 after the fixture was written, on purpose (issue 10) and documented in
 # docs/results-format.md: optional and additive — a format-1 reader ignores them, no field changed
@@ -54,6 +54,11 @@ _GROUP = ("", ".boundaries", ".over_limit", *(f".{m}{x}" for m in ("idle_ms", "o
 ADDED["manifest"] |= {".parts.*.purge.ended_unix_s"}
 ADDED["manifest"] |= {".fio_server"}  # issue 17: the fio server a run's fio ran on (null: local), docs/hosts.md
 ADDED["manifest"] |= {".latency_monitor"}  # issue 32: the OCP latency monitor, one line where the drive has none
+# every other way to the storage held (.claim.held) and what a block device held when the run stopped
+# (.contents_seal: device/seal.py), docs/results-format.md
+_SEAL = ("edges", "edges.bytes", "edges.first", "edges.last", "format", "offsets", "sample_bytes", "sealed_at",
+         "sha256_16", "signatures", "size_bytes", "state")
+ADDED["manifest"] |= {".claim.held", ".contents_seal", *(f".contents_seal.{k}" for k in _SEAL)}
 ADDED["steps"] |= {".session", ".boundary", *(f".boundary.{k}" for k in _BOUNDARY), ".telemetry.after.offset_ms",
                    ".telemetry.before.offset_ms", ".timeline",
                    *(f".timeline.{k}" for k in ("chained", "end_unix_s", "late_ms", "source", "start_unix_s"))}
@@ -103,6 +108,7 @@ OPTIONAL["manifest"] |= {".boundary_source", *(f".boundary_source.{k}" for k in 
     "source", "device", "why", "overrun", "events", "windows", "cpu_s", "max_rss_kb", "max_lag_ms")),
     ".fingerprint.loop.backing_rdev"}
 OPTIONAL["summary"] |= {f".parts.*.boundaries.flagged[].{k}" for k in ("source", "recorded_gap_ms")}
+OPTIONAL["manifest"] |= {".contents_seal.signatures.*", ".contents_seal.signature_error"}  # what blkid found, if anything
 
 
 def key_paths(doc, path: str = "") -> set[str]:

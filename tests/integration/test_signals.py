@@ -87,7 +87,15 @@ def test_signal_then_resume(make_loop, tmp_path, sig, point):
     man = json.loads((run / "manifest.json").read_text())
     assert man["status"] == STATUS_AFTER[sig]
     before = finished_steps(run / "steps.jsonl")  # SIGKILL mid-append may leave a torn last line
-    r = ssdpts("resume", str(run), "--quiet")
+    confirm: list[str] = []
+    if sig == signal.SIGKILL:  # killed, the run could not record what the device holds: confirm again
+        assert man["contents_seal"]["state"] == "writing"
+        r = ssdpts("resume", str(run), "--quiet")
+        assert r.returncode == 2 and "stopped without recording what it holds" in r.stderr, r.stderr
+        confirm = ["--destroy-data-on", dev]
+    else:
+        assert man["contents_seal"]["state"] == "sealed"
+    r = ssdpts("resume", str(run), "--quiet", *confirm)
     assert r.returncode == 0, r.stderr
     after = _assert_unique_complete(run)
     assert after[: len(before)] == before, "a finished step changed or was lost"

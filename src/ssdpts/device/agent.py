@@ -100,8 +100,8 @@ class _Agent:
     def op_purge(self, req: dict) -> dict:
         return self._side().purge(req["requested"], req.get("info"), lambda line: self.send({"log": line}))
 
-    def op_seal(self, _req: dict) -> dict | None:
-        return self._side().seal()
+    def op_seal_contents(self, _req: dict) -> dict | None:
+        return self._side().seal_contents()
 
     def op_contents_changes(self, req: dict) -> list[str]:
         return self._side().contents_changes(req.get("record"))

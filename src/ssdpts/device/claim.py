@@ -106,6 +106,7 @@ class Claim:
         self._reach: set[str] = set()  # the target's own stack and what it writes (block devices)
         self._files: set[str] = set()  # the backing files it writes (identities)
         self._known: set[str] = set()  # ways seen when the claim was taken that could not be opened (gone)
+        self._elsewhere: dict[str, tuple] = {}  # loop devices found resting on other storage: (diskseq, backing)
         self._sweep_lock = threading.Lock()
         self._watcher: _Watcher | None = None
         self.alarm: str | None = None  # what the watcher found (the guard raises it, the run stops)
@@ -263,7 +264,16 @@ class Claim:
                     return []
             out: list[str] = []
             for n in stack_mod.loop_names():
-                if n in names or n in self._known or not stack_mod.reaches(n, names, files):
+                if n in names or n in self._known:
+                    continue
+                # judged once per attachment (the kernel's disk sequence number changes with each):
+                # the loop devices of everything else on the host are not opened on every sweep
+                seen = (tgt.read_sysfs(os.path.join(tgt.sysfs_block_dir(n), "diskseq")),
+                        tgt.loop_backing_file(n))
+                if seen[1] is None or (seen[0] is not None and self._elsewhere.get(n) == seen):
+                    continue
+                if not stack_mod.reaches(n, names, files):
+                    self._elsewhere[n] = seen
                     continue
                 fd, busy = _open_excl(f"/dev/{n}")
                 if fd is not None:

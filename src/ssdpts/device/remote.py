@@ -238,11 +238,11 @@ class RemoteSide(DeviceSide):
     def guard(self) -> None:
         self._call("guard")
 
-    def seal(self) -> dict | None:
+    def seal_contents(self) -> dict | None:
         """What the device holds, read there (device/seal.py); None where the agent cannot say (it is
         gone: the manifest then still says the run was writing, and resume asks again)."""
         try:
-            return self._call("seal")
+            return self._call("seal_contents")
         except (UserError, HostLost):
             return None
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import os
 from typing import Any, Callable, Iterator
 
-from . import audit, fingerprint, host, identify, latmon, marker, purge_check, safety, seal, telemetry, writecache
+from . import audit, contents, fingerprint, host, identify, latmon, marker, purge_check, safety, telemetry, writecache
 from .claim import Claim
 from .purge import is_pts_purge, select_purge
 from .target import Target, open_target
@@ -190,22 +190,22 @@ class LocalSide(DeviceSide):
         if self.claim is not None:
             self.claim.check()
 
-    def seal(self) -> dict | None:
-        """What the block device holds now that the run has stopped writing it (device/seal.py),
+    def seal_contents(self) -> dict | None:
+        """What the block device holds now that the run has stopped writing it (device/contents.py),
         for the manifest; None for a file target (its marker is sealed at release)."""
         if self.target.kind != "block":
             return None
         try:
-            return seal.take(self.target.real_path)
+            return contents.take(self.target.real_path)
         except OSError as exc:
-            return {**seal.writing({}), "state": "unreadable", "error": exc.strerror}
+            return {**contents.writing({}), "state": "unreadable", "error": exc.strerror}
 
     def contents_changes(self, record: dict | None) -> list[str]:
-        """What changed on the block device since the run recorded what it held (device/seal.py);
+        """What changed on the block device since the run recorded what it held (device/contents.py);
         nothing for a file target (its marker says it: safety.py)."""
         if self.target.kind != "block":
             return []
-        return seal.changes(self.target.real_path, self.target.path, record)
+        return contents.changes(self.target.real_path, self.target.path, record)
 
     def _alarm(self, reason: str) -> None:
         """The claim's watcher found a new way to the storage (another thread): to whoever listens."""

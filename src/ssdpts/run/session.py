@@ -15,7 +15,7 @@ from typing import Callable
 
 from ssdpts import __version__
 from ssdpts.run import alarm, preflight
-from ssdpts.device import fingerprint, identify, safety, seal, stack
+from ssdpts.device import contents, fingerprint, identify, safety, stack
 from ssdpts.device.claim import Claim
 from ssdpts.device.side import Collected, LocalSide, PurgeChoice
 from ssdpts.device.target import Target, open_target
@@ -83,10 +83,11 @@ def _execute(store: RunStore, spec: RunSpec, side, executor: Executor, progress,
 
 def _record_end(store: RunStore, side, restored: dict | None) -> None:
     """The run has stopped writing (any end): the write cache's restore and what the device holds
-    now (device/seal.py: what resume compares), in the manifest."""
+    now (device/contents.py: what resume compares), in the manifest."""
     changes: dict = {} if restored is None else {"write_cache_restored": restored}
     if side.target.kind == "block":
-        changes["contents_seal"] = side.seal() or seal.writing({"pid": os.getpid(), "error": "not readable"})
+        changes["contents_seal"] = side.seal_contents() or {
+            **contents.writing({"pid": os.getpid()}), "state": "unreadable", "error": "the device's host did not answer"}
     if changes:
         try:
             store.update_manifest(**changes)
@@ -176,15 +177,50 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
 
 
 def _writing(target: Target) -> dict:
-    """The manifest's record that a run writes the block device now (device/seal.py): replaced by
+    """The manifest's record that a run writes the block device now (device/contents.py): replaced by
     what it holds when the run stops; a run killed before that leaves this, which proves nothing."""
     if target.kind != "block":
         return {}
-    return {"contents_seal": seal.writing({"pid": os.getpid(), "command": " ".join(["ssdpts", *sys.argv[1:]])[:300]})}
+    return {"contents_seal": contents.writing({"pid": os.getpid(), "command": " ".join(["ssdpts", *sys.argv[1:]])[:300]})}
+
+
+def _refuse_unnameable(run_dir, paths: list[str]) -> None:
+    """A run made before such paths were refused at input: a target or run directory fio's job
+    file cannot name (engine/jobfile.py) is refused before anything is written, not at the first
+    job file."""
+    for where in dict.fromkeys(paths):
+        why = path_problem(where)
+        if why is not None:
+            raise UserError(f"{run_dir} cannot be continued: {where!r}: {why}; start a new run on a path fio can "
+                            "name (nothing was written)")
+
+
+def _resume_confirmation(side, man: dict, parts, confirm: str | None, proof, why: str | None,
+                         interactive: bool) -> tuple[str | None, int, Callable[[str], str], list[str]]:
+    """(confirmation to use, bytes needed, the prompt, what changed) for a resume. A block device:
+    the run's confirmation stands when its identity is proven and it holds what the run left
+    (device/contents.py); otherwise the destruction must be confirmed again, on the command line or
+    at the prompt, saying why. A file: its marker decides (safety.py)."""
+    target = side.target
+    if target.kind != "block":
+        return confirm, target.size_bytes, input, []
+    changed = side.contents_changes(man.get("contents_seal")) if confirm is None else []
+    use = confirm if confirm is not None else (man.get("confirmation") if proof and not changed else None)
+    ask = input
+    if use is None and (changed or why is not None):
+        lead = "; ".join([*([f"{why}, so nothing proves it is the device this run started on"] if why else []),
+                          *changed[:1]])
+        if not interactive:
+            raise UserError(f"{lead}: pass --destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' "
+                            "to confirm that its data may be destroyed (nothing was written)")
+
+        def ask(prompt: str) -> str:
+            return input(f"{lead}. {prompt}")
+    return use, required_bytes(parts), ask, changed
 
 
 def _contents_note(confirm: str | None, changed: list[str]) -> str:
-    """How a resumption knew the block device held only the run's data (device/seal.py)."""
+    """How a resumption knew the block device held only the run's data (device/contents.py)."""
     if confirm is not None:
         return "not compared: the destruction confirmed again by --destroy-data-on"
     return "changed: the destruction confirmed again at the prompt" if changed else "unchanged since the run stopped"
@@ -360,11 +396,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
     if spec.realtime:  # as the run started: the same schedule, or a clear refusal before anything is written
         rtsched.check()
-    for where in dict.fromkeys([path, recorded.get("real_path") or path, str(Path(run_dir).resolve())]):
-        why = path_problem(where)  # a run made before such paths were refused: fio's job file cannot name it
-        if why is not None:
-            raise UserError(f"{run_dir} cannot be continued: {where!r}: {why}; start a new run on a path fio can "
-                            "name (nothing was written)")
+    _refuse_unnameable(run_dir, [path, recorded.get("real_path") or path, str(Path(run_dir).resolve())])
     damage = integrity.check(run_dir)
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "
@@ -390,23 +422,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     preflight.results_space(run_dir, parts)
     _refuse_out_on_target(side, target, run_dir)
-    use, needed, ask = confirm, target.size_bytes, input  # a file: still ssdpts's file, as ssdpts left it?
-    changed: list[str] = []
-    if target.kind == "block":
-        # the same device, but holding what the run left? (device/seal.py) A change, or no record of
-        # what it held, needs the destruction confirmed again.
-        changed = side.contents_changes(man.get("contents_seal")) if confirm is None else []
-        use, needed = (confirm if confirm is not None else (man.get("confirmation") if proof and not changed
-                                                            else None)), required_bytes(parts)
-        if use is None and (changed or why is not None):
-            lead = "; ".join([*([f"{why}, so nothing proves it is the device this run started on"] if why else []),
-                              *changed[:1]])
-            if not interactive:
-                raise UserError(f"{lead}: pass --destroy-data-on={safety.confirm_token(target)} to 'ssdpts resume' "
-                                "to confirm that its data may be destroyed (nothing was written)")
-
-            def ask(prompt: str) -> str:
-                return input(f"{lead}. {prompt}")
+    use, needed, ask, changed = _resume_confirmation(side, man, parts, confirm, proof, why, interactive)
     with side.claimed(needed, use, interactive, ask):
         if ready is not None:
             ready()
