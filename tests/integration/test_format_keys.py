@@ -24,7 +24,7 @@ pytestmark = pytest.mark.root
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
 DATA_KEYED = {"parts", "tests", "series", "lat_bins_ns", "lat_percentiles_ns", "values", "collectors", "tools",
-              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files"}
+              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files", "manifest"}
 
 # Fields added to format 1 after the fixture was written, on purpose (issue 10) and documented in
 # docs/results-format.md: optional and additive — a format-1 reader ignores them, no field changed
@@ -103,6 +103,10 @@ OPTIONAL["manifest"] |= {".boundary_source", *(f".boundary_source.{k}" for k in 
     "source", "device", "why", "overrun", "events", "windows", "cpu_s", "max_rss_kb", "max_lag_ms")),
     ".fingerprint.loop.backing_rdev"}
 OPTIONAL["summary"] |= {f".parts.*.boundaries.flagged[].{k}" for k in ("source", "recorded_gap_ms")}
+# The manifest's integrity records (docs/results-format.md "Integrity records"): each field's digest,
+# written with it; the seal only where a seal key is configured (SSDPTS_SEAL_KEY).
+ADDED["manifest"] |= {".integrity", ".integrity.version", ".integrity.manifest", ".integrity.manifest.*"}
+OPTIONAL["manifest"] |= {".integrity.seal", *(f".integrity.seal.{k}" for k in ("alg", "key_id", "mac"))}
 
 
 def key_paths(doc, path: str = "") -> set[str]:

@@ -21,6 +21,7 @@ from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, UserError
 from ssdpts.run.session import start_run
 from ssdpts.pts.runspec import RunSpec
+from ssdpts.store import RunStore
 
 MiB = 2**20
 
@@ -42,11 +43,11 @@ def _run(root: Path, name: str, *, iops: float, tests=("iops", "lat"), model_nam
         except Interrupted:
             path = max((root / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
     # file targets have no model/firmware: give the fixture a device identity, as a drive would have
-    m = json.loads((path / "manifest.json").read_text())
-    m["target"].update(model=model_name, firmware=firmware, serial=f"SN-{name}" if model_name else None)
-    if created:
-        m["created"] = created
-    (path / "manifest.json").write_text(json.dumps(m))
+    # (through the store, which writes the manifest's digests with it: an edit by hand is damage)
+    store = RunStore(path)
+    store.update_manifest(target={**store.manifest()["target"], "model": model_name, "firmware": firmware,
+                                  "serial": f"SN-{name}" if model_name else None},
+                          **({"created": created} if created else {}))
     return path
 
 
