@@ -137,6 +137,27 @@ def test_a_seal_key_that_cannot_be_used_is_one_line_before_anything_is_written(t
         assert not (tmp_path / "runs").exists() and not (tmp_path / "t.bin").exists()
 
 
+def test_rounds_removed_whole_are_named_when_every_record_was_rewritten(tmp_path):
+    """No record tells a round removed with its raw files, step lines and record (and the digests
+    written again): the stop rule of a complete run does."""
+    run = make_run(tmp_path)
+    doc = man(run)
+    rounds = doc["parts"]["lat"]["rounds"]
+    last = max(int(k.split("-")[1]) for k in rounds if k.startswith("round-"))
+    assert doc["parts"]["lat"]["stop_reason"] == "max-rounds" and last == 6
+    gone = {f"fio/lat/round-{n:03d}.json" for n in (2, last)}
+    for n in (2, last):
+        del rounds[f"round-{n:03d}"]
+    seal.refresh(doc, None)
+    put(run, doc)
+    lines = (run / "steps.jsonl").read_text().splitlines(keepends=True)
+    (run / "steps.jsonl").write_text("".join(ln for ln in lines if json.loads(ln)["fio_json"] not in gone))
+    assert [p.line() for p in integrity.check(run).problems] == [
+        f"steps.jsonl has no round 2 of lat between its rounds 1 and {last - 1}: the results of lat: rounds were removed",
+        f"steps.jsonl ends at round {last - 1} of lat, where its stop rule does not end it (steady state not reached, "
+        f"{last - 2} of at most 6 rounds), yet the run is complete: the results of lat: its later rounds were removed"]
+
+
 def test_the_librarys_digests_name_each_change(tmp_path):
     run = make_run(tmp_path)
     res = integrity.check(run)

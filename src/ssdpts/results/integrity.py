@@ -19,7 +19,8 @@ flight when the run stopped: resume measures it again, so that is noted, not a p
 What covers the records themselves (results/seal.py): in a run of the current format (manifest.json
 has ``integrity``) every field of the manifest matches the digest the store wrote with it, a record
 the run always writes is never missing, and a seal made with the lab's key matches when that key is
-given.
+given. Whatever the format, a complete run's steps end where each part's stop rule ends it, with no
+round missing between: rounds removed whole (raw files, step lines and record) are named too.
 """
 
 from __future__ import annotations
@@ -256,13 +257,13 @@ def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) 
 
 
 def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key) -> None:
-    """summary.json against its recorded checksum and against what its steps give. A summary
-    altered after ssdpts wrote it, or whose record is missing or uncovered, must be what its steps
-    give, or it is damage; one proven by the records may still differ from what this ssdpts's
-    analysis makes of the steps (written by another version, or when the run stopped and before
-    resume dropped the round in flight), and one made before checksums were recorded may come from
-    an older analysis: those differences are notes (readers present what the steps give,
-    results/proof.py trusted_summary)."""
+    """summary.json against its recorded checksum and against what its steps give, and a complete
+    run's parts against their stop rules. A summary altered after ssdpts wrote it, or whose record
+    is missing or uncovered, must be what its steps give, or it is damage; one proven by the records
+    may still differ from what this ssdpts's analysis makes of the steps (written by another
+    version, or when the run stopped and before resume dropped the round in flight), and one made
+    before checksums were recorded may come from an older analysis: those differences are notes
+    (readers present what the steps give, results/proof.py trusted_summary)."""
     from ..store import read_json
 
     present = (run_dir / SUMMARY).is_file()
@@ -280,6 +281,8 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
     except (UserError, KeyError, TypeError, ValueError) as exc:
         res.problems.append(Problem(SUMMARY, "cannot be recomputed from its steps", str(exc)))
         return
+    if complete:
+        _prove_finished(res, again, steps)
     if not present:
         return
     shown = "; ".join(d.text("its steps") for d in diffs[:3]) + (f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else "")
@@ -312,6 +315,34 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
     elif state == proof.OLDER:
         res.notes.append(f"{SUMMARY} has no recorded checksum (made by an older ssdpts): every value in it is what "
                          "its steps give")
+
+
+def _prove_finished(res: Result, again: dict, steps: list[dict]) -> None:
+    """A complete run's steps end where each part's stop rule ends it, with every round from the
+    first to the last: otherwise rounds were removed (their raw files, step lines and records
+    together, which no checksum of theirs can show)."""
+    for pid, part in (again.get("parts") or {}).items():
+        mine = [s for s in steps if s.get("phase") == "round" and _pid(s) == pid]
+        ran = sorted({int(s.get("round") or 0) for s in mine})
+        missing = sorted(set(range(1, ran[-1] + 1)) - set(ran)) if ran else []
+        if missing:
+            res.problems.append(Problem(STEPS, f"has no round {', '.join(map(str, missing[:5]))} of {pid} between its "
+                                        f"rounds 1 and {ran[-1]}", f"the results of {pid}: rounds were removed"))
+        if part.get("stop_reason") is None:
+            last = f"ends at round {ran[-1]}" if ran else "has no round"
+            if part.get("samples") is not None:
+                why = f"{part['samples']} samples: neither its time limit nor its capacity written"
+            elif part.get("steady_state") is None:
+                why = f"{len(ran)} rounds of a fixed plan of more"
+            else:
+                limit = part.get("round_limit")
+                why = "steady state not reached" + (f", {len(ran)} of at most {limit} rounds" if limit else "")
+            res.problems.append(Problem(STEPS, f"{last} of {pid}, where its stop rule does not end it ({why}), yet the "
+                                        "run is complete", f"the results of {pid}: its later rounds were removed"))
+
+
+def _pid(step: dict) -> str:
+    return str(step.get("test")) + (f"-{step['part']}" if step.get("part") else "")
 
 
 def _file_problem(res: Result, rel: str, entry: dict, what: str) -> Problem | None:
