@@ -170,4 +170,4 @@ def test_the_librarys_digests_name_each_change(tmp_path):
     (run / "fio" / "lat" / "round-001.fio").unlink()
     (run / "fio" / "lat" / "extra.txt").write_text("x")
     assert seal.digest_changes(held, integrity.check(run).digests()) == [
-        ("device/host.json", "differs"), ("fio/lat/round-001.fio", "is missing"), ("fio/lat/extra.txt", "was added")]
+        ("device/host.json", "differs"), ("fio/lat/extra.txt", "was added"), ("fio/lat/round-001.fio", "is missing")]

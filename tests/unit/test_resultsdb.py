@@ -113,6 +113,33 @@ def test_add_and_rows(runs, tmp_path):
         assert len(db.measurements(a["run_uid"])) == 56 + 45
 
 
+def test_the_library_keeps_what_a_run_was_when_it_was_first_added(runs, tmp_path):
+    """An edit after 'db add', however consistent (here through the store itself, every digest
+    written again): named by the library, kept damaged when added again, and after a rebuild."""
+    from ssdpts.results.integrity import check
+
+    run = tmp_path / "runs" / runs["a"].name
+    shutil.copytree(runs["a"], run)
+    db_path = tmp_path / "r.db"
+    with R.ResultsDB(db_path) as db:
+        ((added, _),) = db.add([run])
+        assert not added.damage and db.held(added.uid, run.name)["digests"] == check(run).digests()
+    assert R.compare_with_library(check(run), db_path) == ([], None)
+    RunStore(run).update_manifest(pts_compliant=True)
+    assert check(run).intact  # its own records agree: only the library knows
+    problems, _ = R.compare_with_library(check(run), db_path)
+    assert [p.file + " " + p.what.split(" when ")[0] for p in problems] == [
+        "manifest.json pts_compliant differs from what it was", "manifest.json updated differs from what it was",
+        "manifest.json integrity differs from what it was"]
+    with R.ResultsDB(db_path) as db:
+        ((again, replaced),) = db.add([run])
+        assert replaced and again.damage and "pts_compliant differs" in again.damage[0]
+    R.rebuild(db_path, [tmp_path / "runs"])
+    with R.ResultsDB(db_path) as db:
+        assert [r["status"] for r in db.list_runs()] == ["damaged"]
+    assert R.compare_with_library(check(runs["b"]), tmp_path / "none.db")[1].startswith("no results library at")
+
+
 def test_incomplete_run_refused_and_nothing_added(runs, tmp_path):
     assert json.loads((runs["broken"] / "manifest.json").read_text())["status"] == "interrupted"
     with R.ResultsDB(tmp_path / "r.db") as db:

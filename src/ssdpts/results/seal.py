@@ -228,6 +228,7 @@ def file_digest(path: Path) -> dict[str, Any]:
 
 
 def digest_changes(held: Mapping[str, str], now: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(name, how) for each entry that differs between digests taken before and now."""
-    out = [(k, "is missing" if k not in now else "differs") for k, v in held.items() if now.get(k) != v]
-    return out + [(k, "was added") for k in now if k not in held]
+    """(name, how) for each entry that differs between digests taken before and now: "differs",
+    "was added" (in the run directory's order), then "is missing"."""
+    out = [(k, "was added" if k not in held else "differs") for k, v in now.items() if held.get(k) != v]
+    return out + [(k, "is missing") for k in held if k not in now]
