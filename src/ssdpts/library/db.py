@@ -310,12 +310,7 @@ class ResultsDB:
     def held(self, uid: str, name: str) -> dict[str, Any] | None:
         """The digests recorded when the run ``uid`` was first added, else those of a run of the same
         directory name (its identity fields were edited since); None when the library holds neither."""
-        for col, val in (("run_uid", uid), ("run_name", name)):
-            row = self.con.execute(f"SELECT * FROM run_digests WHERE {col} = ? ORDER BY added LIMIT 1",
-                                   (val,)).fetchone()
-            if row is not None:
-                return {**dict(row), "digests": json.loads(row["digests"])}
-        return None
+        return _held(self.con, uid, name)
 
     # ---- reading -------------------------------------------------------------------------------
     @staticmethod
@@ -366,6 +361,15 @@ class ResultsDB:
         sql = (f"SELECT {cols} FROM measurements m JOIN runs r ON r.run_uid = m.run_uid{where} "
                f"ORDER BY r.created, r.run_uid, m.ord")
         return [dict(r) for r in self.con.execute(sql, args)]
+
+
+def _held(con: sqlite3.Connection, uid: str, name: str) -> dict[str, Any] | None:
+    for col, val in (("run_uid", uid), ("run_name", name)):
+        row = con.execute(f"SELECT run_uid, run_name, added, digests FROM run_digests WHERE {col} = ? "
+                          "ORDER BY added LIMIT 1", (val,)).fetchone()
+        if row is not None:
+            return {"run_uid": row[0], "run_name": row[1], "added": row[2], "digests": json.loads(row[3])}
+    return None
 
 
 def parse_date(text: str, option: str, *, end: bool = False) -> str:
@@ -491,8 +495,16 @@ def compare_with_library(res: Result, db_path: str | Path | None = None) -> tupl
         uid = read_run(res.run_dir).uid
     except UserError:
         return [], None  # its own problems say why it cannot be read
-    with ResultsDB(path, create=False) as db:
-        held = db.held(uid, res.run_dir.name)
+    try:  # read only: verify changes nothing, not even an older library's schema
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+        try:
+            held = _held(con, uid, res.run_dir.name)
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        if "no such table" not in str(exc):
+            raise UserError(f"{path} is not an ssdpts results library ({exc}): pass another --db PATH") from None
+        held = None  # a library from before run_digests: it recorded nothing to compare with
     if held is None:
         return [], (f"the results library {path} does not hold this run: nothing recorded to compare with"
                     if db_path is not None else None)
