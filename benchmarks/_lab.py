@@ -15,6 +15,8 @@ import random
 import shutil
 import subprocess
 
+from ssdpts.results import seal
+
 MODELS = [("ACME", "X1-3840"), ("ACME", "X2-7680"), ("Bolt", "B7 1.92T"), ("Bolt", "B8 3.84T"), ("Corvid", "CV900"),
           ("Delta", "DS-4"), ("Ember", "E5 PRO"), ("Flux", "FX2"), ("Gale", "G-960"), ("Halo", "H3")]
 FIRMWARE = ["1.0.0", "1.0.3", "1.1.0", "2.0.1", "2.1.4"]
@@ -46,6 +48,7 @@ def clone(src: Path, dest: Path, i: int, rng: random.Random, **manifest) -> Path
     m["target"].update(vendor=vendor, model=model, serial=f"S{i:07d}", firmware=rng.choice(FIRMWARE))
     m["created"] = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00Z"
     m.update(manifest)
+    seal.refresh(m, None)  # each field's digest, as the store writes them: a clone, not an edited run
     (dest / "manifest.json").write_text(json.dumps(m))
     return dest
 

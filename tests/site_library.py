@@ -18,6 +18,7 @@ def fake_run(root: Path, name: str, iops: float, *, model: str, firmware: str, s
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.pts.runspec import RunSpec
     from ssdpts.run.session import start_run
+    from ssdpts.store import RunStore
 
     t = open_target(str(root / (target or f"{name}.img")), size_bytes=256 * MiB)
 
@@ -28,10 +29,9 @@ def fake_run(root: Path, name: str, iops: float, *, model: str, firmware: str, s
     store, _ = start_run(RunSpec(tests=tuple(tests), step_seconds=1, max_rounds=8, wsat_hours=0.5), t, executor=ex,
                          out_dir=root / "runs", confirm=None, argv=["test"])
     path = store.path.rename(store.path.with_name(f"{store.path.name}-{name}"))
-    m = json.loads((path / "manifest.json").read_text())
-    m["target"].update(model=model, firmware=firmware, serial=serial)
-    m["created"] = created
-    (path / "manifest.json").write_text(json.dumps(m))
+    store = RunStore(path)  # as a drive would have given them; through the store, which keeps the manifest's digests
+    store.update_manifest(target={**store.manifest()["target"], "model": model, "firmware": firmware, "serial": serial},
+                          created=created)
     return path
 
 

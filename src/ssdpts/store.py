@@ -7,7 +7,9 @@
     summary.json    steady-state verdicts and measurement-window tables
 
 Integrity: each round's raw files are recorded in the manifest with size and SHA-256, and its
-step count, before its steps are appended (record_round); results/integrity.py checks them.
+step count, before its steps are appended (record_round); every manifest write carries the digest
+of each of its fields, sealed with the lab's key when one is configured (results/seal.py);
+results/integrity.py checks them.
 
 Durability: a round's step lines are written with one write() and fsync'd; JSON documents are
 replaced atomically (temporary file, fsync, rename, directory fsync). Progress is derived from
@@ -30,6 +32,7 @@ from typing import Any, Iterator
 
 from . import atomic
 from .errors import RunFailed, UserError
+from .results import seal
 from .results.formats import FORMAT, upgrade
 
 MANIFEST = "manifest.json"
@@ -62,15 +65,7 @@ def write_json_atomic(path: Path, doc: dict) -> None:
         raise disk_error(path, exc) from None
 
 
-def file_digest(path: Path) -> dict[str, Any]:
-    """{"bytes", "sha256"} of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-            size += len(chunk)
-    return {"bytes": size, "sha256": h.hexdigest()}
+file_digest = seal.file_digest  # {"bytes", "sha256"} of a file
 
 
 def steps_digest(records: list[dict]) -> str:
@@ -143,8 +138,9 @@ class RunStore:
             raise UserError(f"cannot create the run directory under {out_dir} ({exc.strerror}): pick another --out") from None
         store = cls(path)
         store.lock()
-        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest}
-        write_json_atomic(path / MANIFEST, doc)
+        # a run of the current format: every field covered by its digest (results/seal.py)
+        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest, seal.KEY: {}}
+        store._write_manifest(doc)
         (path / STEPS).touch()
         return store
 
@@ -184,11 +180,18 @@ class RunStore:
     def manifest(self) -> dict:
         return read_json(self.path / MANIFEST, "run manifest")
 
+    def _write_manifest(self, doc: dict) -> None:
+        """manifest.json, its integrity record (each field's digest, the seal) written with it."""
+        key = seal.configured_key()
+        seal.writable(doc, key, str(self.path / MANIFEST))
+        seal.refresh(doc, key)
+        write_json_atomic(self.path / MANIFEST, doc)
+
     def update_manifest(self, **changes: Any) -> dict:
         doc = self.manifest()
         doc.update(changes)
         doc["updated"] = utc_now()
-        write_json_atomic(self.path / MANIFEST, doc)
+        self._write_manifest(doc)
         return doc
 
     def set_part(self, part_id: str, **changes: Any) -> None:
@@ -196,7 +199,7 @@ class RunStore:
         parts = doc.setdefault("parts", {})
         parts.setdefault(part_id, {}).update(changes)
         doc["updated"] = utc_now()
-        write_json_atomic(self.path / MANIFEST, doc)
+        self._write_manifest(doc)
 
     # ---- integrity records (checked by results/integrity.py) -----------------------------------
     def record_round(self, part_id: str, name: str, paths: list[Path], records: list[dict]) -> None:
@@ -209,7 +212,7 @@ class RunStore:
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
         rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records), "files": files}
         doc["updated"] = utc_now()
-        write_json_atomic(self.path / MANIFEST, doc)
+        self._write_manifest(doc)
 
     def forget_unbacked_rounds(self) -> list[str]:
         """Drop the records of rounds with fewer step lines than they recorded (the round in flight
@@ -228,7 +231,7 @@ class RunStore:
                     dropped.append(f"{pid} {name}")
         if dropped:
             doc["updated"] = utc_now()
-            write_json_atomic(self.path / MANIFEST, doc)
+            self._write_manifest(doc)
         return dropped
 
     # ---- steps --------------------------------------------------------------------------------

@@ -94,6 +94,13 @@ def test_every_subcommand_rejects_bad_input(victim, tmp_path):
     assert not any(cwd.iterdir())
     refused(ssdpts("verify", str(tmp_path / "nope")))
     refused(ssdpts("resume", str(tmp_path / "nope"), "--destroy-data-on", victim))
+    # a seal key that cannot be read: refused before anything is written (docs/results-format.md)
+    no_key = {**os.environ, "SSDPTS_SEAL_KEY": str(tmp_path / "no.key")}
+    refused(ssdpts("run", "lat", "--target", victim, "--destroy-data-on", victim, "--out", str(cwd), env=no_key),
+            f"SSDPTS_SEAL_KEY names {tmp_path / 'no.key'}, which cannot be read")
+    assert not any(cwd.iterdir())
+    refused(ssdpts("verify", str(cwd), "--seal-key", str(tmp_path / "no.key")), "--seal-key names")
+    refused(ssdpts("verify", str(cwd), "--require-seal"), "--require-seal needs the key")
 
 
 def _made_run(tmp_path: Path) -> Path:

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.root
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
 DATA_KEYED = {"parts", "tests", "series", "lat_bins_ns", "lat_percentiles_ns", "values", "collectors", "tools",
-              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files", "signatures"}
+              "firmware_slot_revisions", "raw_errors", "extra", "block", "description", "rounds", "files", "manifest",
+              "signatures"}
 
 # Fields added to format 1 after the fixture was written, on purpose (issue 10) and documented in
 # docs/results-format.md: optional and additive — a format-1 reader ignores them, no field changed
@@ -109,6 +110,10 @@ OPTIONAL["manifest"] |= {".boundary_source", *(f".boundary_source.{k}" for k in 
     ".fingerprint.loop.backing_rdev"}
 OPTIONAL["summary"] |= {f".parts.*.boundaries.flagged[].{k}" for k in ("source", "recorded_gap_ms")}
 OPTIONAL["manifest"] |= {".contents_seal.signatures.*", ".contents_seal.signature_error"}  # what blkid found, if anything
+# The manifest's integrity records (docs/results-format.md "Integrity records"): each field's digest,
+# written with it; the seal only where a seal key is configured (SSDPTS_SEAL_KEY).
+ADDED["manifest"] |= {".integrity", ".integrity.version", ".integrity.manifest", ".integrity.manifest.*"}
+OPTIONAL["manifest"] |= {".integrity.seal", *(f".integrity.seal.{k}" for k in ("alg", "key_id", "mac"))}
 
 
 def key_paths(doc, path: str = "") -> set[str]:

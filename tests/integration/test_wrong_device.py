@@ -24,6 +24,8 @@ import time
 
 import pytest
 
+from ssdpts.store import RunStore
+
 from .conftest import checksum, finished_lines, loop_reattach, run as sh, small_ext4, ssdpts
 from .test_run_devices import _fio_children_gone, run_dir_of
 
@@ -231,9 +233,7 @@ def test_second_run_or_resume_on_a_busy_device_is_refused(make_loop, tmp_path):
         # a resume of another run on the same device: refused the same way (the run directory is free)
         stale = tmp_path / "stale"
         sh("cp", "-a", str(run), str(stale))
-        man = manifest(stale)
-        man["status"] = "interrupted"
-        (stale / "manifest.json").write_text(json.dumps(man))
+        RunStore(stale).update_manifest(status="interrupted")  # by the store: an edit by hand is damage
         refused(ssdpts("resume", str(stale), "--quiet", "--destroy-data-on", dev), "in use by the ssdpts run", str(run))
         assert checksum(dev) == before, "a refused command wrote to the device"
         assert not other.exists(), "a refused run created a run directory"

@@ -125,14 +125,16 @@ def test_an_older_library_is_migrated_in_place(tmp_path, run):
     con = sqlite3.connect(db)
     for stmt in R._ddl():
         con.execute(stmt.replace(",\n  point TEXT", "").replace(", mix, point)", ", mix)"))
+    con.execute("DROP TABLE run_digests")
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
     with R.ResultsDB(db) as lib:
         lib.add([run[1]])
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == R.SCHEMA_VERSION == 2
+    assert con.execute("PRAGMA user_version").fetchone()[0] == R.SCHEMA_VERSION == 3
     assert con.execute("SELECT count(*) FROM measurements WHERE point = 'Max'").fetchone()[0] > 0
+    assert con.execute("SELECT count(*) FROM run_digests").fetchone()[0] == 1  # version 3: what the run recorded
 
 
 def test_report_model_has_the_extended_pages(run):

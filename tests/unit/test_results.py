@@ -68,6 +68,19 @@ def test_a_run_directory_read_whole(run_dir):
     assert m.settings.run_spec().step_seconds == 0.1
 
 
+def test_a_run_directory_made_before_integrity_records_reads_as_older(run_dir):
+    """Its missing records are what an older ssdpts wrote, not damage: nothing but the raw fio files
+    the fixture left out is a problem, and its summary is read as written (results/seal.py)."""
+    from ssdpts.results import integrity
+
+    res = integrity.check(run_dir)
+    assert res.version is None and {p.what for p in res.problems} == {"is missing"}
+    assert all(p.file.startswith("fio/") and p.file.endswith(".json") for p in res.problems)
+    assert any(n.startswith("summary.json has no recorded checksum (made by an older ssdpts) and 18 of its values "
+                            "differ") and n.endswith("it is read as written") for n in res.notes), res.notes
+    assert read_run(run_dir).notes == ()
+
+
 def test_cells_are_the_tables_values(run_dir):
     run = read_run(run_dir)
     cells = table_cells(run.summary)

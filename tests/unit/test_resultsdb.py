@@ -21,6 +21,7 @@ from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, UserError
 from ssdpts.run.session import start_run
 from ssdpts.pts.runspec import RunSpec
+from ssdpts.store import RunStore
 
 MiB = 2**20
 
@@ -42,11 +43,11 @@ def _run(root: Path, name: str, *, iops: float, tests=("iops", "lat"), model_nam
         except Interrupted:
             path = max((root / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
     # file targets have no model/firmware: give the fixture a device identity, as a drive would have
-    m = json.loads((path / "manifest.json").read_text())
-    m["target"].update(model=model_name, firmware=firmware, serial=f"SN-{name}" if model_name else None)
-    if created:
-        m["created"] = created
-    (path / "manifest.json").write_text(json.dumps(m))
+    # (through the store, which writes the manifest's digests with it: an edit by hand is damage)
+    store = RunStore(path)
+    store.update_manifest(target={**store.manifest()["target"], "model": model_name, "firmware": firmware,
+                                  "serial": f"SN-{name}" if model_name else None},
+                          **({"created": created} if created else {}))
     return path
 
 
@@ -110,6 +111,33 @@ def test_add_and_rows(runs, tmp_path):
         assert [r for _, r in db.add([runs["a"]])] == [True]
         assert len(db.list_runs()) == 2
         assert len(db.measurements(a["run_uid"])) == 56 + 45
+
+
+def test_the_library_keeps_what_a_run_was_when_it_was_first_added(runs, tmp_path):
+    """An edit after 'db add', however consistent (here through the store itself, every digest
+    written again): named by the library, kept damaged when added again, and after a rebuild."""
+    from ssdpts.results.integrity import check
+
+    run = tmp_path / "runs" / runs["a"].name
+    shutil.copytree(runs["a"], run)
+    db_path = tmp_path / "r.db"
+    with R.ResultsDB(db_path) as db:
+        ((added, _),) = db.add([run])
+        assert not added.damage and db.held(added.uid, run.name)["digests"] == check(run).digests()
+    assert R.compare_with_library(check(run), db_path) == ([], None)
+    RunStore(run).update_manifest(pts_compliant=True)
+    assert check(run).intact  # its own records agree: only the library knows
+    problems, _ = R.compare_with_library(check(run), db_path)
+    assert [p.file + " " + p.what.split(" when ")[0] for p in problems] == [
+        "manifest.json pts_compliant differs from what it was", "manifest.json updated differs from what it was",
+        "manifest.json integrity differs from what it was"]
+    with R.ResultsDB(db_path) as db:
+        ((again, replaced),) = db.add([run])
+        assert replaced and again.damage and "pts_compliant differs" in again.damage[0]
+    R.rebuild(db_path, [tmp_path / "runs"])
+    with R.ResultsDB(db_path) as db:
+        assert [r["status"] for r in db.list_runs()] == ["damaged"]
+    assert R.compare_with_library(check(runs["b"]), tmp_path / "none.db")[1].startswith("no results library at")
 
 
 def test_incomplete_run_refused_and_nothing_added(runs, tmp_path):
@@ -299,7 +327,7 @@ def test_two_runs_creating_one_library_at_once(tmp_path, monkeypatch):
 def test_docs_cover_every_column():
     doc = Path(__file__).resolve().parents[2] / "docs" / "results-db.md"
     text = doc.read_text()
-    for cols in (R.RUN_COLUMNS, R.PART_COLUMNS, R.MEASUREMENT_COLUMNS):
+    for cols in (R.RUN_COLUMNS, R.PART_COLUMNS, R.MEASUREMENT_COLUMNS, R.DIGEST_COLUMNS):
         for name, _, _ in cols:
             assert f"`{name}`" in text, name
 

@@ -50,12 +50,15 @@ def cmd(args) -> int:
 
 
 def warn_damage(run_dirs) -> None:
-    """One warning line per problem 'ssdpts verify' finds (report and compare still work: the run's
-    summary may be right, but it can no longer be checked against fio's raw output)."""
+    """One warning line per problem 'ssdpts verify' finds, the results library's record of the run
+    included (report and compare still work: the run's summary may be right, but it can no longer be
+    checked against fio's raw output)."""
     import sys
 
+    from ..library.db import compare_with_library
     from ..results import integrity
 
     for d in run_dirs:
-        for p in integrity.check(d).problems:
+        res = integrity.check(d)
+        for p in [*res.problems, *compare_with_library(res)[0]]:
             print(f"ssdpts: warning: {d} is damaged: {p.line()}", file=sys.stderr)

@@ -11,6 +11,9 @@ Schema (version in ``PRAGMA user_version``; every column documented in docs/resu
     parts         one row per test part: stop reason, steady-state verdict, rounds
     measurements  one row per measurement-window table cell: run, test, part, metric, block size,
                   mix, point, value, unit, steady_state_reached
+    run_digests   what each run directory recorded when it was first added (results/seal.py
+                  directory_digests), kept when the run is added again: 'ssdpts verify' and
+                  'db add' name any later edit of a run the library holds
 
 stdlib sqlite3 only; pyarrow is imported for Parquet export alone (the 'parquet' extra, not a dependency).
 """
@@ -26,7 +29,8 @@ import os
 from pathlib import Path
 import sqlite3
 import sys
-from typing import Any, Iterable
+import time
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ssdpts.atomic import write_atomic
 from ssdpts.errors import UserError
@@ -34,7 +38,10 @@ from ssdpts.results.cells import table_cells
 from ssdpts.results.reader import RunResults, find_run_dirs, read_run
 from ssdpts.results.registry import RUN_FIELDS
 
-SCHEMA_VERSION = 2  # 2: measurements.point (the extended tests' cells)
+if TYPE_CHECKING:
+    from ssdpts.results.integrity import Problem, Result
+
+SCHEMA_VERSION = 3  # 2: measurements.point (the extended tests' cells); 3: run_digests
 ENV_DB = "SSDPTS_DB"
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
@@ -79,6 +86,15 @@ MEASUREMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("steady_state_reached", "INTEGER", "of the part: 1, 0 (NOT reached), NULL (WSAT)"),
 )
 
+DIGEST_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("run_uid", "TEXT PRIMARY KEY", "the run (not a reference to runs: the digests outlive a replaced entry)"),
+    ("run_name", "TEXT NOT NULL", "its directory's name when it was first added"),
+    ("added", "TEXT NOT NULL", "when it was first added (UTC)"),
+    ("digests", "TEXT NOT NULL", "JSON object: name -> SHA-256 of everything the run directory recorded then (each "
+                                 "field of manifest.json, steps.jsonl, summary.json, every file under fio/, device/, "
+                                 "trace/)"),
+)
+
 # What an export row holds: the measurement and the run fields needed to use it alone.
 EXPORT_RUN_FIELDS = ("run_uid", "run_name", "created", "device_vendor", "device_model", "device_serial",
                      "device_firmware", "device_transport", "capacity_bytes", "logical_block_size_bytes", "target_kind",
@@ -102,7 +118,13 @@ def _ddl() -> list[str]:
         "CREATE INDEX measurements_cell ON measurements (test, metric, block_size_bytes, mix, point)",
         "CREATE INDEX runs_model ON runs (device_model, device_firmware)",
         "CREATE INDEX runs_created ON runs (created)",
+        *_digests_ddl(),
     ]
+
+
+def _digests_ddl() -> list[str]:
+    body = ",\n  ".join(f"{n} {t}" for n, t, _ in DIGEST_COLUMNS)
+    return [f"CREATE TABLE run_digests (\n  {body}\n)", "CREATE INDEX run_digests_name ON run_digests (run_name)"]
 
 
 def default_path() -> Path:
@@ -149,8 +171,9 @@ def measurement_rows(run: RunResults) -> list[dict[str, Any]]:
             for i, c in enumerate(table_cells(run.summary))]
 
 
-def load_complete(path: str | Path) -> RunResults:
-    """A run that may go into the library, or a UserError saying why not and what to do."""
+def load_complete(path: str | Path) -> tuple[RunResults, Result]:
+    """A run that may go into the library, with what 'ssdpts verify' finds in it, or a UserError
+    saying why not and what to do."""
     path = Path(path)
     run = read_run(path, need_summary="compare")
     if run.status != "complete":
@@ -158,7 +181,8 @@ def load_complete(path: str | Path) -> RunResults:
                         f"(finish it with 'ssdpts resume {path}', then add it)")
     from ssdpts.results.integrity import check
 
-    return replace(run, damage=tuple(p.line() for p in check(path).problems))  # added, but marked damaged
+    res = check(path)
+    return replace(run, damage=tuple(p.line() for p in res.problems)), res  # added, but marked damaged
 
 
 # ---- the database -------------------------------------------------------------------------------
@@ -222,6 +246,9 @@ class ResultsDB:
                     self.con.execute("DROP INDEX IF EXISTS measurements_cell")
                     self.con.execute("CREATE INDEX measurements_cell ON measurements "
                                      "(test, metric, block_size_bytes, mix, point)")
+                if version < 3:  # each run's digests (the runs already in it are recorded when added again)
+                    for stmt in _digests_ddl():
+                        self.con.execute(stmt)
                 self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.con.execute("COMMIT")
             return -1 if version == -1 else max(version, SCHEMA_VERSION)
@@ -249,27 +276,41 @@ class ResultsDB:
         sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         self.con.executemany(sql, [tuple(r[n] for n in names) for r in rows])
 
-    def _put(self, run: RunResults, path: Path) -> bool:
-        """Insert or replace one run (no commit). True when it replaced an existing entry."""
+    def _put(self, run: RunResults, path: Path, res: Result | None = None) -> tuple[RunResults, bool]:
+        """Insert or replace one run (no commit): (the run, marked damaged where it differs from
+        the digests the library recorded when it first added it; True when it replaced an entry).
+        The digests first recorded are kept: adding an edited copy again does not launder it."""
         uid = run.uid
+        if res is not None:
+            now = res.digests()
+            held = self.held(uid, run.name)
+            if held is None:
+                self.con.execute("INSERT INTO run_digests VALUES (?, ?, ?, ?)",
+                                 (uid, run.name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                  json.dumps(now, sort_keys=True)))
+            else:
+                changed = held_changes(held, uid, now, self.path)
+                run = replace(run, damage=run.damage + tuple(p.line() for p in changed))
         existed = self.con.execute("SELECT 1 FROM runs WHERE run_uid = ?", (uid,)).fetchone() is not None
         if existed:
             self.con.execute("DELETE FROM runs WHERE run_uid = ?", (uid,))  # cascades to parts, measurements
         self._insert("runs", [run_row(run, path)], RUN_COLUMNS)
         self._insert("parts", part_rows(run), PART_COLUMNS)
         self._insert("measurements", measurement_rows(run), MEASUREMENT_COLUMNS)
-        return existed
+        return run, existed
 
     def add(self, run_dirs: Iterable[str | Path]) -> list[tuple[RunResults, bool]]:
         """Add runs (all or nothing): every directory is checked first, so one incomplete run
         refuses the whole command with nothing written. Returns (run, replaced) per directory."""
         dirs = [Path(d) for d in run_dirs]
-        runs = [load_complete(d) for d in dirs]
-        out = []
+        loaded = [load_complete(d) for d in dirs]
         with self.con:
-            for run, d in zip(runs, dirs):
-                out.append((run, self._put(run, d)))
-        return out
+            return [self._put(run, d, res) for (run, res), d in zip(loaded, dirs)]
+
+    def held(self, uid: str, name: str) -> dict[str, Any] | None:
+        """The digests recorded when the run ``uid`` was first added, else those of a run of the same
+        directory name (its identity fields were edited since); None when the library holds neither."""
+        return _held(self.con, uid, name)
 
     # ---- reading -------------------------------------------------------------------------------
     @staticmethod
@@ -320,6 +361,15 @@ class ResultsDB:
         sql = (f"SELECT {cols} FROM measurements m JOIN runs r ON r.run_uid = m.run_uid{where} "
                f"ORDER BY r.created, r.run_uid, m.ord")
         return [dict(r) for r in self.con.execute(sql, args)]
+
+
+def _held(con: sqlite3.Connection, uid: str, name: str) -> dict[str, Any] | None:
+    for col, val in (("run_uid", uid), ("run_name", name)):
+        row = con.execute(f"SELECT run_uid, run_name, added, digests FROM run_digests WHERE {col} = ? "
+                          "ORDER BY added LIMIT 1", (val,)).fetchone()
+        if row is not None:
+            return {"run_uid": row[0], "run_name": row[1], "added": row[2], "digests": json.loads(row[3])}
+    return None
 
 
 def parse_date(text: str, option: str, *, end: bool = False) -> str:
@@ -373,11 +423,12 @@ def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[lis
     skipped: list[str] = []
     db = ResultsDB(tmp)
     try:
+        _keep_digests(path, db)
         seen: dict[str, Path] = {}
         with db.con:
             for d in found:
                 try:
-                    run = load_complete(d)
+                    run, res = load_complete(d)
                 except UserError as exc:
                     skipped.append(str(exc))
                     continue
@@ -385,8 +436,7 @@ def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[lis
                     skipped.append(f"{d} is a copy of {seen[run.uid]} (same run): kept the first")
                     continue
                 seen[run.uid] = d
-                db._put(run, d)
-                added.append(run)
+                added.append(db._put(run, d, res)[0])
         db.close()
         os.replace(tmp, path)
     except BaseException:
@@ -394,6 +444,71 @@ def rebuild(db_path: str | Path | None, dirs: Iterable[str | Path]) -> tuple[lis
         tmp.unlink(missing_ok=True)
         raise
     return added, skipped
+
+
+def _keep_digests(old: Path, new: ResultsDB) -> None:
+    """The digests the library at ``old`` recorded, into the one rebuilt beside it (a rebuild must
+    not forget what the runs were when they were first added)."""
+    if not old.is_file():
+        return
+    try:
+        con = sqlite3.connect(f"file:{old}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT run_uid, run_name, added, digests FROM run_digests").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return  # an older library, or not one: nothing recorded to keep
+    with new.con:
+        new.con.executemany("INSERT OR REPLACE INTO run_digests VALUES (?, ?, ?, ?)", rows)
+
+
+def held_changes(held: dict[str, Any], uid: str, now: dict[str, str], db_path: Path) -> list[Problem]:
+    """What differs between a run directory now (``uid``, ``now``: its digests) and what the library
+    recorded of it when it first added it: one problem per entry (results/seal.py digest_changes)."""
+    from ssdpts.results.integrity import Problem
+    from ssdpts.results.seal import digest_changes
+
+    when = f"when the results library {db_path} added the run ({held['added']})"
+    out = []
+    if held["run_uid"] != uid:
+        out.append(Problem("manifest.json", f"gives the run another identity (run_uid {uid}) than the results library "
+                           f"{db_path} recorded for the run {held['run_name']} ({held['run_uid']})",
+                           "its start time, host, target path or seed was edited"))
+    for name, how in digest_changes(held["digests"], now):
+        file, _, fld = name.partition(" ")
+        what = {"differs": "differs from what it was", "is missing": "is missing, though it was there",
+                "was added": "was not there"}[how]
+        out.append(Problem(file, f"{fld + ' ' if fld else ''}{what} {when}",
+                           "an edit made after the run was added: the library's entry is what the run was"))
+    return out
+
+
+def compare_with_library(res: Result, db_path: str | Path | None = None) -> tuple[list[Problem], str | None]:
+    """A checked run directory (results/integrity.py) against the digests the results library holds
+    of it: (a problem naming each later edit, a note when the library cannot say). ``db_path`` None:
+    the default library (docs/results-db.md "Where it lives"), consulted only when it exists."""
+    path = Path(db_path) if db_path is not None else default_path()
+    if not path.is_file():
+        return [], (f"no results library at {path}: nothing recorded to compare with" if db_path is not None else None)
+    try:
+        uid = read_run(res.run_dir).uid
+    except UserError:
+        return [], None  # its own problems say why it cannot be read
+    try:  # read only: verify changes nothing, not even an older library's schema
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+        try:
+            held = _held(con, uid, res.run_dir.name)
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        if "no such table" not in str(exc):
+            raise UserError(f"{path} is not an ssdpts results library ({exc}): pass another --db PATH") from None
+        held = None  # a library from before run_digests: it recorded nothing to compare with
+    if held is None:
+        return [], (f"the results library {path} does not hold this run: nothing recorded to compare with"
+                    if db_path is not None else None)
+    return held_changes(held, uid, res.digests(), path), None
 
 
 # ---- export ------------------------------------------------------------------------------------------

@@ -15,6 +15,12 @@ marked ``damaged``, not as a valid run), and ``resume`` refuses to build on a da
 
 For a run that is not complete, a round whose steps are missing or short is the round that was in
 flight when the run stopped: resume measures it again, so that is noted, not a problem.
+
+What covers the records themselves (results/seal.py): in a run of the current format (manifest.json
+has ``integrity``) every field of the manifest matches the digest the store wrote with it, a record
+the run always writes is never missing, and a seal made with the lab's key matches when that key is
+given. Whatever the format, a complete run's steps end where each part's stop rule ends it, with no
+round missing between: rounds removed whole (raw files, step lines and record) are named too.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
-from ..store import STEPS, SUMMARY, RunStore, file_digest, steps_digest
-from . import proof
+from ..store import MANIFEST, STEPS, SUMMARY, RunStore, file_digest, steps_digest
+from . import proof, seal
+
+CONFIGURED = "configured"  # check(key=...): the key $SSDPTS_SEAL_KEY names, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +58,10 @@ class Result:
     steps: int = 0
     steps_proven: int = 0  # recomputed from fio's output and found equal
     repaired: list[dict] = field(default_factory=list)  # the steps, with fio's values where one was altered
+    version: int | None = None  # integrity records version (results/seal.py); None: an older run directory
+    seal_check: seal.SealCheck | None = None
+    manifest: dict = field(default_factory=dict)  # manifest.json as read
+    hashes: dict[str, str] = field(default_factory=dict)  # SHA-256 of the files read, by relative path
 
     @property
     def intact(self) -> bool:
@@ -59,9 +71,19 @@ class Result:
         if self.problems:
             n = len(self.problems)
             return f"{self.run_dir}: DAMAGED ({n} problem{'s' if n != 1 else ''})"
-        return (f"{self.run_dir}: intact ({self.status}): {self.files_checked} raw files of {self.rounds_checked} "
+        line = (f"{self.run_dir}: intact ({self.status}): {self.files_checked} raw files of {self.rounds_checked} "
                 f"rounds match their recorded size and SHA-256; {self.steps} steps, {self.steps_proven} of them "
                 "recomputed from fio's output")
+        if self.version is None:
+            return line + "; made before integrity records (an older ssdpts): nothing covers manifest.json"
+        sealed = self.seal_check.text if self.seal_check and self.seal_check.state != "unchecked" else \
+            "sealed, the seal not checked (see the note)"
+        return f"{line}; every field of manifest.json matches its digest; {sealed}"
+
+    def digests(self) -> dict[str, str]:
+        """Everything the run directory records, by name (results/seal.py directory_digests): what the
+        results library keeps of a run when it is added, to name any later edit."""
+        return seal.directory_digests(self.run_dir, self.manifest, self.hashes)
 
 
 def _json_of(rec: dict) -> str | None:
@@ -78,16 +100,21 @@ def _what_round(pid: str, name: str, n: int | None) -> str:
     return f"{which} of {pid}{steps}"
 
 
-def check(run_dir: str | Path, records: list[dict] | None = None) -> Result:
+def check(run_dir: str | Path, records: list[dict] | None = None, *, key: seal.Key | None | str = CONFIGURED) -> Result:
     """Check a run directory against its records (reads only). Raises UserError when it is not a
-    readable run directory at all. ``records``: steps.jsonl as RunStore.steps() read it, when the
-    caller has it already (a report reads the 10 MB of a long run once, not twice)."""
+    readable run directory at all, or is of a newer integrity version. ``records``: steps.jsonl as
+    RunStore.steps() read it, when the caller has it already (a report reads the 10 MB of a long run
+    once, not twice). ``key``: the seal key to check a seal with (default: $SSDPTS_SEAL_KEY's)."""
     run_dir = Path(run_dir)
     store = RunStore.open(run_dir)
     man = store.manifest()
     status = str(man.get("status"))
     complete = status == "complete"
-    res = Result(run_dir=run_dir, status=status)
+    version = seal.version_of(man)
+    if version is not None and version > seal.VERSION:
+        raise UserError(f"{run_dir / MANIFEST} has integrity records version {version}, newer than this ssdpts "
+                        f"checks ({seal.VERSION}): use a matching ssdpts version to verify it")
+    res = Result(run_dir=run_dir, status=status, version=version, manifest=man)
 
     raw = (run_dir / STEPS).read_bytes() if (run_dir / STEPS).exists() else None
     if raw is None:
@@ -108,6 +135,65 @@ def check(run_dir: str | Path, records: list[dict] | None = None) -> Result:
     res.steps = len(steps)
     counts = _step_counts(steps)
 
+    recorded = _check_rounds(res, man, steps, counts)
+
+    # Steps that point at raw files no round recorded (runs made before the records existed).
+    unrecorded = sorted({f for f in counts if f and f not in recorded})
+    if unrecorded and version is not None:
+        res.problems.append(Problem(MANIFEST, f"records no round for {len(unrecorded)} raw files that steps.jsonl "
+                                    f"names ({unrecorded[0]}{', ...' if len(unrecorded) > 1 else ''}), though a run "
+                                    "of this format records every round", "the steps of those rounds: their records "
+                                    "were removed, or the steps were added"))
+    elif unrecorded:
+        res.notes.append(f"{len(unrecorded)} raw files have no recorded checksum (made by an ssdpts without "
+                         "integrity records): only their presence is checked")
+    for rel in unrecorded:
+        res.files_checked += 1
+        if not (run_dir / rel).is_file():
+            res.problems.append(Problem(rel, "is missing", f"{counts[rel]} steps cannot be recomputed from fio's output"))
+    res.repaired = _prove_steps(res, run_dir, steps, {p.file for p in res.problems if p.file != STEPS})
+    if man.get("kind") is None:
+        _prove_summary(res, run_dir, man, res.repaired, key)
+    elif complete and not (run_dir / SUMMARY).is_file():
+        res.problems.append(Problem(SUMMARY, "is missing", "the run's status and deviations"))
+    if version is not None:
+        _check_manifest(res, man, key)
+    return res
+
+
+# What each manifest field holds, for the problem that names an edit of it (docs/results-format.md).
+_FIELD_AFFECTS = {
+    "target": "which drive the run measured (model, serial, firmware, capacity)",
+    "fingerprint": "the identity resume proves the drive by", "device": "what the drive reported about itself",
+    "run_spec": "how the run was set up (profile, step length, rounds, ...)",
+    "pts_compliant": "whether the run is PTS compliant", "deviations": "the departures from the PTS it discloses",
+    "confirmation": "which device the user confirmed for destruction",
+    "summary_file": "summary.json's checksum", "status": "whether the run completed",
+}
+
+
+def _affects(name: str) -> str:
+    if name.startswith("parts."):
+        return f"the records of {name[6:]}: its purge, its rounds' raw files and step lines, its stop"
+    return _FIELD_AFFECTS.get(name, "what it records")
+
+
+def _check_manifest(res: Result, man: dict, key) -> None:
+    """Every field against its digest, and the seal (results/seal.py)."""
+    for name, how in seal.manifest_changes(man):
+        res.problems.append(Problem(MANIFEST, f"{name} {how} after ssdpts wrote it (its SHA-256 is not the digest "
+                                    "recorded with the manifest)", _affects(name)))
+    res.seal_check = seal.check_seal(man, seal.configured_key() if key == CONFIGURED else key)
+    if res.seal_check.state == "broken":
+        res.problems.append(Problem(MANIFEST, res.seal_check.text, "everything the run records: it was changed after "
+                                    "ssdpts sealed it (when its digests were recomputed too, only the seal shows it)"))
+    elif res.seal_check.state == "unchecked":
+        res.notes.append(res.seal_check.text)
+
+
+def _check_rounds(res: Result, man: dict, steps: list[dict], counts: Counter) -> set[str]:
+    """Each recorded round against steps.jsonl and its raw files; returns the raw files recorded."""
+    complete, version = res.status == "complete", res.version
     recorded: set[str] = set()
     for pid, part in (man.get("parts") or {}).items():
         rounds = part.get("rounds") if isinstance(part, dict) else None
@@ -134,28 +220,17 @@ def check(run_dir: str | Path, records: list[dict] | None = None) -> Result:
                 res.problems.append(Problem(STEPS, f"has altered step lines of {_what_round(pid, name, None)} (their "
                                             "SHA-256 differs from the one recorded when they were written)",
                                             "the results of that round"))
+            elif not rec.get("steps_sha256") and version is not None:
+                res.problems.append(Problem(MANIFEST, f"has no checksum of the step lines of {_what_round(pid, name, None)}"
+                                            ", which a run of this format records with every round (it was removed)",
+                                            "the results of that round cannot be told from edited ones"))
             res.rounds_checked += 1
             for rel, entry in sorted((rec.get("files") or {}).items()):
                 res.files_checked += 1
-                p = _file_problem(run_dir, rel, entry, what)
+                p = _file_problem(res, rel, entry, what)
                 if p:
                     res.problems.append(p)
-
-    # Steps that point at raw files no round recorded (runs made before the records existed).
-    unrecorded = sorted({f for f in counts if f and f not in recorded})
-    if unrecorded:
-        res.notes.append(f"{len(unrecorded)} raw files have no recorded checksum (made by an ssdpts without "
-                         "integrity records): only their presence is checked")
-        for rel in unrecorded:
-            res.files_checked += 1
-            if not (run_dir / rel).is_file():
-                res.problems.append(Problem(rel, "is missing", f"{counts[rel]} steps cannot be recomputed from fio's output"))
-    res.repaired = _prove_steps(res, run_dir, steps, {p.file for p in res.problems if p.file != STEPS})
-    if (run_dir / SUMMARY).is_file() and man.get("kind") is None:
-        _prove_summary(res, run_dir, man, res.repaired)
-    elif complete and not (run_dir / SUMMARY).is_file():
-        res.problems.append(Problem(SUMMARY, "is missing", "the run's verdicts and tables ('ssdpts report' recomputes them)"))
-    return res
+    return recorded
 
 
 def _round_lines(steps: list[dict], js: str | None) -> list[dict]:
@@ -181,52 +256,104 @@ def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) 
     return repaired
 
 
-def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict]) -> None:
-    """summary.json against its recorded checksum and against what its steps give. A summary altered
-    after ssdpts wrote it (its checksum differs) must be what its steps give, or it is damage; one
-    as ssdpts wrote it may still differ from what this ssdpts's analysis makes of the steps (written
-    by another version, or when the run stopped and before resume dropped the round in flight),
-    and one made before checksums were recorded may come from an older analysis: those differences
-    are notes."""
+def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key) -> None:
+    """summary.json against its recorded checksum and against what its steps give, and a complete
+    run's parts against their stop rules. A summary altered after ssdpts wrote it, or whose record
+    is missing or uncovered, must be what its steps give, or it is damage; one proven by the records
+    may still differ from what this ssdpts's analysis makes of the steps (written by another
+    version, or when the run stopped and before resume dropped the round in flight), and one made
+    before checksums were recorded may come from an older analysis: those differences are notes
+    (readers present what the steps give, results/proof.py trusted_summary)."""
     from ..store import read_json
 
-    altered = proof.summary_altered(run_dir, man)
+    present = (run_dir / SUMMARY).is_file()
+    complete = man.get("status") == "complete"
+    if not present:
+        if complete or isinstance(man.get("summary_file"), dict):
+            res.problems.append(Problem(SUMMARY, "is missing", "the run's verdicts and tables ('ssdpts report' "
+                                        "recomputes them)"))
+        if not complete:
+            return
+    state = proof.summary_state(run_dir, man, seal.configured_key() if key == CONFIGURED else key)
     try:
-        diffs, _again = proof.summary_differences(man, read_json(run_dir / SUMMARY, "run summary"), steps)
+        summary = read_json(run_dir / SUMMARY, "run summary") if present else {"status": "complete"}
+        diffs, again = proof.summary_differences(man, summary, steps)
     except (UserError, KeyError, TypeError, ValueError) as exc:
         res.problems.append(Problem(SUMMARY, "cannot be recomputed from its steps", str(exc)))
         return
+    if complete:
+        _prove_finished(res, again, steps)
+    if not present:
+        return
     shown = "; ".join(d.text("its steps") for d in diffs[:3]) + (f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else "")
-    if diffs and altered:
-        res.problems.append(Problem(SUMMARY, f"was altered after ssdpts wrote it ({shown})",
-                                    "the run's verdicts and tables: readers use the results recomputed from the steps"))
-    elif diffs and altered is None:
+    uses = "readers use the results recomputed from the steps"
+    if state == proof.UNRECORDED:
+        res.problems.append(Problem(SUMMARY, "has no recorded checksum (summary_file), which ssdpts records with "
+                                    "every summary it writes in a run of this format: the record was removed"
+                                    + (f", and its values differ from what its steps give ({shown})" if diffs else ""),
+                                    f"the run's verdicts and tables: {uses}"))
+    elif diffs and state == proof.ALTERED:
+        res.problems.append(Problem(SUMMARY, f"was altered after ssdpts wrote it ({shown})", f"the run's verdicts and "
+                                    f"tables: {uses}"))
+    elif diffs and state == proof.UNCOVERED:
+        res.problems.append(Problem(SUMMARY, f"differs from what its steps give ({shown}), and its checksum record in "
+                                    "manifest.json was edited", f"the run's verdicts and tables: {uses}"))
+    elif diffs and state == proof.OLDER:
         res.notes.append(f"{SUMMARY} has no recorded checksum (made by an older ssdpts) and {len(diffs)} of its "
                          f"values differ from what today's analysis makes of its steps ({shown}): it is read as written")
-    elif diffs and man.get("status") == "complete":
-        # as ssdpts wrote it (its checksum), from steps proven by fio's output: an analysis other than
-        # today's wrote it (an ssdpts before or after this one), not an edit
+    elif diffs and complete:
+        # as ssdpts wrote it (its checksum, in a manifest that matches its digests), from steps proven
+        # by fio's output: an analysis other than today's wrote it (an ssdpts before or after this one)
         res.notes.append(f"{SUMMARY} is as ssdpts wrote it, and {len(diffs)} of its values differ from what this "
                          f"ssdpts's analysis makes of its steps ({shown}): it is read as written")
     elif diffs:
         res.notes.append(f"{SUMMARY} was written when the run stopped and its steps have changed since (resume drops "
                          f"the round in flight): 'ssdpts resume' writes it anew ({shown})")
-    elif altered:
+    elif state == proof.ALTERED:
         res.notes.append(f"{SUMMARY} differs from the checksum recorded when it was written, but every value in it "
                          "is what its steps give")
-    elif altered is None:
+    elif state == proof.OLDER:
         res.notes.append(f"{SUMMARY} has no recorded checksum (made by an older ssdpts): every value in it is what "
                          "its steps give")
 
 
-def _file_problem(run_dir: Path, rel: str, entry: dict, what: str) -> Problem | None:
-    path = run_dir / rel
+def _prove_finished(res: Result, again: dict, steps: list[dict]) -> None:
+    """A complete run's steps end where each part's stop rule ends it, with every round from the
+    first to the last: otherwise rounds were removed (their raw files, step lines and records
+    together, which no checksum of theirs can show)."""
+    for pid, part in (again.get("parts") or {}).items():
+        mine = [s for s in steps if s.get("phase") == "round" and _pid(s) == pid]
+        ran = sorted({int(s.get("round") or 0) for s in mine})
+        missing = sorted(set(range(1, ran[-1] + 1)) - set(ran)) if ran else []
+        if missing:
+            res.problems.append(Problem(STEPS, f"has no round {', '.join(map(str, missing[:5]))} of {pid} between its "
+                                        f"rounds 1 and {ran[-1]}", f"the results of {pid}: rounds were removed"))
+        if part.get("stop_reason") is None:
+            last = f"ends at round {ran[-1]}" if ran else "has no round"
+            if part.get("samples") is not None:
+                why = f"{part['samples']} samples: neither its time limit nor its capacity written"
+            elif part.get("steady_state") is None:
+                why = f"{len(ran)} rounds of a fixed plan of more"
+            else:
+                limit = part.get("round_limit")
+                why = "steady state not reached" + (f", {len(ran)} of at most {limit} rounds" if limit else "")
+            res.problems.append(Problem(STEPS, f"{last} of {pid}, where its stop rule does not end it ({why}), yet the "
+                                        "run is complete", f"the results of {pid}: its later rounds were removed"))
+
+
+def _pid(step: dict) -> str:
+    return str(step.get("test")) + (f"-{step['part']}" if step.get("part") else "")
+
+
+def _file_problem(res: Result, rel: str, entry: dict, what: str) -> Problem | None:
+    path = res.run_dir / rel
     kind = Path(rel).suffix
     role = {".json": "fio's output", ".fio": "the job file", ".log": "fio's console log"}.get(kind, "a raw file")
     affects = f"{role} of {what}" + (": its numbers cannot be recomputed" if kind == ".json" else "")
     if not path.is_file():
         return Problem(rel, "is missing", affects)
     now = file_digest(path)
+    res.hashes[rel] = now["sha256"]
     if now["bytes"] < entry.get("bytes", 0):
         return Problem(rel, f"is truncated ({now['bytes']} of {entry['bytes']} bytes)", affects)
     if now != {"bytes": entry.get("bytes"), "sha256": entry.get("sha256")}:
@@ -245,4 +372,5 @@ def to_json(res: Result) -> str:
     return json.dumps({"run_dir": str(res.run_dir), "status": res.status, "intact": res.intact,
                        "problems": [{"file": p.file, "what": p.what, "affects": p.affects} for p in res.problems],
                        "notes": res.notes, "files_checked": res.files_checked, "rounds_checked": res.rounds_checked,
-                       "steps": res.steps, "steps_proven": res.steps_proven}, indent=1)
+                       "steps": res.steps, "steps_proven": res.steps_proven, "integrity_version": res.version,
+                       "seal": res.seal_check.state if res.seal_check else None}, indent=1)

@@ -196,35 +196,62 @@ def summary_differences(manifest: dict, summary: dict, records: list[dict]) -> t
     """Where summary.json differs from what its steps give, and what they give. A summary without a
     recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
     analysis did not write is not a difference."""
+    from .seal import version_of
+
     again = json.loads(json.dumps(recompute_summary(manifest, records, summary.get("status")), default=str))
     diffs = list(differences({k: v for k, v in summary.items() if k != "format"}, again))
-    if not isinstance(manifest.get("summary_file"), dict):
+    if not isinstance(manifest.get("summary_file"), dict) and version_of(manifest) is None:
         diffs = [d for d in diffs if "(missing)" != d.recorded and "(nothing)" != d.recomputed]
     return diffs, again
 
 
-def summary_altered(run_dir: Path, manifest: dict) -> bool | None:
-    """True when summary.json is not the file ssdpts recorded when it last wrote it; None when no
-    checksum was recorded (a run made by an older ssdpts)."""
-    from ..store import SUMMARY, file_digest
+# How far a summary.json is proven by the records above it (summary_state):
+PROVEN = "proven"  # its checksum is the one recorded, in a manifest that matches its digests (and seal)
+ALTERED = "altered"  # it is not the file ssdpts recorded
+UNRECORDED = "unrecorded"  # its checksum record is missing from a run that always writes it: removed
+UNCOVERED = "uncovered"  # its record is there, but was edited since ssdpts wrote it (or the seal is broken)
+OLDER = "older"  # a run made before summaries were recorded: nothing proves it
+
+
+def summary_state(run_dir: Path, manifest: dict, key=None) -> str:
+    """What proves summary.json (one of the states above). A run of the current format (results/seal.py)
+    records its summary whenever ssdpts writes it; so did every complete run whose rounds carry the
+    step lines' checksums (they came with it). ``key``: the seal key to check the manifest's seal with."""
+    from ..store import SUMMARY
+    from . import seal
 
     recorded = manifest.get("summary_file")
     if not isinstance(recorded, dict):
-        return None
+        current = seal.version_of(manifest) is not None or (manifest.get("status") == "complete" and any(
+            isinstance(r, dict) and r.get("steps_sha256") for p in (manifest.get("parts") or {}).values()
+            if isinstance(p, dict) for r in (p.get("rounds") or {}).values()))
+        return UNRECORDED if current else OLDER
     try:
-        now = file_digest(run_dir / SUMMARY)
+        now = seal.file_digest(run_dir / SUMMARY)
     except OSError:
-        return True
-    return now != {"bytes": recorded.get("bytes"), "sha256": recorded.get("sha256")}
+        return ALTERED
+    if now != {"bytes": recorded.get("bytes"), "sha256": recorded.get("sha256")}:
+        return ALTERED
+    if seal.version_of(manifest) is not None and (
+            {name for name, _ in seal.manifest_changes(manifest)} & {"summary_file", seal.KEY}
+            or seal.check_seal(manifest, key).state == "broken"):
+        return UNCOVERED
+    return PROVEN
 
 
 def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tuple[dict, str | None]:
-    """summary.json as a reader may present it: as written, unless it was altered after ssdpts
-    wrote it (its checksum is not the one recorded) and its values are not what its steps give —
-    then the results recomputed from the steps, with the note saying so. ``records``: a callable
-    giving steps.jsonl's records (read only when needed). A run made by an older ssdpts (no
-    checksum) reads as it always did; 'ssdpts verify' says where its values differ."""
-    if manifest.get("kind") is not None or not summary_altered(run_dir, manifest):
+    """summary.json as a reader may present it: as written when its records prove it (PROVEN) or it
+    is what its steps give; otherwise the results recomputed from the steps, with the note saying
+    why. ``records``: a callable giving steps.jsonl's records (read only when needed). A summary
+    that does not match its steps is presented as the run's results only when ssdpts's own records
+    prove it was written so (an analysis other than this one's), or when the run was made before
+    summaries were recorded (read as it always was): 'ssdpts verify' notes the difference."""
+    from . import seal
+
+    if manifest.get("kind") is not None:
+        return summary, None
+    state = summary_state(run_dir, manifest, seal.configured_key())
+    if state in (PROVEN, OLDER):  # an older run reads as it always did: 'ssdpts verify' notes its differences
         return summary, None
     try:
         diffs, again = summary_differences(manifest, summary, records())
@@ -232,7 +259,13 @@ def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tu
         return summary, None  # cannot be planned again ('ssdpts verify' names why)
     if not diffs:
         return summary, None
-    return ({"format": summary.get("format"), **again},
-            f"summary.json was altered after ssdpts wrote it ({diffs[0].text('its steps')}"
-            + (f", and {len(diffs) - 1} more" if len(diffs) > 1 else "")
-            + "): the results were recomputed from steps.jsonl ('ssdpts verify' says more)")
+    return {"format": summary.get("format"), **again}, f"{summary_why(state)} ({diffs[0].text('its steps')}" + (
+        f", and {len(diffs) - 1} more" if len(diffs) > 1 else "") + \
+        "): the results shown are what its steps give ('ssdpts verify' says more)"
+
+
+def summary_why(state: str) -> str:
+    """Why summary.json is not presented as written, in a reader's note."""
+    return {ALTERED: "summary.json was altered after ssdpts wrote it",
+            UNRECORDED: "summary.json's checksum record was removed from manifest.json",
+            UNCOVERED: "summary.json's checksum record in manifest.json was edited after ssdpts wrote it"}[state]

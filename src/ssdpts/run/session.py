@@ -27,7 +27,7 @@ from ssdpts.errors import HostLost, Interrupted, UserError
 from ssdpts.run.runner import RunContext, close_trace, execute
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
-from ssdpts.results import integrity
+from ssdpts.results import integrity, seal
 from ssdpts.store import RunStore, utc_now
 
 
@@ -142,6 +142,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
+    seal.configured_key()  # a seal key that cannot be read is refused before anything is written
     _refuse_out_on_target(side, target, out_dir)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
@@ -292,6 +293,7 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
     body's document); the run directory is unlocked whatever the end, so that the next command
     (report, verify, the results library) may take it."""
     space = preflight.results_space(out_dir, [])
+    seal.configured_key()
     _refuse_out_on_target(None, target, out_dir)
     description = identify.load_description(describe) if describe else None
     tool_version = executor.version()
@@ -401,6 +403,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "
                         f"{integrity.describe(damage.problems, run_dir)}; restore the files or start a new run")
+    seal.writable(man, seal.configured_key(), str(run_dir))  # its seal, if any, kept: the same key
     side = side or LocalSide(open_target(path))
     target = side.target
     before = man.get("fingerprint")
