@@ -12,7 +12,9 @@ the machine is shared and noisy, so the median and the 95th percentile are given
 Since the guard checks the whole device stack (device/stack.py: what a loop device rests on, the
 loop devices resting on it, every other loop device over the same file), also: a loop device two
 levels up (loop over loop over a file), and the plain loop device again with --extra-loops other
-loop devices attached (each one's backing is read with an ioctl).
+loop devices attached (each one's backing is read with an ioctl), and with a second loop device over
+the same file (held exclusively by the claim for the whole run: every other way to the storage).
+The watcher thread that looks for new ways between the guards is measured by watch_cost.py.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ def main() -> None:
         report("loop", args.calls, open_target(dev))
         with stacked(dev) as mid, stacked(mid) as top:
             report("loop^3", args.calls, open_target(top))
+        backing = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", dev], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+        with stacked(backing) as _sibling:  # another loop device over the same file: held by the claim
+            report("loop+sib", args.calls, open_target(dev))
         with contextlib.ExitStack() as others:
             for _ in range(args.extra_loops):
                 others.enter_context(loop_device(1 << 20))
@@ -79,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         path = Path(d) / "t.img"
         path.write_bytes(b"\0" * 4096)
-        safety.mark_created(str(path))
+        marker.mark_created(str(path))
         marker.seal(str(path))
         report("file", args.calls, open_target(str(path)))
 
