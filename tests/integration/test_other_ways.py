@@ -69,6 +69,18 @@ def start_bg(target: str, out: Path, *extra: str, step: str = "0.3", confirm: st
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def user_filesystem(dev: str, where: Path, mib: int) -> None:
+    """What a user does with a device: ext4 made, mounted, ``mib`` MiB written, unmounted."""
+    ext4(dev)
+    where.mkdir()
+    sh("mount", dev, where)
+    try:
+        (where / "user.bin").write_bytes(os.urandom(mib << 20))
+        os.sync()
+    finally:
+        sh("umount", where)
+
+
 def tried(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
@@ -161,15 +173,7 @@ def test_a_loop_attached_over_the_storage_mid_round_stops_the_run_at_once(target
         if mkfs.returncode != 0:  # the watcher held it before mkfs opened it
             assert "in use" in mkfs.stderr, mkfs.stderr
         # the user's filesystem, made once the run had stopped, is theirs
-        ext4(c)
-        where = tmp_path / "mnt"
-        where.mkdir()
-        sh("mount", c, where)
-        try:
-            (where / "user.bin").write_bytes(os.urandom(8 << 20))
-            os.sync()
-        finally:
-            sh("umount", where)
+        user_filesystem(c, tmp_path / "mnt", 8)
         before = checksum(c)
         time.sleep(1)
         assert checksum(c) == before and not subprocess.run(["pgrep", "-f", f"fio .*{run}"],
@@ -205,15 +209,7 @@ def test_resume_onto_a_device_changed_since_the_stop_needs_the_confirmation(make
     assert manifest(run)["resumptions"][-1]["contents"] == "unchanged since the run stopped"
 
     # formatted and filled since: refused, naming what changed; nothing written
-    ext4(dev)
-    where = tmp_path / "mnt"
-    where.mkdir()
-    sh("mount", dev, where)
-    try:
-        (where / "user.bin").write_bytes(os.urandom(30 << 20))
-        os.sync()
-    finally:
-        sh("umount", where)
+    user_filesystem(dev, tmp_path / "mnt", 30)
     before = checksum(dev), (run / "manifest.json").read_bytes(), (run / "steps.jsonl").read_bytes()
     line = refused(ssdpts("resume", str(run), "--quiet"), dev, "changed since the run stopped", "TYPE=ext4",
                    "--destroy-data-on")

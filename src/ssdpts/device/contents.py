@@ -60,6 +60,21 @@ def _read(fd: int, buf: mmap.mmap, offset: int, length: int) -> bytes:
     return bytes(view[:got])
 
 
+def sample_offsets(size: int) -> list[int]:
+    """SAMPLES offsets, SAMPLE_BYTES-aligned, spread evenly over ``size`` bytes (the first and the
+    last block included): where a file's marker (marker.py) and a block device's record sample."""
+    last = max(size - SAMPLE_BYTES, 0)
+    return sorted({(last * i // (SAMPLES - 1)) // SAMPLE_BYTES * SAMPLE_BYTES for i in range(SAMPLES)})
+
+
+def samples_differ(now: dict[str, Any], record: dict[str, Any]) -> str | None:
+    """'N of M sampled blocks differ' between two records sampled at the same offsets, else None."""
+    if now["offsets"] != record.get("offsets"):
+        return None
+    differ = sum(a != b for a, b in zip(now["sha256_16"], record.get("sha256_16") or []))
+    return f"{differ} of {len(now['offsets'])} sampled blocks differ" if differ else None
+
+
 def take(node: str) -> dict[str, Any]:
     """What the block device ``node`` holds now (see the module doc). Raises OSError when it
     cannot be read."""
@@ -68,8 +83,7 @@ def take(node: str) -> dict[str, Any]:
         size = _size(fd)
         buf = mmap.mmap(-1, EDGE_BYTES)  # page-aligned, as O_DIRECT needs
         try:
-            last = max(size - SAMPLE_BYTES, 0) // SAMPLE_BYTES * SAMPLE_BYTES
-            offsets = sorted({(last * i // (SAMPLES - 1)) // SAMPLE_BYTES * SAMPLE_BYTES for i in range(SAMPLES)})
+            offsets = sample_offsets(size)
             digests = [hashlib.sha256(_read(fd, buf, off, SAMPLE_BYTES)).hexdigest()[:16] for off in offsets]
             edge = min(EDGE_BYTES, size // SAMPLE_BYTES * SAMPLE_BYTES)
             tail = (size - edge) // SAMPLE_BYTES * SAMPLE_BYTES
@@ -129,10 +143,9 @@ def changes(node: str, shown: str, record: Any) -> list[str]:
         moved = [w for w in ("first", "last") if now["edges"].get(w) != edges0.get(w)]
         if moved:
             found.append(f"its {' and '.join(moved)} MiB changed")
-        if now["offsets"] == record.get("offsets"):
-            differ = sum(a != b for a, b in zip(now["sha256_16"], record.get("sha256_16") or []))
-            if differ:
-                found.append(f"{differ} of {len(now['offsets'])} sampled blocks differ")
+        differ = samples_differ(now, record)
+        if differ:
+            found.append(differ)
     if not found:
         return []
     return [f"{shown} changed since the run stopped ({'; '.join(found)}; the run's record is of "

@@ -24,6 +24,7 @@ import os
 from typing import Any
 
 from ssdpts.atomic import write_atomic
+from ssdpts.device import contents as sampling
 from ssdpts.device import fingerprint
 
 MARKER_SUFFIX = ".ssdpts-target"
@@ -73,8 +74,8 @@ def _write(path: str, record: dict) -> None:
 
 # --- the contents: what proves the file still holds only what ssdpts wrote -----------------------
 
-SAMPLES = 128
-SAMPLE_BYTES = 4096
+SAMPLES = sampling.SAMPLES
+SAMPLE_BYTES = sampling.SAMPLE_BYTES
 
 
 def contents(path: str) -> dict:
@@ -83,8 +84,7 @@ def contents(path: str) -> dict:
     writes. Reading 512 KiB takes milliseconds whatever the file's size."""
     st = os.stat(path)
     size = st.st_size
-    last = max(size - SAMPLE_BYTES, 0)
-    offsets = sorted({(last * i // (SAMPLES - 1)) // SAMPLE_BYTES * SAMPLE_BYTES for i in range(SAMPLES)})
+    offsets = sampling.sample_offsets(size)
     digests = []
     with open(path, "rb", buffering=0) as f:
         for off in offsets:
@@ -141,10 +141,9 @@ def changes(path: str) -> list[str]:
         out.append(f"it was modified at {_when(now['mtime_ns'])}")
     elif now["ctime_ns"] != rec.get("ctime_ns"):
         out.append(f"its inode changed at {_when(now['ctime_ns'])}")
-    if now["offsets"] == rec.get("offsets"):
-        differ = sum(a != b for a, b in zip(now["sha256_16"], rec.get("sha256_16") or []))
-        if differ:
-            out.append(f"{differ} of {len(now['offsets'])} sampled blocks differ")
+    differ = sampling.samples_differ(now, rec)
+    if differ:
+        out.append(differ)
     if not out:
         return []
     return [f"{shown} changed since ssdpts last wrote it ({', '.join(out)}, after ssdpts's record of "
