@@ -247,8 +247,13 @@ def check_paths(args: argparse.Namespace, labels: dict[str, str] | None = None,
     them), checked by :func:`check_path` before anything is opened or written, those in ``fio`` as
     values of fio's job file, --out among them also as the absolute path the run directory gets
     (the current directory is part of it). A target is checked again as opened
-    (:func:`open_target_option`: symbolic links followed, or as its host resolved it)."""
+    (:func:`open_target_option`: symbolic links followed, or as its host resolved it). An empty
+    --out where run directories go is refused first."""
     import os
+
+    out = getattr(args, "out", None)
+    if "out" in fio and isinstance(out, str) and not out.strip():
+        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
 
     names = {**PATH_OPTIONS, **(labels or {})}
     for dest, label in names.items():
@@ -277,8 +282,6 @@ def prepare(args: argparse.Namespace, target=None) -> Prepared:
     target as its host's agent opened it (device/remote.py), instead of opening --target here."""
     from ..pts.plan import build_parts
 
-    if getattr(args, "out", None) is not None and not args.out.strip():
-        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     check_paths(args)
     tests = expand_tests(args.tests)
     spec = build_spec(args, tests)

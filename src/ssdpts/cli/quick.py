@@ -41,13 +41,10 @@ def add_parser(sub) -> None:
 
 def cmd(args) -> int:
     from ..engine.fio import FioExecutor, default_ioengine
-    from ..errors import UserError
     from ssdpts.kinds import KINDS
     from ssdpts.workloads.quick import QuickSpec, start_quick
     from .common import check_paths, open_target_option
 
-    if not args.out.strip():
-        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     check_paths(args, {"target": "TARGET"})
     only = tuple(dict.fromkeys(k for k in args.only.replace(" ", "").split(",") if k))
     spec = QuickSpec(runs=args.runs, seconds=args.seconds, cold_run=args.cold_run, precondition=args.precondition,

@@ -86,13 +86,10 @@ def cmd_show(args) -> int:
 
 def cmd_replay(args) -> int:
     from ..engine.fio import FioExecutor
-    from ..errors import UserError
     from ssdpts.kinds import KINDS
     from ssdpts.workloads.replay import ReplaySpec, prepare_trace, start_replay
     from .common import check_paths, open_target_option
 
-    if not args.out.strip():
-        raise UserError("--out is empty: give the directory where run directories go (default: ./ssdpts-runs)")
     check_paths(args)
     spec = ReplaySpec(runs=args.runs, no_stall=args.no_stall, time_scale_pct=args.time_scale, iodepth=args.iodepth,
                       precondition=args.precondition, ioengine=args.ioengine)

@@ -102,7 +102,7 @@ class Claim:
                                        "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         self._fp0: dict[str, Any] | None = None
         self._parts0: set[str] = set()
-        self._ways: dict[str, tuple[int, int, str]] = {}  # kernel name -> (fd held O_EXCL, st_rdev, how it reaches)
+        self._ways: dict[str, tuple[int, int]] = {}  # kernel name -> (fd held O_EXCL, its st_rdev)
         self._reach: set[str] = set()  # the target's own stack and what it writes (block devices)
         self._files: set[str] = set()  # the backing files it writes (identities)
         self._known: set[str] = set()  # ways seen when the claim was taken that could not be opened (gone)
@@ -183,23 +183,25 @@ class Claim:
         self._open_exclusive()
         self._fp0 = fingerprint.take(self.target, self._fd)
         self._parts0 = set(self._partitions())
-        names, self._files = stack_mod.written_by(self.target.name)
-        self._reach = set(stack_mod.resolve(self.target.name).names) | names
+        st = stack_mod.resolve(self.target.name)
+        names, self._files = stack_mod.written_by(self.target.name, st)
+        self._reach = set(st.names) | names
         try:
-            self.hold_ways()
+            self.hold_ways(st)
         except BaseException:
             self._close_exclusive()
             raise
 
-    def hold_ways(self) -> None:
+    def hold_ways(self, st: "stack_mod.Stack | None" = None) -> None:
         """Open with ``O_EXCL``, and keep open until the run ends, every other block device through
         which the target's storage is reached (device/stack.py ``ways``: the backing device under a
         loop device, every other loop device over the same file or device, loop devices resting on
         any of them): while they are held the kernel refuses ``mkfs``, ``mount`` (in any mount
         namespace), md, LVM and partition re-reads on each of them with EBUSY. One that is in use
-        already is refused, naming the use (a mount in another namespace among them)."""
+        already is refused, naming the use (a mount in another namespace among them). ``st``: the
+        target's stack, when already resolved."""
         t = self.target
-        for way in stack_mod.ways(t.name, t.path, frozenset(safety.system_disk_names())):
+        for way in stack_mod.ways(t.name, t.path, frozenset(safety.system_disk_names()), st):
             if way.name in self._ways:
                 continue
             fd, busy = _open_excl(f"/dev/{way.name}")
@@ -208,18 +210,18 @@ class Claim:
                 raise UserError(f"{way.text}, which is {usage.busy_because(way.name, safety.PROC)}: "
                                 "stop that use or pick another target")
             if fd is not None:
-                self._keep_way(way.name, fd, way.how)
+                self._keep_way(way.name, fd)
             else:
                 self._known.add(way.name)
 
-    def _keep_way(self, name: str, fd: int, how: str) -> None:
+    def _keep_way(self, name: str, fd: int) -> None:
         rdev = os.fstat(fd).st_rdev
-        self._ways[name] = (fd, rdev, how)
+        self._ways[name] = (fd, rdev)
         held.HELD[rdev] = self
 
     def _close_ways(self) -> None:
         ways, self._ways = self._ways, {}
-        for fd, rdev, _how in ways.values():
+        for fd, rdev in ways.values():
             if held.HELD.get(rdev) is self:
                 held.HELD.pop(rdev, None)
             os.close(fd)
@@ -279,7 +281,7 @@ class Claim:
                     continue
                 fd, busy = _open_excl(f"/dev/{n}")
                 if fd is not None:
-                    self._keep_way(n, fd, "new")
+                    self._keep_way(n, fd)
                     held_now = "ssdpts held it until the run stopped"
                 else:
                     held_now = f"it is {usage.busy_because(n, safety.PROC)}" if busy else "it could not be held"
@@ -432,12 +434,10 @@ class Claim:
 
 
 def _open_excl(node: str) -> tuple[int | None, bool]:
-    """(descriptor, busy): ``node`` opened read-only with O_EXCL; (None, True) when the kernel says
-    EBUSY, (None, False) when it cannot be opened at all (gone, no such device)."""
-    try:
-        return os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC), False
-    except OSError as exc:
-        return None, exc.errno == errno.EBUSY
+    """(descriptor, busy): held.open_exclusive, busy when the kernel said EBUSY (None, False: the
+    node cannot be opened at all, gone)."""
+    fd, exc = held.open_exclusive(node)
+    return fd, exc is not None and exc.errno == errno.EBUSY
 
 
 _NETLINK_KOBJECT_UEVENT = 15

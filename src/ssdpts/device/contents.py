@@ -111,6 +111,12 @@ def writing(who: dict[str, Any]) -> dict[str, Any]:
             "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
+def unreadable(error: str, who: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record when what the device holds could not be read as the run stopped (``error``: why):
+    like a run killed, it proves nothing."""
+    return {**writing(who or {}), "state": "unreadable", "error": error}
+
+
 def changes(node: str, shown: str, record: Any) -> list[str]:
     """What is different on ``node`` since ``record`` (a :func:`take` result, or a :func:`writing`
     one, or None) was made; empty when it holds what the run left there. ``shown``: the device's

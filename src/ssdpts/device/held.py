@@ -12,6 +12,16 @@ from typing import Any
 
 HELD: dict[int, Any] = {}  # st_rdev -> the Claim holding it
 
+
+def open_exclusive(node: str) -> tuple[int | None, OSError | None]:
+    """``node`` opened read-only with ``O_EXCL`` (not waiting): (descriptor, None), or (None, the
+    error): EBUSY when the kernel knows another exclusive user (a mount in any namespace, md, LVM,
+    a program). The safety verdict's probe (closed at once) and the claim's holds (kept) both."""
+    try:
+        return os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC), None
+    except OSError as exc:
+        return None, exc
+
 _BUSY = re.compile(r"device or resource busy|\bEBUSY\b", re.I)
 
 

@@ -407,7 +407,7 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
             if ro and not target.read_only:
                 reasons.append(f"{target.path} is read-only: make it writable or pick another target")
             reasons.extend(_probe_below(target, stack, system, holder if busy else None, errors))
-            reasons.extend(_probe_ways(target, system, probed={*members, *stacked}, errors=errors))
+            reasons.extend(_probe_ways(target, stack, system, probed={*members, *stacked}, errors=errors))
         details["probe_errors"] = errors
 
     return Verdict(not reasons, tuple(dict.fromkeys(reasons)), True, details, tuple(existing))
@@ -436,27 +436,24 @@ def _probe_below(target: Target, stack: stack_mod.Stack, system: dict, holder, e
 
 
 def _busy_use(node: str) -> str:
-    """What holds a node the kernel refused us exclusively, in a refusal's words."""
+    """What holds a node (a path) the kernel refused us exclusively: usage.busy_because by its name."""
     try:
         st = os.stat(node)
         name = tgt.name_for_devnum(os.major(st.st_rdev), os.minor(st.st_rdev))
     except OSError:
         name = None
-    why = usage.busy_because(name, PROC) if name else None
-    if why is None or why.startswith("held exclusively"):
-        return ("the kernel refused an exclusive open: RAID/LVM/ZFS or another program holds it "
-                "exclusively, or a mount ssdpts cannot see")
-    return why
+    return usage.busy_because(name, PROC) if name else usage.HELD_UNSEEN
 
 
-def _probe_ways(target: Target, system: dict, probed: set[str], errors: list[str]) -> list[str]:
+def _probe_ways(target: Target, stack: stack_mod.Stack, system: dict, probed: set[str],
+                errors: list[str]) -> list[str]:
     """The exclusive-open probe of every other way to the target's storage (device/stack.py
     ``ways``: another loop device over the same file or device, at any offset, and loop devices
     resting on any of them): the kernel's claim sees a mount in any mount namespace, which this
     process's mount table does not. Each busy one is refused, naming what uses it (its mount
     found in whichever namespace has it)."""
     out = []
-    for way in stack_mod.ways(target.name, target.path, frozenset(system)):
+    for way in stack_mod.ways(target.name, target.path, frozenset(system), stack):
         if way.how == "below" or way.name in probed:
             continue  # _probe_below and the target's own probe had them
         busy, _ro, probe_errors = _exclusive_probe({way.name: f"/dev/{way.name}"})
@@ -528,13 +525,12 @@ def _exclusive_probe(nodes: dict[str, str]) -> tuple[list[str], bool, list[str]]
     for node in nodes.values():
         if holds(node):
             continue  # our own run holds it exclusively: nobody else can, and the probe would find us
-        try:
-            fd = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            if exc.errno == errno.EBUSY:
+        fd, exc = held.open_exclusive(node)
+        if fd is None:
+            if exc is not None and exc.errno == errno.EBUSY:
                 busy.append(node)
             else:
-                errors.append(f"{node}: exclusive open: {exc.strerror}")
+                errors.append(f"{node}: exclusive open: {exc.strerror if exc else '?'}")
             continue
         try:
             buf = fcntl.ioctl(fd, _BLKROGET, struct.pack("i", 0))

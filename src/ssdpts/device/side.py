@@ -198,7 +198,7 @@ class LocalSide(DeviceSide):
         try:
             return contents.take(self.target.real_path)
         except OSError as exc:
-            return {**contents.writing({}), "state": "unreadable", "error": exc.strerror}
+            return contents.unreadable(exc.strerror)
 
     def contents_changes(self, record: dict | None) -> list[str]:
         """What changed on the block device since the run recorded what it held (device/contents.py);

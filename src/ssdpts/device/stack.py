@@ -223,13 +223,14 @@ class Way:
     text: str
 
 
-def ways(name: str, top: str | None = None, system: frozenset[str] = frozenset()) -> list[Way]:
+def ways(name: str, top: str | None = None, system: frozenset[str] = frozenset(), st: Stack | None = None) -> list[Way]:
     """Every block device that reaches what a test on kernel device ``name`` writes, other than
     ``name`` and its partitions: what the run probes and then holds exclusively for its whole length
     (device/claim.py), so that a mkfs or a mount through any of them fails "busy". Device-mapper and
     md holders are not listed: they hold their members themselves (safety.py refuses them).
-    ``system``: whole disks of the running system, never listed (refused before anything is held)."""
-    st = resolve(name)
+    ``system``: whole disks of the running system, never listed (refused before anything is held).
+    ``st``: ``name``'s stack, when already resolved."""
+    st = st or resolve(name)
     ours = set(st.names)
     top = top or f"/dev/{name}"
     out: dict[str, Way] = {}
@@ -241,7 +242,7 @@ def ways(name: str, top: str | None = None, system: frozenset[str] = frozenset()
         for alias in loops_on(b):
             if alias not in ours and alias not in out:
                 out[alias] = Way(alias, "beside", f"{_lead_of(st, b, top)} {what}, which also backs /dev/{alias}")
-    written, _files = written_by(name)
+    written, _files = written_by(name, st)
     for n in above(sorted(written | set(out))):
         if n not in ours and n not in out and is_loop(n):
             out[n] = Way(n, "above", f"/dev/{n} rests on {top}'s storage")
@@ -360,11 +361,11 @@ def _fix(use: str, n: str) -> str:
     return "stop that use or pick another target"
 
 
-def written_by(name: str) -> tuple[set[str], set[str]]:
+def written_by(name: str, st: Stack | None = None) -> tuple[set[str], set[str]]:
     """(block devices, file identities) whose contents a test on kernel device ``name`` overwrites:
     the device, its partitions, every written device under it (with their partitions), and the
     backing files at the bottom."""
-    st = resolve(name)
+    st = st or resolve(name)  # ``st``: its stack, when already resolved
     names = {name} | {la.name for la in st.layers if la.written}
     for n in list(names):
         if not tgt.is_partition_name(n):

@@ -218,17 +218,25 @@ def _command_of(proc: str, pid: str) -> str:
 def busy_because(name: str, proc: str) -> str:
     """Why the kernel refuses an exclusive open of kernel device ``name``, as far as can be told
     from here: a mount (in this mount namespace or another), swap, a holder stacked on it; else a
-    program holding it exclusively. One phrase, for a refusal."""
-    for n, mp, _fs in mounts_of([name], proc):
-        return f"mounted at {mp}"
-    for n, mp, pid, comm in mounts_elsewhere([name], proc):
+    program holding it exclusively. One phrase, for a refusal ("X, which is <phrase>")."""
+    here = next(iter(mounts_of([name], proc)), None)
+    if here is not None:
+        return f"mounted at {here[1]}"
+    there = next(iter(mounts_elsewhere([name], proc)), None)
+    if there is not None:
+        _n, mp, pid, comm = there
         return f"mounted at {mp} in another mount namespace (a container's? that of PID {pid}, {comm})"
     if swap_devices([name], proc):
         return "in use as swap"
     above = holders(name)
     if above:
         return f"in use by {holder_label(above[0])}"
-    return "held exclusively by a program (the kernel refused an exclusive open)"
+    return HELD_UNSEEN
+
+
+# What holds a device exclusively when nothing here shows who (busy_because's last answer).
+HELD_UNSEEN = ("held exclusively by a program or mounted where ssdpts cannot see (the kernel refused an "
+               "exclusive open: RAID/LVM/ZFS or another program)")
 
 
 def same_file(a: str, b: os.stat_result) -> bool:

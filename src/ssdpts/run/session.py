@@ -86,8 +86,8 @@ def _record_end(store: RunStore, side, restored: dict | None) -> None:
     now (device/contents.py: what resume compares), in the manifest."""
     changes: dict = {} if restored is None else {"write_cache_restored": restored}
     if side.target.kind == "block":
-        changes["contents_seal"] = side.seal_contents() or {
-            **contents.writing({"pid": os.getpid()}), "state": "unreadable", "error": "the device's host did not answer"}
+        changes["contents_seal"] = side.seal_contents() or contents.unreadable("the device's host did not answer",
+                                                                              {"pid": os.getpid()})
     if changes:
         try:
             store.update_manifest(**changes)
