@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import unavailable
+
 from .guest import Guest, GuestError, LabUnavailable, prepare
 from .truth import write_cache_argv, write_cache_state
 
@@ -147,14 +149,14 @@ _LAST_USER: list[str] = []
 @pytest.fixture(scope="session")
 def lab() -> Lab:
     if "skip" in _LAB:
-        pytest.skip(_LAB["skip"])
+        unavailable(_LAB["skip"])
     if "lab" in _LAB:
         return _LAB["lab"]
     try:
         image = prepare(log=lambda s: print(s, flush=True))
     except LabUnavailable as exc:
         _LAB["skip"] = f"device lab unavailable: {exc}"
-        pytest.skip(_LAB["skip"])
+        unavailable(_LAB["skip"])
     # Not under pytest's basetemp: other pytest sessions on the machine prune old basetemps, and the
     # drive images and run directories must live as long as this guest (kept after a failed session).
     scratch = Path(tempfile.mkdtemp(prefix="ssdpts-lab-", dir=os.environ.get("SSDPTS_LAB_SCRATCH", "/var/tmp")))

@@ -17,16 +17,17 @@ REFSSD_DIR = Path(__file__).resolve().parents[2] / "refssd"
 sys.path.insert(0, str(REFSSD_DIR))
 
 import refssd_host  # noqa: E402  (lives beside the simulator, not in ssdpts)
+from tests.conftest import unavailable  # noqa: E402
 
 
 def require_refssd() -> None:
     if os.geteuid() != 0:
-        pytest.skip("needs root for loop devices")
+        unavailable("needs root for loop devices")
     for tool, pkg in (("losetup", "util-linux"), ("fusermount3", "fuse3"), ("fio", "fio")):
         if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is missing: install {pkg}")
+            unavailable(f"{tool} is missing: install {pkg}")
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is missing: the kernel has no FUSE")
+        unavailable("/dev/fuse is missing: the kernel has no FUSE")
     try:
         refssd_host.build()
     except refssd_host.RefSSDError as exc:

@@ -31,7 +31,7 @@ import time
 import pytest
 
 from . import mutations
-from .conftest import refssd_host, require_refssd
+from .conftest import refssd_host, require_refssd, unavailable
 from .proofs import Drive, Run, nvme_proof
 from .test_wsat_purge import record
 
@@ -67,7 +67,7 @@ def nvme(tmp_path_factory):
     try:
         image = prepare(log=lambda s: print(s, flush=True))
     except LabUnavailable as exc:
-        pytest.skip(f"device lab unavailable: {exc}")
+        unavailable(f"device lab unavailable: {exc}")
     scratch = Path(tempfile.mkdtemp(prefix="ssdpts-lab-", dir=os.environ.get("SSDPTS_LAB_SCRATCH", "/var/tmp")))
     # io_log: each sample's rate from the commands' own completion times; the truth's 100-ms
     # intervals, taken pro rata, count short by the gap between steps (60-70 ms under TCG) when it

@@ -25,3 +25,16 @@ def test_every_tracked_json_file_parses():
         except (ValueError, OSError) as exc:
             bad.append(f"{name}: {exc}")
     assert not bad, bad
+
+
+def test_under_ci_the_lab_and_the_reference_ssd_fail_rather_than_skip(monkeypatch):
+    """A machine without busybox-static, QEMU or FUSE must not pass CI by skipping every proof."""
+    from tests.conftest import unavailable
+
+    assert 'export CI="${CI:-1}"' in (Path(__file__).parents[2] / ".ci" / "run").read_text()
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="CI: fusermount3 is missing"):
+        unavailable("fusermount3 is missing: install fuse3")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        unavailable("fusermount3 is missing: install fuse3")

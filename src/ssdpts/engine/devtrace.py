@@ -44,6 +44,7 @@ import time
 from .devtrace_child import TRACEFS
 
 SOURCE = "block layer (kernel block tracepoints)"
+ARM_WAIT_S = 0.2  # the longest a release after a settle waits for the child's window (a few ms)
 
 
 class Unavailable(Exception):
@@ -109,10 +110,30 @@ class DeviceTrace:
         self._views: dict[int, dict] = {}
         self._arrived = threading.Condition()
         self._settled = 0
+        self._idle = False  # the child has settled and shut its window: the next release waits for "armed"
+        self._armed = 0  # the child's "armed" answers
         self.overrun: int | None = None
         self.stats: dict | None = None  # the child's last words: events read, windows, CPU, memory, lag
         self._reader = threading.Thread(target=self._read, name="ssdpts-devtrace", daemon=True)
         self._reader.start()
+
+    def arm(self) -> bool:
+        """Before a step's release: where the child has settled (a part or a one-step batch ended)
+        its window is shut; it is told to open it, and answers "armed" (waited for at most
+        ARM_WAIT_S). True when it did: the caller then stamps the release, after which the step's
+        first IO is seen. False where nothing needed arming or the child did not answer in time."""
+        with self._lock:
+            if not self._idle or self.lost:
+                return False
+            self._idle = False
+            with self._arrived:
+                before = self._armed
+            self._tell("A\n")
+        deadline = time.monotonic() + ARM_WAIT_S
+        with self._arrived:
+            while self._armed == before and time.monotonic() < deadline:
+                self._arrived.wait(max(0.0, deadline - time.monotonic()))
+            return self._armed != before
 
     def released(self, release_mono_s: float, duration_s: float | None) -> int:
         """A step was released at ``release_mono_s`` (time.monotonic()): its key for :meth:`views`."""
@@ -140,6 +161,8 @@ class DeviceTrace:
             with self._arrived:
                 if line == "settled":
                     self._settled += 1
+                elif line == "armed":
+                    self._armed += 1
                 elif line.startswith("{"):
                     doc = json.loads(line)
                     if "overrun" in doc:
@@ -160,6 +183,7 @@ class DeviceTrace:
         if settle:
             with self._lock:
                 self._tell("F\n")
+                self._idle = True
         deadline = time.monotonic() + timeout_s
         with self._arrived:
             while time.monotonic() < deadline:

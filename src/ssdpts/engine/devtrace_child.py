@@ -206,6 +206,17 @@ def _child(dev: str, level: str) -> int:  # pragma: no cover - runs as its own p
                     agg.release(int(part[1]), int(part[2]), None if part[3] == "-" else int(part[3]))
                     armed = inst.counts()[0]  # an event from now on is the new step's first IO (or later)
                     _log(agg, f"release {part[1]}")
+                elif part and part[0] == "A":
+                    # a step follows a settle (a part's or a one-step batch's end), whose window is
+                    # shut: open it now and say so; the run stamps the release and opens the barrier
+                    # after hearing it, so that the step's first IO is seen
+                    agg.idle = False
+                    if not inst.on:
+                        inst.switch(True)
+                        agg.window_opened(time.monotonic_ns())
+                        _log(agg, "open to arm")
+                    out.write("armed\n")
+                    out.flush()
                 elif part and part[0] == "F":
                     settle_now = True
             buf += chunk

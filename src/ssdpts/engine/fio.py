@@ -232,6 +232,8 @@ class FioExecutor:
 
     def _on_release(self, e: Entry) -> None:
         if self._trace is not None and e.released_mono_s is not None:
+            if self._trace.arm():  # the first step after a settle: released once the trace is on
+                e.released_mono_s, e.released_unix_s = time.monotonic(), time.time()
             e.trace_key = self._trace.released(e.released_mono_s, e.duration_s)
 
     def boundary_source(self) -> dict:

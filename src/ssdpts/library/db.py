@@ -41,7 +41,7 @@ from ssdpts.results.registry import RUN_FIELDS
 if TYPE_CHECKING:
     from ssdpts.results.integrity import Problem, Result
 
-SCHEMA_VERSION = 3  # 2: measurements.point (the extended tests' cells); 3: run_digests
+SCHEMA_VERSION = 4  # 2: measurements.point (the extended tests' cells); 3: run_digests; 4: parts' timing
 ENV_DB = "SSDPTS_DB"
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
@@ -65,6 +65,9 @@ PART_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("rounds_run", "INTEGER", "complete rounds (WSAT: samples)"),
     ("window_rounds", "TEXT", "JSON array: rounds of the measurement window"),
     ("purge_method", "TEXT", "purge method used before this part"),
+    ("window_steps_recomputed", "INTEGER", "steps of the window (WSAT: samples) whose IOPS and bandwidth are fio's "
+                                           "IO count over the block layer's span (docs/methodology.md)"),
+    ("window_steps_marked", "INTEGER", "steps of the window (WSAT: samples) after a boundary over the PTS's limits"),
 )
 MEASUREMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_uid", "TEXT NOT NULL REFERENCES runs(run_uid) ON DELETE CASCADE", "the run"),
@@ -155,6 +158,8 @@ def part_rows(run: RunResults) -> list[dict[str, Any]]:
             "rounds_run": p.rounds_run if p.rounds_run is not None else p.samples,
             "window_rounds": json.dumps(list(p.window_rounds or wsat_window)),
             "purge_method": purge.method or None if purge is not None else None,
+            "window_steps_recomputed": ((p.timing or {}).get("window") or {}).get("recomputed"),
+            "window_steps_marked": ((p.timing or {}).get("window") or {}).get("marked"),
         })
     return out
 
@@ -249,6 +254,9 @@ class ResultsDB:
                 if version < 3:  # each run's digests (the runs already in it are recorded when added again)
                     for stmt in _digests_ddl():
                         self.con.execute(stmt)
+                if version < 4:  # the parts' timing (NULL for the runs already in it until added again)
+                    for col in ("window_steps_recomputed", "window_steps_marked"):
+                        self.con.execute(f"ALTER TABLE parts ADD COLUMN {col} INTEGER")
                 self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.con.execute("COMMIT")
             return -1 if version == -1 else max(version, SCHEMA_VERSION)

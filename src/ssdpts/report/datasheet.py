@@ -37,6 +37,7 @@ from ..pts.qos import approx_max_note, outliers
 from ..pts.tp import TpTable
 from ..pts.wsat import WsatTable
 from ..pts.workload import cell_key
+from ..results import timing
 from .doc import Cell, Para, Section, Table
 from .fmt import fmt_rounds, fmt_value
 
@@ -254,6 +255,8 @@ def section(b: RunContext) -> Section:
         v, flag, reached, window = value_of(b, f)
         if v is None and f.part not in b.parts and not (b.targets and f.id in b.targets):
             continue  # a test the run did not include
+        mark = timing.flag(b.parts[f.part].timing) if v is not None and f.stat != "waf" else ""
+        flag = f"{mark}; {flag}" if mark and flag else (mark or flag)
         ref = "" if v is None else (f"{f.part}:{f.key}:{f.stat}" if f.key else f"{f.part}:{f.stat}")
         detail = f"d-{f.part}-{f.key}" if f.key and f"d-{f.part}-{f.key}" in b.details else ""
         ss = Cell("n/a" if reached is None else ("reached" if reached else "NOT reached"),

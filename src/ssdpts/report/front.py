@@ -84,7 +84,34 @@ def notices(ctx: RunContext) -> list[Alert]:
             "the measurements come from ssdpts' FakeExecutor (a model of a drive), not from fio on a device"]))
     if ctx.notes:
         out.append(Alert("info", "note", list(ctx.notes)))
+    rates = timing_alert(ctx)
+    if rates is not None:
+        out.append(rates)
     return out
+
+
+def timing_alert(ctx: RunContext) -> Alert | None:
+    """Each step's rate against the block layer's span of its IO (docs/methodology.md "Rates as the
+    device did them"): what was recomputed, marked or could not be checked, said once."""
+    t = ctx.run.summary.timing
+    if not t or ctx.man.executor == "fake" or not t.get("steps"):
+        return None
+    items = []
+    if t.get("recomputed"):
+        items.append(f"{t['recomputed']} of {t['steps']} steps ran over a span at the block layer more than "
+                     f"{t['tolerance_pct']:g}% from fio's run time (at most {t.get('worst_differs_pct') or 0:.1f}%, "
+                     "a busy host): their IOPS and bandwidth are fio's IO count and bytes over the device's span")
+    if t.get("marked"):
+        items.append(f"{t['marked']} steps are marked: the boundary into them was over the PTS's no-delay limits "
+                     "(see Step boundaries); the figures they enter carry the mark")
+    if t.get("unchecked"):
+        items.append(f"{t['unchecked']} of {t['steps']} steps' rates are fio's, not checked against the block "
+                     f"layer: {'; '.join(t.get('unchecked_why') or ['not recorded'])}")
+    if not items:
+        return Alert("ok", "rates as the device did them", [
+            f"every step's run time agrees with the block layer's span of its IO within {t['tolerance_pct']:g}% "
+            f"(at most {t.get('worst_differs_pct') or 0:.2f}%)"])
+    return Alert("warn", "rates as the device did them", items)
 
 
 # ---- header block (PTS.md §4) ------------------------------------------------------------------------

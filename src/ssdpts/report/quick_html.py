@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from ssdpts.workloads.quick import load
 from ..results.registry import fmt_delta
+from ..results import timing
 from ..results.repeated import Figure
 from .doc import Cell, Fields, Page, Table
 from .files import FORMATS, output_paths, parse_formats
@@ -82,8 +83,25 @@ def build(run_dir: Path) -> Page:
                       lambda f: figure_cells(f, fmt_figure, "warn" if f.n > spec["runs"] else ""), lambda f: f.group),
         disclosures=list(man.get("deviations") or []),
         notes=[RSE_NOTE, "Raw fio json+ of every run: fio/<figure>-rNN.json in the run directory; quick.json "
-                         "holds every run's value (docs/results-format.md)."],
+                         "holds every run's value (docs/results-format.md).", *rates_note(run.figures)],
         footer=f"ssdpts quick · {Path(run_dir).name}")
+
+
+def rates_note(figures) -> list[str]:
+    """How many runs' values are the device's rates, and how many could not be checked
+    (docs/methodology.md "Rates as the device did them")."""
+    checks = [c for f in figures for c in f.rate_checks]
+    dev = sum(1 for c in checks if c.get("state") == "device")
+    unchecked = sorted({str(c.get("why")) for c in checks if c.get("state") == "unchecked"})
+    out = []
+    if dev:
+        out.append(f"{dev} of {len(checks)} runs ran over a span at the block layer more than "
+                   f"{timing.TOLERANCE_PCT:g}% from fio's run time: their values are fio's IO count and bytes "
+                   "over the device's span (docs/methodology.md \"Rates as the device did them\").")
+    if unchecked:
+        out.append(f"{sum(1 for c in checks if c.get('state') == 'unchecked')} of {len(checks)} runs' values are "
+                   f"fio's, not checked against the block layer: {'; '.join(unchecked)}.")
+    return out
 
 
 def _marked(text: str, reliable: bool | None) -> Cell:

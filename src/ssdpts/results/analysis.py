@@ -27,6 +27,7 @@ from ssdpts.pts.registry import TESTS
 from ssdpts.pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
 from ssdpts.pts.tables import Table
 from ssdpts.pts.workload import Step
+from ssdpts.results import timing
 from ssdpts.results.records import NoWindow, PartResult, Series, SteadyStateResult, Summary, Wipc, WindowResume
 
 
@@ -91,7 +92,8 @@ def round_limit(part: Part, rounds: dict[int, list[dict]], keep: frozenset[int] 
 
 
 def _m(rec: dict) -> Measurement:
-    return Measurement.from_dict(rec["measurement"])
+    """A step's measurement with its rates as the device did them (timing.py)."""
+    return timing.as_device_did(rec)
 
 
 def tracking_series(rounds: dict[int, list[dict]], part: Part) -> dict[str, tuple[list[int], list[float]]]:
@@ -191,18 +193,25 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
                           wipc[-1]["measurement"]["duration_s"]) if wipc else None)
     if part.test == "wsat":
         n, _written = wsat_totals(records)
+        t = timing.part_timing(records)
         return PartResult(**base, samples=n, table=wsat_table(records, part, capacity_bytes),
-                          warnings=tuple(throttle_warnings([r for r in records if r["phase"] == "round"])),
-                          boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)))
+                          warnings=tuple(throttle_warnings([r for r in records if r["phase"] == "round"])
+                                         + timing.warnings(t, "samples")),
+                          boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)),
+                          timing=t)
     rounds = complete_rounds(records, part)
     if part.stop_rule == "fixed":
         ran = sorted(rounds)
+        t = timing.part_timing(records, [r for rno in ran for r in rounds[rno]])
         return PartResult(**base, rounds_run=len(ran), table=table_for(part, rounds, ran) if ran else None,
-                          warnings=tuple(throttle_warnings([r for rno in ran for r in rounds[rno]])),
-                          boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)))
+                          warnings=tuple(throttle_warnings([r for rno in ran for r in rounds[rno]])
+                                         + timing.warnings(t, "planned steps")),
+                          boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)),
+                          timing=t)
     window = _window(rounds, keep)
     vs = verdicts(rounds, part, keep)
     series = tracking_series(rounds, part)
+    t = timing.part_timing(records, [r for rno in window for r in rounds[rno]])
     return PartResult(
         **base, rounds_run=len(rounds),
         series={name: Series(tuple(xs), tuple(ys)) for name, (xs, ys) in series.items()},
@@ -212,9 +221,10 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
             resume=WindowResume(window_rounds_from(rounds, keep),
                                 window_span_of_resume([r for rno in window for r in rounds[rno]]))),
         table=table_for(part, rounds, window) if window else None,
-        warnings=tuple(throttle_warnings([r for rno in window for r in rounds[rno]]) if window else ()),
+        warnings=tuple((throttle_warnings([r for rno in window for r in rounds[rno]]) if window else [])
+                       + timing.warnings(t)),
         round_limit=round_limit(part, rounds, keep), boundaries=boundary_summary(records),
-        resumptions=tuple(resumption_summary(records, keep)),
+        resumptions=tuple(resumption_summary(records, keep)), timing=t,
     )
 
 
@@ -225,7 +235,8 @@ def summarize_typed(parts: list[Part], steps: list[dict], capacity_bytes: int, *
     for p in out_parts:
         tests[p.test].append(p.id)
     return Summary(status, not deviations, tuple(deviations), {t: tuple(ids) for t, ids in tests.items()},
-                   {p.id: p for p in out_parts}, boundaries=run_boundary_summary([p.boundaries or {} for p in out_parts]))
+                   {p.id: p for p in out_parts}, boundaries=run_boundary_summary([p.boundaries or {} for p in out_parts]),
+                   timing=timing.run_timing([p.timing for p in out_parts]))
 
 
 def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,

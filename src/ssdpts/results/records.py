@@ -22,6 +22,7 @@ from ..pts.runspec import OUTLIER_MS, RunSpec
 from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from ..pts.workload import Workload
+from . import timing
 
 
 def _int(v: Any) -> int | None:
@@ -149,6 +150,8 @@ class PartResult:
     round_limit: int | None = None
     boundaries: Mapping[str, Any] | None = None
     resumptions: tuple[Mapping[str, Any], ...] | None = None
+    # Added to format 1 (None: written before it was): rates as the device did them (timing.part_timing)
+    timing: Mapping[str, Any] | None = None
 
     @property
     def is_wsat(self) -> bool:
@@ -183,6 +186,8 @@ class PartResult:
             d["boundaries"] = self.boundaries
         if self.resumptions is not None:
             d["resumptions"] = list(self.resumptions)
+        if self.timing is not None:
+            d["timing"] = self.timing
         return d
 
     @classmethod
@@ -203,6 +208,7 @@ class PartResult:
             boundaries=d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None,
             resumptions=tuple(r for r in d["resumptions"] if isinstance(r, Mapping))
             if isinstance(d.get("resumptions"), list) else None,
+            timing=d.get("timing") if isinstance(d.get("timing"), Mapping) else None,
         )
 
 
@@ -216,6 +222,7 @@ class Summary:
     tests: dict[str, tuple[str, ...]]  # test -> its part ids, in run order
     parts: dict[str, PartResult]
     boundaries: Mapping[str, Any] | None = None  # over every part (analysis.run_boundary_summary); None: not recorded
+    timing: Mapping[str, Any] | None = None  # over every part (timing.run_timing); None: not recorded
 
     def to_dict(self) -> dict[str, Any]:
         d = {"status": self.status, "pts_compliant": self.pts_compliant, "deviations": list(self.deviations),
@@ -223,6 +230,8 @@ class Summary:
              "parts": {pid: p.to_dict() for pid, p in self.parts.items()}}
         if self.boundaries is not None:
             d["boundaries"] = self.boundaries
+        if self.timing is not None:
+            d["timing"] = self.timing
         return d
 
     @classmethod
@@ -232,7 +241,8 @@ class Summary:
                    {str(t): tuple(ids or ()) for t, ids in _map(d.get("tests")).items()},
                    {str(pid): PartResult.from_dict(str(pid), p) for pid, p in _map(d.get("parts")).items()
                     if isinstance(p, Mapping)},
-                   d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None)
+                   d.get("boundaries") if isinstance(d.get("boundaries"), Mapping) else None,
+                   d.get("timing") if isinstance(d.get("timing"), Mapping) else None)
 
 
 # ==================================================================================================
@@ -425,12 +435,16 @@ class StepRecord:
     end_time: float | None
     fio_json: str | None = None
     fio_job_index: int | None = None
+    # its rates as the device did them (results/timing.py): the check, and the mark where it has one;
+    # ``measurement`` has the device's rates where the check found fio's off
+    rate_check: Mapping[str, Any] | None = None
+    mark: str | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "StepRecord":
         w = Workload.from_dict(d["workload"])
         tel = d.get("telemetry")
         return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
-                   str(d.get("key") or w.key), str(d.get("label") or w.label), w, Measurement.from_dict(d["measurement"]),
+                   str(d.get("key") or w.key), str(d.get("label") or w.label), w, timing.as_device_did(d),
                    tel if isinstance(tel, Mapping) else None, num(d.get("start_time")), num(d.get("end_time")),
-                   _str(d.get("fio_json")), _int(d.get("fio_job_index")))
+                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d))

@@ -34,6 +34,9 @@ class Figure:
     workload: Workload | None = None  # quick: what each run ran; replay: the trace (None)
     files: tuple[str, ...] = ()  # each run's fio json+, relative to the run directory
     cold_files: tuple[str, ...] = ()
+    # quick: each run's rate check (results/timing.py: "fio", "device" — its value over the block
+    # layer's span — or "unchecked"); () where not recorded
+    rate_checks: tuple[dict, ...] = ()
 
     @property
     def n(self) -> int:
@@ -46,7 +49,8 @@ class Figure:
                        None if d.get("median") is None else float(d["median"]), d.get("median_run"),
                        None if d.get("rse") is None else float(d["rse"]), d.get("reliable"), str(d.get("group") or ""),
                        str(d.get("kind") or SPEED), Workload.from_dict(d["workload"]) if d.get("workload") else None,
-                       tuple(d.get("files") or ()), tuple(d.get("cold_files") or ()))
+                       tuple(d.get("files") or ()), tuple(d.get("cold_files") or ()),
+                       tuple(c for c in d.get("rate_checks") or () if isinstance(c, dict)))
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"{where}: a figure is not in the form ssdpts writes ({exc.__class__.__name__}: {exc}): "
                             "was the file edited? 'ssdpts verify' checks the run directory") from None

@@ -26,6 +26,7 @@ from ssdpts.engine.base import Area, Batch, Executor
 from ssdpts.errors import UserError
 from ssdpts.measurement import Measurement
 from ssdpts.pts.workload import Step, Workload
+from ssdpts.results import timing
 from ssdpts.results.repeated import RepeatedRun, read_repeated
 from ssdpts.results.formats import FORMAT
 from ssdpts.stats import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, runs_needed, summary
@@ -164,12 +165,17 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
     fio_dir = store.path / "fio"
     doc = {"format": FORMAT, "kind": KIND, "spec": spec.to_dict(), "started": utc_now(), "precondition": None, "figures": []}
 
+    checks: list[dict] = []
+
     def run(step: Step, name: str) -> Measurement:
         if guard is not None:
             guard()
         batch = Batch([step], filename, area, spec.seed, spec.ioengine, job_path=fio_dir / f"{name}.fio",
                       output_path=fio_dir / f"{name}.json")
-        m = executor.run(batch).measurements[0]
+        result = executor.run(batch)
+        # its rates as the device did them (results/timing.py), the check kept with the figure's values
+        m, check = timing.of_result(result.measurements[0], result.devices[0] if result.devices else None)
+        checks.append(check)
         # size and SHA-256 of its raw files, for 'ssdpts verify' (no step lines: quick.json holds the values)
         store.record_round(step.part, name.removeprefix(step.part + "-"), [batch.job_path, batch.output_path], [])
         return m
@@ -188,6 +194,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
             return Step("quick", fig.key, "round", n, i, fig.workload, spec.seconds)
 
         cold = []
+        checks.clear()
         if spec.cold_run:
             run(step(0), f"{fig.key}-cold")
             cold.append(f"fio/{fig.key}-cold.json")
@@ -201,7 +208,8 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
             files.append(f"fio/{name}.json")
             if len(values) == goal:
                 goal = runs_needed(values, spec.runs)
-            doc["figures"][-1] = figure_result(fig, values, files, cold, judged=len(values) >= goal)
+            doc["figures"][-1] = figure_result(fig, values, files, cold, judged=len(values) >= goal) | {
+                "rate_checks": checks[len(cold):]}
             write_json_atomic(store.path / QUICK_JSON, doc)
         r = doc["figures"][-1]
         log(f"{fig.label}: {r['median']:.1f} {fig.unit} (median of {r['n']}, RSE {100 * (r['rse'] or 0):.2f}%)"

@@ -1,0 +1,169 @@
+"""Rates as the device did them: each step's IOPS and bandwidth held against the block layer's span
+of that step's IO (docs/methodology.md "Rates as the device did them").
+
+fio's IOPS is its IO count over its own run time. Its clock is not the device's: on a busy host
+fio's thread can start its clock and reach the device only later, or go on counting after the
+device has finished, so that its run time is not the span in which the device did the IO (2.029 s
+of run time against 2.327 s of IO at the block layer was seen beside host load: +18% IOPS). Where
+the run traced its step boundaries at the block layer (engine/devtrace.py: each step's first issue
+and last completion), that span is the device's:
+
+* **fio** — the span and fio's run time agree within the tolerance (TOLERANCE_PCT of the run time,
+  at least TOLERANCE_MS): fio's figures stand.
+* **device** — they differ by more: the step's IOPS and bandwidth are fio's IO count and bytes over
+  the block layer's span (its response times are fio's: the block layer's edges cannot correct
+  them).
+* **unchecked** — the run traced, but not this step's two ends (a lost trace, a job run beside the
+  step), or the step ran where nothing traced (a file, a fio server's device): fio's figures, and
+  the run says so once.
+
+A step is **marked** when the boundary into it broke the PTS's no-delay rule (analysis.boundary:
+an idle over 10 ms, an overlap into a TC1/QD1 step): the drive was given time the test does not
+give it. Its values enter the curve, the window and the headline figures only with the mark
+(summary.json ``timing``, the part's warnings, the report and the datasheet).
+
+Pure: reads step records, never fio or a device. The recomputation is the one a reader can redo
+from the step record alone (its fio measurement and its ``device`` view).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Mapping
+
+from ..measurement import DirectionStats, Measurement
+
+TOLERANCE_PCT = 1.0  # a step's rate as fio timed it may be off the device's by at most this
+TOLERANCE_MS = 2.0  # ... and never judged finer than fio's whole-ms run time plus a drain's tail
+
+
+def _span_s(rec: Mapping) -> float | None:
+    dev = rec.get("device") or {}
+    a, b = dev.get("first_issue_unix_s"), dev.get("last_complete_unix_s")
+    if a is None or b is None or float(b) <= float(a):
+        return None
+    return float(b) - float(a)
+
+
+def _runtime_s(m: Mapping) -> float:
+    return max(float((m.get("read") or {}).get("runtime_s") or 0.0), float((m.get("write") or {}).get("runtime_s") or 0.0))
+
+
+def check(rec: Mapping) -> dict:
+    """The step's rate check: {"state": "fio" | "device" | "unchecked", "runtime_s", "device_span_s",
+    "differs_pct", "why"} (why: for "unchecked", what was missing)."""
+    m = rec.get("measurement") or {}
+    runtime = _runtime_s(m)
+    out: dict = {"state": "unchecked", "runtime_s": runtime, "device_span_s": None, "differs_pct": None}
+    if rec.get("beside"):
+        return out | {"why": "a job beside the step: the block layer's span is both jobs'"}
+    if not rec.get("device"):
+        return out | {"why": "the block layer's view was not recorded"}
+    span = _span_s(rec)
+    if span is None or runtime <= 0:
+        return out | {"why": "the block layer's trace saw only one end of the step" if runtime > 0 else "no IO"}
+    diff_s = span - runtime
+    out |= {"device_span_s": round(span, 6), "differs_pct": round(100.0 * diff_s / runtime, 3)}
+    within = abs(diff_s) <= max(TOLERANCE_PCT / 100.0 * runtime, TOLERANCE_MS / 1000.0)
+    return out | {"state": "fio" if within else "device"}
+
+
+def _over(d: DirectionStats, span: float) -> DirectionStats:
+    if not d.ios:
+        return d
+    return replace(d, iops=d.ios / span, bw_bytes_per_s=d.io_bytes / span)
+
+
+def as_device_did(rec: Mapping) -> Measurement:
+    """The step's measurement with its rates as the device did them: fio's own where the check
+    finds them right (or cannot check), else its IO count and bytes over the block layer's span."""
+    m = Measurement.from_dict(rec["measurement"])
+    c = check(rec)
+    if c["state"] != "device":
+        return m
+    span = float(c["device_span_s"])
+    return replace(m, read=_over(m.read, span), write=_over(m.write, span))
+
+
+def of_result(m: Measurement, device: Mapping | None) -> tuple[Measurement, dict]:
+    """A step run outside the PTS's records (a quick run's figure): its measurement with the
+    device's rates where the check finds fio's off, and the check."""
+    rec = {"measurement": m.to_dict(), "device": device}
+    return as_device_did(rec), check(rec)
+
+
+def marked(rec: Mapping) -> str | None:
+    """Why the step carries a mark (the boundary into it over the limits), or None."""
+    b = rec.get("boundary") or {}
+    if b.get("over_limit") and b.get("kind") not in ("resume", "purge"):
+        return f"after {b.get('after')}: {b.get('why')}"
+    return None
+
+
+def _label(rec: Mapping) -> str:
+    if rec.get("phase") == "wipc":
+        return "WIPC"
+    return f"round {rec.get('round')} step {rec.get('index')}"
+
+
+def part_timing(records: Iterable[Mapping], window: Iterable[Mapping] | None = None) -> dict:
+    """Over a part's steps (and, apart, those its figures come from: the window's, WSAT's samples):
+    how many were checked, recomputed from the device side, marked, unchecked, and which."""
+    recs = list(records)
+    win = list(window) if window is not None else [r for r in recs if r.get("phase") == "round"]
+    checks = [(r, check(r)) for r in recs]
+    recomputed = [{"step": _label(r), "label": r.get("label"), "runtime_s": c["runtime_s"],
+                   "device_span_s": c["device_span_s"], "differs_pct": c["differs_pct"]}
+                  for r, c in checks if c["state"] == "device"]
+    marks = [{"step": _label(r), "label": r.get("label"), "why": marked(r)} for r in recs if marked(r)]
+    unchecked = [c.get("why") for _r, c in checks if c["state"] == "unchecked"]
+    diffs = [abs(c["differs_pct"]) for _r, c in checks if c["differs_pct"] is not None]
+    win_checks = [check(r)["state"] for r in win]
+    return {
+        "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS,
+        "steps": len(recs), "checked": len(recs) - len(unchecked),
+        "recomputed": len(recomputed), "marked": len(marks), "unchecked": len(unchecked),
+        "unchecked_why": sorted(set(unchecked)),
+        "worst_differs_pct": round(max(diffs), 3) if diffs else None,
+        "window": {"steps": len(win), "recomputed": sum(1 for s in win_checks if s == "device"),
+                   "marked": sum(1 for r in win if marked(r)),
+                   "unchecked": sum(1 for s in win_checks if s == "unchecked")},
+        "recomputed_steps": recomputed, "marked_steps": marks,
+    }
+
+
+def warnings(t: Mapping | None, noun: str = "window steps") -> list[str]:
+    """The part's warnings from its timing: recomputed and marked steps among those its figures
+    come from (``noun``: "window steps", "samples", "planned steps")."""
+    if not t:
+        return []
+    w, out = t.get("window") or {}, []
+    if w.get("recomputed"):
+        out.append(f"{w['recomputed']} of the {w['steps']} {noun} ran over a span at the block layer more than "
+                   f"{t['tolerance_pct']:g}% from fio's run time (at most {t.get('worst_differs_pct') or 0:.1f}%): "
+                   "their IOPS and bandwidth are fio's IO count over the device's span (docs/methodology.md "
+                   "\"Rates as the device did them\")")
+    if w.get("marked"):
+        out.append(f"{w['marked']} of the {w['steps']} {noun} are marked: the boundary into them was over the "
+                   "PTS's no-delay limits (see Step boundaries); their values are in the figures as measured")
+    return out
+
+
+def flag(t: Mapping | None) -> str:
+    """A headline figure's mark where steps it comes from were marked, else ""."""
+    w = (t or {}).get("window") or {}
+    if not w.get("marked"):
+        return ""
+    return (f"marked: {w['marked']} of the {w['steps']} steps it comes from followed a boundary over the PTS's "
+            "no-delay limits (see Step boundaries)")
+
+
+def run_timing(parts: Iterable[Mapping | None]) -> dict:
+    """Over every part: steps recomputed, marked and unchecked, and why steps were unchecked."""
+    ps = [p for p in parts if p]
+    return {"steps": sum(p["steps"] for p in ps), "recomputed": sum(p["recomputed"] for p in ps),
+            "marked": sum(p["marked"] for p in ps), "unchecked": sum(p["unchecked"] for p in ps),
+            "unchecked_why": sorted({w for p in ps for w in p.get("unchecked_why") or ()}),
+            "worst_differs_pct": max((p["worst_differs_pct"] for p in ps if p.get("worst_differs_pct") is not None),
+                                     default=None),
+            "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS}

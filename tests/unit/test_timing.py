@@ -1,0 +1,121 @@
+"""Rates as the device did them (results/timing.py): each step's fio run time held against the block
+layer's span of its IO, on the recorded demo run's real step records with a device view added."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from ssdpts.pts.plan import build_parts
+from ssdpts.results import analysis, timing
+from ssdpts.results.records import Manifest, StepRecord
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    steps = [json.loads(ln) for ln in gzip.decompress((FIXTURE / "steps.jsonl.gz").read_bytes()).decode().splitlines()]
+    return json.loads((FIXTURE / "manifest.json").read_text()), steps
+
+
+def seen(rec: dict, span_s: float, *, first: float | None = 0.0) -> dict:
+    """The record as a traced run writes it: the block layer saw its IO over ``span_s``."""
+    r = copy.deepcopy(rec)
+    t0 = float(r["start_time"])
+    r["device"] = {"source": "block layer", "device": "loop0", "first_issue_unix_s": None if first is None else t0,
+                   "last_complete_unix_s": t0 + span_s, "gap_ms": 1.0, "ios_seen": 10, "busy_issues": 0}
+    return r
+
+
+def wsat_steps(steps):
+    return [s for s in steps if s["test"] == "wsat"]
+
+
+def runtime(rec) -> float:
+    m = rec["measurement"]
+    return max(m["read"]["runtime_s"], m["write"]["runtime_s"])
+
+
+def test_a_span_within_the_tolerance_keeps_fios_figures(recorded):
+    rec = wsat_steps(recorded[1])[3]
+    r = seen(rec, runtime(rec) * 1.009)
+    assert timing.check(r)["state"] == "fio"
+    assert timing.as_device_did(r).iops == rec["measurement"]["iops"]
+
+
+def test_a_span_beyond_it_gives_the_device_rates(recorded):
+    rec = wsat_steps(recorded[1])[3]
+    span = runtime(rec) * 1.18  # fio's clock 18% short of the device's span
+    r = seen(rec, span)
+    c = timing.check(r)
+    assert c["state"] == "device" and c["differs_pct"] == pytest.approx(18.0, abs=0.01)
+    m = timing.as_device_did(r)
+    w = rec["measurement"]["write"]
+    assert m.write.iops == pytest.approx(w["ios"] / span, rel=1e-12)
+    assert m.write.bw_bytes_per_s == pytest.approx(w["io_bytes"] / span, rel=1e-12)
+    assert m.write.lat_mean_ns == w["lat_mean_ns"] and m.write.ios == w["ios"]  # response times are fio's
+    assert StepRecord.from_dict(r).measurement.iops == m.iops  # every reader gets the device's rate
+    # fio's measurement in the record is untouched (it is proven from fio's output)
+    assert r["measurement"] == rec["measurement"]
+
+
+def test_short_steps_are_not_judged_finer_than_two_ms(recorded):
+    rec = copy.deepcopy(wsat_steps(recorded[1])[0])
+    for d in ("read", "write"):
+        rec["measurement"][d]["runtime_s"] = min(rec["measurement"][d]["runtime_s"], 0.1) if rec["measurement"][d]["ios"] else 0.0
+    assert timing.check(seen(rec, 0.1 + 0.0019))["state"] == "fio"  # 1.9% but under 2 ms
+    assert timing.check(seen(rec, 0.1 + 0.0021))["state"] == "device"
+
+
+def test_unchecked_where_the_trace_did_not_see_both_ends(recorded):
+    rec = wsat_steps(recorded[1])[0]
+    assert timing.check(rec)["state"] == "unchecked"
+    assert "not recorded" in timing.check(rec)["why"]
+    assert "one end" in timing.check(seen(rec, 1.5, first=None))["why"]
+    beside = seen(rec, 1.5) | {"beside": {"rw": "trim"}}
+    assert timing.check(beside)["state"] == "unchecked" and "beside" in timing.check(beside)["why"]
+    assert timing.as_device_did(beside).iops == rec["measurement"]["iops"]
+
+
+def test_a_boundary_over_the_limits_marks_the_step_after_it(recorded):
+    rec = copy.deepcopy(wsat_steps(recorded[1])[4])
+    rec["boundary"] = {"kind": "step", "after": "round 1 step 4", "over_limit": True, "why": "idle 37.0 ms > 10 ms"}
+    assert timing.marked(rec) == "after round 1 step 4: idle 37.0 ms > 10 ms"
+    rec["boundary"]["kind"] = "resume"  # a resumption is listed, not held to the limit
+    assert timing.marked(rec) is None
+
+
+def test_the_summary_uses_the_device_rates_and_says_so(recorded):
+    """WSAT: the recomputed samples are the table's, the marked one is counted in the part's timing and
+    warnings and marks the datasheet's figure; a recomputation from the records alone gives the same."""
+    manifest, steps = recorded
+    man = Manifest.from_dict(manifest)
+    spec, target = man.run_spec_and_target()
+    parts = [p for p in build_parts(spec, target.size_bytes, 512) if p.test == "wsat"]
+    ws = wsat_steps(steps)
+    changed = {2: 1.25, 7: 0.8}
+    new = [seen(s, runtime(s) * changed.get(i, 1.0)) for i, s in enumerate(ws)]
+    new[9]["device"]["gap_ms"] = 85.0  # the block layer saw 85 ms without IO before sample 10
+    for i, r in enumerate(new):
+        r["boundary"] = analysis.boundary(new[i - 1] if i else None, r)
+    before = analysis.summarize_part(parts[0], ws, target.size_bytes)
+    after = analysis.summarize_part(parts[0], new, target.size_bytes)
+    b, a = before.table.series, after.table.series
+    for i, (x, y) in enumerate(zip(b, a)):
+        want = x.iops / changed.get(i, 1.0)
+        assert y.iops == pytest.approx(want, rel=1e-9), i
+    t = after.timing
+    assert (t["recomputed"], t["marked"], t["unchecked"], t["checked"]) == (2, 1, 0, len(ws))
+    assert [x["step"] for x in t["recomputed_steps"]] == ["round 1 step 3", "round 1 step 8"]
+    assert t["worst_differs_pct"] == pytest.approx(25.0, abs=0.01)
+    assert any("2 of the 30 samples" in w and "device's span" in w for w in after.warnings)
+    assert any("1 of the 30 samples are marked" in w for w in after.warnings)
+    assert timing.flag(t).startswith("marked: 1 of the 30 steps")
+    assert before.timing["unchecked"] == len(ws) and not timing.flag(before.timing)
+    run = timing.run_timing([t, before.timing])
+    assert (run["recomputed"], run["marked"], run["unchecked"]) == (2, 1, len(ws))
