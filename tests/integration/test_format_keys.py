@@ -188,3 +188,14 @@ def test_ssdpts_demo_writes_the_fields_of_format_1(tmp_path):
     assert r.returncode == 0, r.stderr
     (run,) = [d for d in out.iterdir() if d.is_dir()]
     assert_same_format(run)
+# Rates as the device did them (results/timing.py, docs/results-format.md): per part and run.
+_TIMING = ("tolerance_pct", "tolerance_ms", "steps", "checked", "recomputed", "marked", "unchecked", "unchecked_why",
+           "worst_differs_pct", "window", "window.steps", "window.recomputed", "window.marked", "window.unchecked",
+           "recomputed_steps", "marked_steps")
+ADDED["summary"] |= {".parts.*.timing", *(f".parts.*.timing.{k}" for k in _TIMING),
+                     ".timing", *(f".timing.{k}" for k in ("steps", "recomputed", "marked", "unchecked", "unchecked_why",
+                                                          "worst_differs_pct", "tolerance_pct", "tolerance_ms"))}
+OPTIONAL["summary"] |= {f".parts.*.timing.recomputed_steps[].{k}" for k in ("step", "label", "runtime_s", "device_span_s",
+                                                                            "differs_pct")} \
+    | {f".parts.*.timing.marked_steps[].{k}" for k in ("step", "label", "why")} | {".parts.*.timing.unchecked_why[]"}
+
