@@ -224,6 +224,20 @@ def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, 
     return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
 
 
+def uses(b: RunContext, f: Figure):
+    """Which of a part's steps a figure comes from (for its mark): WSAT's first sample, last five or
+    both; else the window's rounds (a fixed plan: every round) of the figure's cell."""
+    part = b.parts[f.part]
+    if f.part == "wsat":
+        tab = part.table if isinstance(part.table, WsatTable) else None
+        first = {tab.series[0].minute} if tab and tab.series else set()
+        final = set(tab.final_window_minutes) if tab else set()
+        idx = {"fob_iops": first, "final_iops": final}.get(f.stat, first | final)
+        return lambda m: m.get("index") in idx
+    rounds = set(part.window_rounds) or None  # a fixed plan has no window: every round it ran
+    return lambda m: (rounds is None or m.get("round") in rounds) and (not f.key or m.get("key") == f.key)
+
+
 def figures(b: RunContext) -> list[Figure]:
     """The datasheet's figures: FIGURES, then each outlier cell at the run's thresholds and at any
     threshold the targets name."""
@@ -255,7 +269,7 @@ def section(b: RunContext) -> Section:
         v, flag, reached, window = value_of(b, f)
         if v is None and f.part not in b.parts and not (b.targets and f.id in b.targets):
             continue  # a test the run did not include
-        mark = timing.flag(b.parts[f.part].timing) if v is not None and f.stat != "waf" else ""
+        mark = timing.flag(b.parts[f.part].timing, uses(b, f)) if v is not None and f.stat != "waf" else ""
         flag = f"{mark}; {flag}" if mark and flag else (mark or flag)
         ref = "" if v is None else (f"{f.part}:{f.key}:{f.stat}" if f.key else f"{f.part}:{f.stat}")
         detail = f"d-{f.part}-{f.key}" if f.key and f"d-{f.part}-{f.key}" in b.details else ""

@@ -29,7 +29,7 @@ from the step record alone (its fio measurement and its ``device`` view).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..measurement import DirectionStats, Measurement
 
@@ -106,16 +106,20 @@ def _label(rec: Mapping) -> str:
     return f"round {rec.get('round')} step {rec.get('index')}"
 
 
+def _where(rec: Mapping) -> dict:
+    return {"step": _label(rec), "label": rec.get("label"), "phase": rec.get("phase"), "round": rec.get("round"),
+            "index": rec.get("index"), "key": rec.get("key")}
+
+
 def part_timing(records: Iterable[Mapping], window: Iterable[Mapping] | None = None) -> dict:
     """Over a part's steps (and, apart, those its figures come from: the window's, WSAT's samples):
     how many were checked, recomputed from the device side, marked, unchecked, and which."""
     recs = list(records)
     win = list(window) if window is not None else [r for r in recs if r.get("phase") == "round"]
     checks = [(r, check(r)) for r in recs]
-    recomputed = [{"step": _label(r), "label": r.get("label"), "runtime_s": c["runtime_s"],
-                   "device_span_s": c["device_span_s"], "differs_pct": c["differs_pct"]}
-                  for r, c in checks if c["state"] == "device"]
-    marks = [{"step": _label(r), "label": r.get("label"), "why": marked(r)} for r in recs if marked(r)]
+    recomputed = [{**_where(r), "runtime_s": c["runtime_s"], "device_span_s": c["device_span_s"],
+                   "differs_pct": c["differs_pct"]} for r, c in checks if c["state"] == "device"]
+    marks = [{**_where(r), "why": marked(r)} for r in recs if marked(r)]
     unchecked = [c.get("why") for _r, c in checks if c["state"] == "unchecked"]
     diffs = [abs(c["differs_pct"]) for _r, c in checks if c["differs_pct"] is not None]
     win_checks = [check(r)["state"] for r in win]
@@ -149,13 +153,14 @@ def warnings(t: Mapping | None, noun: str = "window steps") -> list[str]:
     return out
 
 
-def flag(t: Mapping | None) -> str:
-    """A headline figure's mark where steps it comes from were marked, else ""."""
-    w = (t or {}).get("window") or {}
-    if not w.get("marked"):
+def flag(t: Mapping | None, uses: Callable[[Mapping], bool]) -> str:
+    """A headline figure's mark where steps it comes from (``uses`` says which of the part's marked
+    steps: the window's rounds and the figure's cell, WSAT's samples) were marked, else ""."""
+    n = sum(1 for m in (t or {}).get("marked_steps") or () if m.get("phase") == "round" and uses(m))
+    if not n:
         return ""
-    return (f"marked: {w['marked']} of the {w['steps']} steps it comes from followed a boundary over the PTS's "
-            "no-delay limits (see Step boundaries)")
+    return (f"marked: {n} of the steps it comes from followed a boundary over the PTS's no-delay limits "
+            "(see Step boundaries)")
 
 
 def run_timing(parts: Iterable[Mapping | None]) -> dict:
