@@ -195,7 +195,8 @@ _TIMING = ("tolerance_pct", "tolerance_ms", "steps", "checked", "recomputed", "m
 ADDED["summary"] |= {".parts.*.timing", *(f".parts.*.timing.{k}" for k in _TIMING),
                      ".timing", *(f".timing.{k}" for k in ("steps", "recomputed", "marked", "unchecked", "unchecked_why",
                                                           "worst_differs_pct", "tolerance_pct", "tolerance_ms"))}
-OPTIONAL["summary"] |= {f".parts.*.timing.recomputed_steps[].{k}" for k in ("step", "label", "runtime_s", "device_span_s",
+_WHERE = ("step", "label", "phase", "round", "index", "key")
+OPTIONAL["summary"] |= {f".parts.*.timing.recomputed_steps[].{k}" for k in (*_WHERE, "runtime_s", "device_span_s",
                                                                             "differs_pct")} \
-    | {f".parts.*.timing.marked_steps[].{k}" for k in ("step", "label", "why")} | {".parts.*.timing.unchecked_why[]"}
+    | {f".parts.*.timing.marked_steps[].{k}" for k in (*_WHERE, "why")} | {".parts.*.timing.unchecked_why[]"}
 
