@@ -76,6 +76,12 @@ class Verdict:
     failures: list[Failure] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     figures: dict = field(default_factory=dict)
+    # checks that could not judge (the steps a figure comes from were not measured as the device
+    # did them: summary.json's timing marks them), each "name: why"
+    inconclusive: list[str] = field(default_factory=list)
+    # per reported figure: its check, ssdpts's value, the simulator's, the difference, the
+    # tolerance and the margin (how far from failing: tolerance less |difference|)
+    margins: list[dict] = field(default_factory=list)
 
     def check(self, name: str, ok: bool, detail: str) -> bool:
         self.checks.append(name)
@@ -83,15 +89,26 @@ class Verdict:
             self.failures.append(Failure(name, detail))
         return ok
 
+    def undecided(self, name: str, why: str) -> None:
+        self.checks.append(name)
+        self.inconclusive.append(f"{name}: {why}")
+
     @property
     def ok(self) -> bool:
         return not self.failures
+
+    @property
+    def outcome(self) -> str:
+        """failed (a check failed), inconclusive (none failed, one or more could not judge) or passed."""
+        return "failed" if self.failures else "inconclusive" if self.inconclusive else "passed"
 
     def failed(self, name: str) -> bool:
         return any(f.check == name for f in self.failures)
 
     def __str__(self) -> str:
-        return f"{self.proof}: " + ("passed" if self.ok else "; ".join(map(str, self.failures)))
+        if self.failures:
+            return f"{self.proof}: " + "; ".join(map(str, self.failures))
+        return f"{self.proof}: " + ("inconclusive: " + "; ".join(self.inconclusive) if self.inconclusive else "passed")
 
 
 def rel_diff(measured: float, truth: float) -> float:

@@ -1,0 +1,399 @@
+"""The figures ssdpts reports, end to end: every cell of a part's table in summary.json (the table
+its report renders, report/pages/) against the simulator's own record of the same steps (its io
+log: every command's arrival, completion and size; its truth intervals), with a fixed tolerance
+whose size comes from what the two measurements can differ by, never from ssdpts's own error.
+
+Each check is one reported figure, named after the table's cell; the verdict keeps, per figure, the
+tolerance and the margin (tolerance less |difference|: how far from failing), so that a near miss
+shows. A figure whose steps summary.json's timing marks as not measured as the device did them
+(the boundary into them over the PTS's no-delay limits) is not judged: the check is recorded
+inconclusive, never passed. ``mutation_check`` scales each judged figure by 1.03 and 0.97 in a copy
+of the summary and expects the proof to fail on that figure.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+import math
+import statistics
+from typing import Callable
+
+import numpy as np
+
+from .proofs import Drive, Run, Verdict
+
+# ---- tolerances --------------------------------------------------------------------------------
+
+# A rate cell (IOPS, MB/s) of a table is the mean over its window steps of fio's IOs / its run time;
+# the simulator's is the mean of its completions (bytes of the cell's ops) over each step's recorded
+# interval. The two count the same IOs (each step drains before the next starts) and differ only by
+# the step's edges: a few ms of the recorded interval against fio's run time (a 1-s step: 0.5%),
+# and the first step of a fio process, whose clones start a few ms apart (up to +0.9% seen in WSAT's
+# samples); the window's mean over 5 steps halves the first and holds the second to one step in
+# five. 1.5% holds both with room and leaves a 3% error at least 1.5% beyond the limit.
+RATE_CELL_REL = 0.015
+# A WSAT steady-state figure (the mean of the last 5 samples): the same edges over 2-s samples,
+# every sample of the run within 0.2% but the first (WSAT_SAMPLE_REL in proofs.py).
+WSAT_STEADY_REL = 0.01
+# A LAT cell at QD 1 (PTS 2.0.2 section 7: TC 1, QD 1). The drive's record gives, per command, its
+# arrival; consecutive arrivals are one command's cycle: the modeled service time, the path back
+# to fio, fio's own time before it issues the next and the path down to the drive. fio's response
+# time of that command holds all of it but fio's own time (reap to next issue, a few us) and swaps
+# one command's path down for the next one's (equal on the mean). So the mean response time is the
+# mean cycle less fio's own time; above the cycle only by the histogram's and timer's rounding.
+# Seen: -0.44 ... +0.27% (fio's own time about 1 us of the 170-us cycle of a 0.5-8 KiB read).
+LAT_MEAN_BELOW = 0.015
+LAT_MEAN_ABOVE = 0.01
+# The tail (99.999th percentile of the pooled histogram, the maximum) of a LAT cell: bounded below
+# by the longest service time the drive modeled for the cell's commands (a response time holds
+# it), above by the longest cycle plus one histogram bin (1/64 of a power of two). A host stall
+# falls in a response time or in fio's own time between two (then in a cycle only): the tail is
+# not tied more closely than that, and a 3% error of it need not be caught (the margins say).
+LAT_BIN = 1 / 64
+# A demand-intensity cell's mean response time at TC x QD IOs outstanding: Little's law on the
+# simulator's rate, TC x QD / IOPS, is the mean time an IO is outstanding when fio keeps every
+# thread's queue full; fio's own time between reaping and issuing again keeps a few us of each IO
+# out of its response times: at TC1/QD1 (a cycle of ~1 ms of a 4-8 KiB write) up to LAT_MEAN_BELOW.
+DEMAND_LAT_BELOW = 0.03
+DEMAND_LAT_ABOVE = 0.015
+
+
+def step_id(s: dict) -> str:
+    """A step as summary.json's timing names it (results/timing.py)."""
+    return "WIPC" if s.get("phase") == "wipc" else f"round {s.get('round')} step {s.get('index')}"
+
+
+def marked_steps(run: Run, pid: str) -> dict[str, str]:
+    """The part's steps summary.json's timing marks (the boundary into them over the PTS's
+    no-delay limits: docs/methodology.md "Step boundaries"), step -> why; none in a summary
+    written before parts had their timing."""
+    t = run.summary["parts"].get(pid, {}).get("timing") or {}
+    return {m.get("step"): m.get("why") or "marked" for m in t.get("marked_steps") or ()}
+
+
+class Record:
+    """The drive's commands by completion time (from its io log), for exact counts and bytes over
+    any interval in O(log n)."""
+
+    def __init__(self, drive: Drive):
+        c = drive.commands()
+        order = np.argsort(c["done"], kind="stable")
+        self.done = c["done"][order]
+        op, nbytes = c["op"][order], c["bytes"][order]
+        self.cum_bytes = {o: np.concatenate([[0], np.cumsum(np.where(op == o, nbytes, 0))]) for o in ("R", "W")}
+        self.cum_count = {o: np.concatenate([[0], np.cumsum(op == o)]) for o in ("R", "W")}
+        self.arrival, self.svc_us, self.arr_bytes = c["arrival"], c["svc_us"], c["bytes"]
+        self.arr_op = c["op"]
+
+    def _span(self, t0: float, t1: float) -> tuple[int, int]:
+        return int(np.searchsorted(self.done, t0)), int(np.searchsorted(self.done, t1))
+
+    def bytes(self, t0: float, t1: float, ops: str = "RW") -> float:
+        i, j = self._span(t0, t1)
+        return float(sum(self.cum_bytes[o][j] - self.cum_bytes[o][i] for o in ops))
+
+    def count(self, t0: float, t1: float, ops: str = "RW") -> int:
+        i, j = self._span(t0, t1)
+        return int(sum(self.cum_count[o][j] - self.cum_count[o][i] for o in ops))
+
+
+_RECORDS: dict[int, Record] = {}
+
+
+def record_of(drive: Drive) -> Record:
+    key = id(drive)
+    if key not in _RECORDS:
+        _RECORDS[key] = Record(drive)
+    return _RECORDS[key]
+
+
+def interval(s: dict) -> tuple[float, float]:
+    return s["measurement"]["start_time"], s["measurement"]["end_time"]
+
+
+@dataclass
+class Cell:
+    """One reported figure: where it is in the part's table (a path of keys), what ssdpts reports
+    there, the simulator's figure, the bounds and the steps it comes from."""
+
+    check: str
+    pid: str
+    path: tuple
+    reported: float | None
+    truth: float | None
+    below: float
+    above: float
+    steps: list[dict]
+    unit: str = ""
+    note: str = ""
+    # a 3% error of the figure must fail the check (False: a bound the figure can lie far inside,
+    # such as a tail's; mutation_check records what it catches)
+    tight: bool = True
+
+
+def judge(v: Verdict, run: Run, cells: list[Cell]) -> None:
+    """One check per cell: reported / truth - 1 within [-below, +above]; inconclusive where a
+    step it comes from is marked, or it has no value on either side."""
+    marks: dict[str, dict[str, str]] = {}
+    for c in cells:
+        m = marks.setdefault(c.pid, marked_steps(run, c.pid))
+        hit = [step_id(s) for s in c.steps if step_id(s) in m]
+        row = {"check": c.check, "part": c.pid, "path": list(c.path), "reported": c.reported, "simulator": c.truth,
+               "tolerance": [-c.below, c.above], "unit": c.unit, "steps": len(c.steps), "tight": c.tight}
+        if hit:
+            why = f"{len(hit)} of its {len(c.steps)} steps are marked ({hit[0]}: {m[hit[0]]})"
+            v.undecided(c.check, why)
+            v.margins.append({**row, "outcome": "inconclusive", "why": why})
+            continue
+        if c.reported is None or c.truth is None or not c.steps or not math.isfinite(c.truth) or c.truth <= 0:
+            v.check(c.check, False, f"reported {c.reported}, simulator {c.truth} over {len(c.steps)} steps")
+            v.margins.append({**row, "outcome": "failed"})
+            continue
+        d = c.reported / c.truth - 1
+        margin = min(c.above - d, d + c.below)
+        ok = margin >= 0
+        v.check(c.check, ok, f"ssdpts {c.reported:.6g}{c.unit and ' ' + c.unit}, simulator {c.truth:.6g} ({d:+.2%}; "
+                f"limits -{c.below:.1%} +{c.above:.1%}){c.note and '; ' + c.note}")
+        v.margins.append({**row, "difference": d, "margin": margin, "outcome": "passed" if ok else "failed"})
+
+
+def worst(v: Verdict, prefix: str = "") -> dict | None:
+    """The judged figure nearest its limit (smallest margin)."""
+    rows = [m for m in v.margins if "margin" in m and m["check"].startswith(prefix)]
+    return min(rows, key=lambda m: m["margin"]) if rows else None
+
+
+def summary_figures(v: Verdict) -> dict:
+    """What a test records: the margins, the nearest miss, the inconclusive checks."""
+    w = worst(v)
+    return {"outcome": v.outcome, "figures_judged": sum(1 for m in v.margins if "margin" in m),
+            "figures_inconclusive": len(v.inconclusive), "inconclusive": v.inconclusive,
+            "smallest_margin": w and {k: w[k] for k in ("check", "difference", "tolerance", "margin")},
+            "margins": v.margins}
+
+
+# ---- mutations: each reported figure scaled in a copy of the summary ------------------------------
+
+def scale_figure(run: Run, pid: str, path: tuple, k: float) -> Run:
+    """A copy of the run whose summary has the figure at ``path`` in part ``pid``'s table times k
+    (the steps as they were: only what ssdpts reports is wrong)."""
+    r = copy.copy(run)
+    r.summary = copy.deepcopy(run.summary)
+    node = r.summary["parts"][pid]["table"]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = node[path[-1]] * k
+    return r
+
+
+def mutation_check(proof: Callable[[Run], Verdict], run: Run, v: Verdict, ks=(1.03, 0.97)) -> dict:
+    """Every figure the proof judged and passed, scaled by each k alone: the proof must fail on it.
+    Returns {"judged": n, "caught": {k: n}, "missed": [(check, k, margin left)]} for the tight figures,
+    and what a scaled loose bound (a tail's) left uncaught under "loose_missed"."""
+    out = {"judged": 0, "caught": {str(k): 0 for k in ks}, "missed": [], "loose_missed": []}
+    for m in v.margins:
+        if m.get("outcome") != "passed":
+            continue
+        out["judged"] += 1
+        for k in ks:
+            w = proof(scale_figure(run, m["part"], tuple(m["path"]), k))
+            if w.failed(m["check"]):
+                out["caught"][str(k)] += 1
+            else:
+                out["missed" if m["tight"] else "loose_missed"].append(
+                    (m["check"], k, next((x.get("margin") for x in w.margins if x["check"] == m["check"]), None)))
+    return out
+
+
+# ---- the tables ----------------------------------------------------------------------------------
+
+def window_steps(run: Run, test: str, part: str, pid: str) -> list[dict]:
+    """The round steps of the part's measurement window (summary.json's window rounds)."""
+    window = set(run.summary["parts"][pid]["steady_state"]["window_rounds"])
+    return [s for s in run.of(test, part) if s["round"] in window]
+
+
+def rate_of(rec: Record, s: dict, ops: str = "RW", per: float | None = None) -> float:
+    """The drive's rate over the step's interval: bytes of ``ops`` completed / ``per`` (a block
+    size: IOPS), or commands completed where ``per`` is None (no command is split below 128 KiB)."""
+    t0, t1 = interval(s)
+    n = rec.bytes(t0, t1, ops) / per if per else rec.count(t0, t1, ops)
+    return n / (t1 - t0)
+
+
+def mean(xs) -> float | None:
+    xs = list(xs)
+    return statistics.fmean(xs) if xs else None
+
+
+def iops_table(run: Run, drive: Drive) -> Verdict:
+    """Every cell of the IOPS table (PTS 2.0.2 section 6: block size x R/W mix, the window's mean)
+    against the simulator's IOPS for that cell over the same window steps."""
+    v = Verdict("iops table")
+    rec = record_of(drive)
+    table = run.summary["parts"]["iops"]["table"]
+    steps = window_steps(run, "iops", "", "iops")
+    cells = []
+    for i, row in enumerate(table["rows"]):
+        bs = row["block_size_bytes"]
+        for mix, val in row["values"].items():
+            mine = [s for s in steps if s["workload"]["block_size_bytes"] == bs and s["label"].endswith(f" {mix}")]
+            cells.append(Cell(f"IOPS {bs // 1024 if bs >= 1024 else bs / 1024:g}KiB {mix}", "iops",
+                              ("rows", i, "values", mix), val, mean(rate_of(rec, s, per=bs) for s in mine),
+                              RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
+    v.check("cells", len(cells) == sum(len(r["values"]) for r in table["rows"]) > 0, f"{len(cells)} cells")
+    judge(v, run, cells)
+    return v
+
+
+def tp_table(run: Run, drive: Drive) -> Verdict:
+    """Every TP table (PTS 2.0.2 section 8: one per block size, SEQ read and write MB/s, the window's
+    mean) against the simulator's bytes read and written over the same window steps."""
+    v = Verdict("tp table")
+    rec = record_of(drive)
+    cells = []
+    pids = [pid for pid, p in run.summary["parts"].items() if p.get("test") == "tp"]
+    for pid in pids:
+        p = run.summary["parts"][pid]
+        steps = window_steps(run, "tp", p["part"], pid)
+        for key, ops, pct in (("read_mb_per_s", "R", 100), ("write_mb_per_s", "W", 0)):
+            mine = [s for s in steps if s["workload"]["read_pct"] == pct]
+            cells.append(Cell(f"TP {p['part']} {key.split('_')[0]}", pid, (key,), p["table"].get(key),
+                              mean(rate_of(rec, s, ops, per=1e6) for s in mine), RATE_CELL_REL, RATE_CELL_REL,
+                              mine, "MB/s"))
+    v.check("tables", len(pids) > 0, f"{len(pids)} TP parts")
+    judge(v, run, cells)
+    return v
+
+
+def hir_table(run: Run, drive: Drive) -> Verdict:
+    """Every segment of the HIR table (PTS 2.0.2 section 11: each wait state's bursts and each
+    baseline's samples, their mean IOPS) against the simulator's: a burst's commands over its
+    interval, as for every rate cell (the gate's interval of a burst runs from its release to
+    its drain; the idle after it is outside)."""
+    v = Verdict("hir table")
+    rec = record_of(drive)
+    segs = run.summary["parts"]["hir-wait-states"]["table"]["segments"]
+    steps = run.of("hir", "wait-states")
+    cells = []
+    for i, seg in enumerate(segs):
+        mine = [s for s in steps if s["key"] == seg["cell"]]
+        cells.append(Cell(f"HIR {seg['cell'].upper()}", "hir-wait-states", ("segments", i, "iops"), seg.get("iops"),
+                          mean(rate_of(rec, s, "W", per=4096) for s in mine), RATE_CELL_REL, RATE_CELL_REL, mine,
+                          "IOPS", f"{len(mine)} steps"))
+    v.check("segments", len(cells) > 0, f"{len(cells)} segments")
+    judge(v, run, cells)
+    return v
+
+
+def wsat_steady(run: Run, drive: Drive) -> Verdict:
+    """WSAT's steady-state IOPS (the mean of the last 5 samples, PTS 2.0.2 section 9) against the
+    simulator's write IOPS over the same samples."""
+    v = Verdict("wsat steady")
+    rec = record_of(drive)
+    table = run.summary["parts"]["wsat"]["table"]
+    steps = run.of("wsat")[-5:]
+    judge(v, run, [Cell("WSAT steady IOPS", "wsat", ("final_window_iops",), table.get("final_window_iops"),
+                        mean(rate_of(rec, s, "W", per=4096) for s in steps), WSAT_STEADY_REL, WSAT_STEADY_REL,
+                        steps, "IOPS")])
+    return v
+
+
+def _cycles(rec: Record, s: dict, sizes: set[int]) -> np.ndarray:
+    """At QD 1: each of the step's commands (of the cell's sizes) from its arrival to the next
+    one's (us); the last command's cycle is unknown and left out."""
+    t0, t1 = interval(s)
+    i, j = np.searchsorted(rec.arrival, t0 - 0.001), np.searchsorted(rec.arrival, t1 + 0.001)
+    sel = np.isin(rec.arr_bytes[i:j], list(sizes))
+    arr = rec.arrival[i:j][sel]
+    return np.diff(arr) * 1e6, rec.svc_us[i:j][sel]
+
+
+def lat_table(run: Run, drive: Drive) -> Verdict:
+    """Every cell of the LAT table (PTS 2.0.2 section 7: block size x R/W mix at TC1/QD1; mean,
+    99.999th percentile and maximum response time, IOPS) against the drive's own record of the
+    same window steps (LAT_MEAN_BELOW ... LAT_BIN)."""
+    v = Verdict("lat table")
+    rec = record_of(drive)
+    table = run.summary["parts"]["lat"]["table"]
+    steps = window_steps(run, "lat", "", "lat")
+    cells = []
+    for i, row in enumerate(table["rows"]):
+        bs, mix = row["block_size_bytes"], row["mix"]
+        mine = [s for s in steps if s["workload"]["block_size_bytes"] == bs and s["label"].endswith(f" {mix}")]
+        name = f"LAT {bs / 1024:g}KiB {mix}"
+        cyc = [_cycles(rec, s, {bs}) for s in mine]
+        allc = np.concatenate([c for c, _ in cyc]) if cyc else np.array([])
+        svc = np.concatenate([x for _, x in cyc]) if cyc else np.array([])
+        means = [float(c.mean()) for c, _ in cyc if len(c)]
+        cells.append(Cell(f"{name} mean", "lat", ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
+                          mean(means), LAT_MEAN_BELOW, LAT_MEAN_ABOVE, mine, "us", "the drive's mean cycle"))
+        if len(allc):
+            top = float(allc.max())
+            for key, label in (("lat_p99999_us", "p99.999"), ("lat_max_us", "max")):
+                lo = float(svc.max())
+                # bounds as a band around the longest cycle: [longest service time, longest cycle + a bin]
+                cells.append(Cell(f"{name} {label}", "lat", ("rows", i, key), row.get(key), top,
+                                  1 - lo / top, LAT_BIN, mine, "us",
+                                  f"the longest modeled service time {lo:.0f} us, the longest cycle {top:.0f} us",
+                                  tight=False))
+        cells.append(Cell(f"{name} IOPS", "lat", ("rows", i, "iops"), row.get("iops"),
+                          mean(rate_of(rec, s, per=bs) for s in mine), RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
+    judge(v, run, cells)
+    return v
+
+
+def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
+    """CBW or DIRTH (PTS 2.0.2 sections 12-13, pts/demand.py): the preconditioning level, every
+    TC x QD cell of the sweep (IOPS; mean response time by Little's law on the simulator's rate),
+    the operating points (IOPS, mean response time) and their pre-writes, against the
+    simulator's commands over the same steps. CPU and the tail percentiles are the host's."""
+    v = Verdict(f"{test} tables")
+    rec = record_of(drive)
+    cells = []
+    pid = f"{test}-precondition"
+    pre = run.summary["parts"][pid]
+    steps = [s for s in window_steps(run, test, "precondition", pid) if s["key"] == pre.get("tracked_key", s["key"])]
+    tracked = [s for s in steps if s["key"] == "m1"] or [s for s in steps if s["index"] == 1]
+    for i, row in enumerate(pre["table"]["rows"]):
+        cells.append(Cell(f"{test.upper()} preconditioning IOPS", pid, ("rows", i, "value"), row.get("value"),
+                          mean(rate_of(rec, s) for s in tracked), RATE_CELL_REL, RATE_CELL_REL, tracked, "IOPS"))
+    pid = f"{test}-demand-intensity"
+    steps = window_steps(run, test, "demand-intensity", pid)
+    for i, row in enumerate(run.summary["parts"][pid]["table"]["rows"]):
+        key = f"tc{row['tc']}-qd{row['qd']}"
+        mine = [s for s in steps if s["key"] == key]
+        rates = [rate_of(rec, s) for s in mine]
+        name = f"{test.upper()} TC{row['tc']}/QD{row['qd']}"
+        cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), mean(rates),
+                          RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
+        cells.append(Cell(f"{name} mean", pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
+                          mean(row["tc"] * row["qd"] / r * 1e6 for r in rates if r), DEMAND_LAT_BELOW,
+                          DEMAND_LAT_ABOVE, mine, "us", "Little's law: TC x QD / the simulator's IOPS"))
+    pid = f"{test}-operating-points"
+    steps = run.of(test, "operating-points")
+    for i, row in enumerate(run.summary["parts"][pid]["table"]["rows"]):
+        point = row["point"].lower()
+        meas = [s for s in steps if s["key"] == point][-1:]
+        prew = [s for s in steps if s["key"] == f"{point}-prewrite"][-1:]
+        name = f"{test.upper()} {row['point']}"
+        r = mean(rate_of(rec, s) for s in meas)
+        cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), r, RATE_CELL_REL,
+                          RATE_CELL_REL, meas, "IOPS"))
+        cells.append(Cell(f"{name} mean", pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
+                          r and row["tc"] * row["qd"] / r * 1e6, DEMAND_LAT_BELOW, DEMAND_LAT_ABOVE, meas, "us",
+                          "Little's law"))
+        cells.append(Cell(f"{name} pre-write IOPS", pid, ("rows", i, "prewrite_iops"), row.get("prewrite_iops"),
+                          mean(rate_of(rec, s) for s in prew), RATE_CELL_REL, RATE_CELL_REL, prew, "IOPS"))
+    judge(v, run, cells)
+    return v
+
+
+def assert_proved(v: Verdict, mutated: dict | None = None) -> None:
+    """A test's assertion on a proof: no check failed (an inconclusive check is recorded, never
+    counted as passed: the verdict says which figures were not judged and why), and every tight
+    figure it judged fails when scaled by 1.03 and by 0.97."""
+    assert v.outcome in ("passed", "inconclusive"), v
+    if mutated is not None:
+        assert not mutated["missed"], f"{v.proof}: 3% errors not caught: {mutated['missed'][:6]}"
