@@ -477,7 +477,8 @@ def first_steady_round(per_round: dict[str, dict[int, float]], slack: float = 0.
 # process (up to 0.9% high, as in WSAT).
 IOPS_VALUE_REL = 0.02
 # The window as the simulator's rates place it: ssdpts decides on its values, each within d of the
-# simulator's (d: the largest difference of the window's values). That moves a window's
+# simulator's, d = IOPS_VALUE_REL (each value is held to it above; a fixed d, not the run's own
+# largest difference, so that a worse ssdpts does not widen its own slack). That moves a window's
 # data excursion by at most 2d of its largest value and its fit's excursion by at most 2.4d
 # (sum |x - mean| / sum (x - mean)^2 x 4 = 2.4 for five rounds): a window within that slack of a
 # limit cannot be placed by the simulator's rates, either way.
@@ -531,7 +532,7 @@ def iops_proof(run: Run, drive: Drive) -> Verdict:
     def sim_window(w: list[int], sign: float) -> bool:
         if not all(all(r in vals for r in w) for vals in sim.values()) or not all(r in diff for r in w):
             return False
-        d = max(diff[r] for r in w)
+        d = IOPS_VALUE_REL
         return all(pts_window_ok(w, [vals[r] for r in w],
                                  sign * IOPS_WINDOW_SLACK_PER_D * d * max(vals[r] for r in w) / statistics.fmean(vals[r] for r in w))
                    for vals in sim.values())
