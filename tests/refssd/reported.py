@@ -73,29 +73,27 @@ def marked_steps(run: Run, pid: str) -> dict[str, str]:
 
 
 class Record:
-    """The drive's commands by completion time (from its io log), for exact counts and bytes over
-    any interval in O(log n)."""
+    """The drive's commands (from its io log) in arrival order and by completion, with running
+    sums of bytes and counts per op by completion, so that any interval is summed in O(log n)."""
 
     def __init__(self, drive: Drive):
-        c = drive.commands()
+        c = drive.commands()  # in arrival order
+        self.arrival, self.svc_us = c["arrival"], c["svc_us"]
+        self.arr_bytes, self.arr_op, self.done_by_arrival = c["bytes"], c["op"], c["done"]
         order = np.argsort(c["done"], kind="stable")
         self.done = c["done"][order]
         op, nbytes = c["op"][order], c["bytes"][order]
         self.cum_bytes = {o: np.concatenate([[0], np.cumsum(np.where(op == o, nbytes, 0))]) for o in ("R", "W")}
         self.cum_count = {o: np.concatenate([[0], np.cumsum(op == o)]) for o in ("R", "W")}
-        self.arrival, self.svc_us, self.arr_bytes = c["arrival"], c["svc_us"], c["bytes"]
-        self.arr_op = c["op"]
 
-    def _span(self, t0: float, t1: float) -> tuple[int, int]:
-        return int(np.searchsorted(self.done, t0)), int(np.searchsorted(self.done, t1))
+    def span(self, t0: float, t_next: float) -> tuple[int, int]:
+        """The commands (arrival order) that arrived from t0 up to t_next."""
+        return int(np.searchsorted(self.arrival, t0)), int(np.searchsorted(self.arrival, t_next))
 
-    def bytes(self, t0: float, t1: float, ops: str = "RW") -> float:
-        i, j = self._span(t0, t1)
-        return float(sum(self.cum_bytes[o][j] - self.cum_bytes[o][i] for o in ops))
-
-    def count(self, t0: float, t1: float, ops: str = "RW") -> int:
-        i, j = self._span(t0, t1)
-        return int(sum(self.cum_count[o][j] - self.cum_count[o][i] for o in ops))
+    def completed(self, t0: float, t1: float, ops: str, bytes_: bool) -> float:
+        i, j = int(np.searchsorted(self.done, t0)), int(np.searchsorted(self.done, t1))
+        cum = self.cum_bytes if bytes_ else self.cum_count
+        return float(sum(cum[o][j] - cum[o][i] for o in ops))
 
 
 _RECORDS: dict[int, Record] = {}
@@ -214,12 +212,51 @@ def window_steps(run: Run, test: str, part: str, pid: str) -> list[dict]:
     return [s for s in run.of(test, part) if s["round"] in window]
 
 
-def rate_of(rec: Record, s: dict, ops: str = "RW", per: float | None = None) -> float:
-    """The drive's rate over the step's interval: bytes of ``ops`` completed / ``per`` (a block
-    size: IOPS), or commands completed where ``per`` is None (no command is split below 128 KiB)."""
+# A step's commands arrive between its release and its end (its last IO reaped), on ssdpts's
+# clock; they reach the drive up to a few ms later (seen: 3.7 ms after the release): a command
+# that arrives up to STEP_GRACE_S after the step's end, and before the next step's release, is
+# still the step's.
+STEP_GRACE_S = 0.05
+# The last completion of a step against its recorded end: fio's run time is in ms, and ssdpts's
+# clock and the drive's differ by a fraction of one (seen: a step's last 512-KiB command 0.3 ms
+# beyond the shifted end, which at 14 IOs of 1 MiB in a 1-s step is 3.6% of its IOs); a
+# neighbouring step's command completing in those 2 ms is one 4-KiB IO of thousands.
+END_EDGE_S = 0.002
+
+
+def _next_start(run: Run, s: dict) -> float:
+    """Until when a command arriving is the step's: the earlier of its end and the next step's
+    release (any test, any phase), plus STEP_GRACE_S (a step drains before the gate releases the
+    next)."""
+    starts = getattr(run, "_starts", None)
+    if starts is None:
+        starts = sorted(x["measurement"]["start_time"] for x in run.steps if x.get("measurement"))
+        run._starts = starts  # pylint: disable=protected-access
     t0, t1 = interval(s)
-    n = rec.bytes(t0, t1, ops) / per if per else rec.count(t0, t1, ops)
-    return n / (t1 - t0)
+    i = int(np.searchsorted(starts, t0, side="right"))
+    return min(starts[i] if i < len(starts) else t1, t1) + STEP_GRACE_S
+
+
+def rate_of(rec: Record, s: dict, run: Run, ops: str = "RW", per: float | None = None) -> float:
+    """The drive's rate over the step: its commands of ``ops`` completed within the step's
+    recorded duration, in bytes / ``per`` (a block size: IOs; 1e6: MB) or in commands where
+    ``per`` is None (no command is split below 128 KiB). The interval is placed where the step's
+    IO reached the drive (from its first command's arrival: ssdpts's clock releases the step a
+    few ms before fio's job issues, seen 1-6 ms) and its end is given END_EDGE_S more. The step
+    drains before the next starts, so only its timing at the edges differs from fio's count over
+    its run time."""
+    t0, t1 = interval(s)
+    i, j = rec.span(t0, _next_start(run, s))
+    if j <= i:
+        return 0.0
+    shift = float(rec.arrival[i]) - t0
+    n = rec.completed(t0 + shift, t1 + shift + END_EDGE_S, ops, per is not None)
+    return (n / per if per else n) / (t1 - t0)
+
+
+def ops_of(s: dict) -> str:
+    pct = s["workload"]["read_pct"]
+    return "R" if pct == 100 else "W" if pct == 0 else "RW"
 
 
 def mean(xs) -> float | None:
@@ -240,7 +277,7 @@ def iops_table(run: Run, drive: Drive) -> Verdict:
         for mix, val in row["values"].items():
             mine = [s for s in steps if s["workload"]["block_size_bytes"] == bs and s["label"].endswith(f" {mix}")]
             cells.append(Cell(f"IOPS {bs // 1024 if bs >= 1024 else bs / 1024:g}KiB {mix}", "iops",
-                              ("rows", i, "values", mix), val, mean(rate_of(rec, s, per=bs) for s in mine),
+                              ("rows", i, "values", mix), val, mean(rate_of(rec, s, run, ops_of(s), per=bs) for s in mine),
                               RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
     v.check("cells", len(cells) == sum(len(r["values"]) for r in table["rows"]) > 0, f"{len(cells)} cells")
     judge(v, run, cells)
@@ -260,7 +297,7 @@ def tp_table(run: Run, drive: Drive) -> Verdict:
         for key, ops, pct in (("read_mb_per_s", "R", 100), ("write_mb_per_s", "W", 0)):
             mine = [s for s in steps if s["workload"]["read_pct"] == pct]
             cells.append(Cell(f"TP {p['part']} {key.split('_')[0]}", pid, (key,), p["table"].get(key),
-                              mean(rate_of(rec, s, ops, per=1e6) for s in mine), RATE_CELL_REL, RATE_CELL_REL,
+                              mean(rate_of(rec, s, run, ops, per=1e6) for s in mine), RATE_CELL_REL, RATE_CELL_REL,
                               mine, "MB/s"))
     v.check("tables", len(pids) > 0, f"{len(pids)} TP parts")
     judge(v, run, cells)
@@ -280,7 +317,7 @@ def hir_table(run: Run, drive: Drive) -> Verdict:
     for i, seg in enumerate(segs):
         mine = [s for s in steps if s["key"] == seg["cell"]]
         cells.append(Cell(f"HIR {seg['cell'].upper()}", "hir-wait-states", ("segments", i, "iops"), seg.get("iops"),
-                          mean(rate_of(rec, s, "W", per=4096) for s in mine), RATE_CELL_REL, RATE_CELL_REL, mine,
+                          mean(rate_of(rec, s, run, "W", per=4096) for s in mine), RATE_CELL_REL, RATE_CELL_REL, mine,
                           "IOPS", f"{len(mine)} steps"))
     v.check("segments", len(cells) > 0, f"{len(cells)} segments")
     judge(v, run, cells)
@@ -295,16 +332,15 @@ def wsat_steady(run: Run, drive: Drive) -> Verdict:
     table = run.summary["parts"]["wsat"]["table"]
     steps = run.of("wsat")[-5:]
     judge(v, run, [Cell("WSAT steady IOPS", "wsat", ("final_window_iops",), table.get("final_window_iops"),
-                        mean(rate_of(rec, s, "W", per=4096) for s in steps), WSAT_STEADY_REL, WSAT_STEADY_REL,
+                        mean(rate_of(rec, s, run, "W", per=4096) for s in steps), WSAT_STEADY_REL, WSAT_STEADY_REL,
                         steps, "IOPS")])
     return v
 
 
-def _cycles(rec: Record, s: dict, sizes: set[int]) -> np.ndarray:
+def _cycles(rec: Record, s: dict, run: Run, sizes: set[int]) -> tuple[np.ndarray, np.ndarray]:
     """At QD 1: each of the step's commands (of the cell's sizes) from its arrival to the next
-    one's (us); the last command's cycle is unknown and left out."""
-    t0, t1 = interval(s)
-    i, j = np.searchsorted(rec.arrival, t0 - 0.001), np.searchsorted(rec.arrival, t1 + 0.001)
+    one's (us; the last command's cycle is unknown and left out), and their service times."""
+    i, j = rec.span(interval(s)[0], _next_start(run, s))
     sel = np.isin(rec.arr_bytes[i:j], list(sizes))
     arr = rec.arrival[i:j][sel]
     return np.diff(arr) * 1e6, rec.svc_us[i:j][sel]
@@ -323,7 +359,7 @@ def lat_table(run: Run, drive: Drive) -> Verdict:
         bs, mix = row["block_size_bytes"], row["mix"]
         mine = [s for s in steps if s["workload"]["block_size_bytes"] == bs and s["label"].endswith(f" {mix}")]
         name = f"LAT {bs / 1024:g}KiB {mix}"
-        cyc = [_cycles(rec, s, {bs}) for s in mine]
+        cyc = [_cycles(rec, s, run, {bs}) for s in mine]
         allc = np.concatenate([c for c, _ in cyc]) if cyc else np.array([])
         svc = np.concatenate([x for _, x in cyc]) if cyc else np.array([])
         means = [float(c.mean()) for c, _ in cyc if len(c)]
@@ -339,7 +375,7 @@ def lat_table(run: Run, drive: Drive) -> Verdict:
                                   f"the longest modeled service time {lo:.0f} us, the longest cycle {top:.0f} us",
                                   tight=False))
         cells.append(Cell(f"{name} IOPS", "lat", ("rows", i, "iops"), row.get("iops"),
-                          mean(rate_of(rec, s, per=bs) for s in mine), RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
+                          mean(rate_of(rec, s, run, ops_of(s), per=bs) for s in mine), RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
     judge(v, run, cells)
     return v
 
@@ -354,17 +390,16 @@ def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
     cells = []
     pid = f"{test}-precondition"
     pre = run.summary["parts"][pid]
-    steps = [s for s in window_steps(run, test, "precondition", pid) if s["key"] == pre.get("tracked_key", s["key"])]
-    tracked = [s for s in steps if s["key"] == "m1"] or [s for s in steps if s["index"] == 1]
+    tracked = [s for s in window_steps(run, test, "precondition", pid) if s["key"] == "m01"]  # minute 1 of each round
     for i, row in enumerate(pre["table"]["rows"]):
         cells.append(Cell(f"{test.upper()} preconditioning IOPS", pid, ("rows", i, "value"), row.get("value"),
-                          mean(rate_of(rec, s) for s in tracked), RATE_CELL_REL, RATE_CELL_REL, tracked, "IOPS"))
+                          mean(rate_of(rec, s, run, ops_of(s)) for s in tracked), RATE_CELL_REL, RATE_CELL_REL, tracked, "IOPS"))
     pid = f"{test}-demand-intensity"
     steps = window_steps(run, test, "demand-intensity", pid)
     for i, row in enumerate(run.summary["parts"][pid]["table"]["rows"]):
         key = f"tc{row['tc']}-qd{row['qd']}"
         mine = [s for s in steps if s["key"] == key]
-        rates = [rate_of(rec, s) for s in mine]
+        rates = [rate_of(rec, s, run, ops_of(s)) for s in mine]
         name = f"{test.upper()} TC{row['tc']}/QD{row['qd']}"
         cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), mean(rates),
                           RATE_CELL_REL, RATE_CELL_REL, mine, "IOPS"))
@@ -378,14 +413,14 @@ def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
         meas = [s for s in steps if s["key"] == point][-1:]
         prew = [s for s in steps if s["key"] == f"{point}-prewrite"][-1:]
         name = f"{test.upper()} {row['point']}"
-        r = mean(rate_of(rec, s) for s in meas)
+        r = mean(rate_of(rec, s, run, ops_of(s)) for s in meas)
         cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), r, RATE_CELL_REL,
                           RATE_CELL_REL, meas, "IOPS"))
         cells.append(Cell(f"{name} mean", pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
                           r and row["tc"] * row["qd"] / r * 1e6, DEMAND_LAT_BELOW, DEMAND_LAT_ABOVE, meas, "us",
                           "Little's law"))
         cells.append(Cell(f"{name} pre-write IOPS", pid, ("rows", i, "prewrite_iops"), row.get("prewrite_iops"),
-                          mean(rate_of(rec, s) for s in prew), RATE_CELL_REL, RATE_CELL_REL, prew, "IOPS"))
+                          mean(rate_of(rec, s, run, ops_of(s)) for s in prew), RATE_CELL_REL, RATE_CELL_REL, prew, "IOPS"))
     judge(v, run, cells)
     return v
 

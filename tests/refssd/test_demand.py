@@ -1,0 +1,43 @@
+"""CBW and DIRTH on the reference SSD (make test-full): the demand-intensity tests' tables (PTS
+2.0.2 sections 12 and 13, pts/demand.py) as summary.json holds them and the report renders them,
+cell by cell, against the simulator's own record of the same steps (tests/refssd/reported.py
+demand_tables): the preconditioning's steady level (minute 1 of each window round), every TC x QD
+cell of the sweep and every operating point with its pre-write (IOPS: commands completed over the
+step's interval, 1.5%), and their mean response times by Little's law on the simulator's rate (TC x
+QD IOs outstanding / its IOPS: -3% ... +1.5%). Each figure scaled by 1.03 and by 0.97 in a copy of
+the summary must fail. CPU and the tail percentiles are the host's, not the drive's: not judged.
+
+The drive is 64 MiB; the PTS minute is compressed to 1 s and the rounds are capped at 5, so a
+test's three parts (preconditioning, the 49-cell sweep after a 5-minute pre-write, the three
+points each after a 60-minute pre-write) take about 10 minutes. Set REFSSD_FIGURES=FILE to
+collect the figures."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from . import reported
+from .conftest import refssd_host, require_refssd, ssdpts_run
+from .proofs import Drive, Run
+from .test_wsat_purge import record
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+DRIVE = {"capacity": "64M", "pages_per_block": 32}
+
+
+@pytest.mark.parametrize("test", ["dirth", "cbw"])
+def test_demand_tables_are_the_simulators(test, tmp_path_factory):
+    require_refssd()
+    t = time.monotonic()
+    with refssd_host.ReferenceSSD(tmp_path_factory.mktemp("refssd"), io_log=True, interval_ms=10, **DRIVE) as ssd:
+        run = Run.read(ssdpts_run(ssd, tmp_path_factory.mktemp(f"{test}-runs"), test, "--step-seconds", "1",
+                                  "--max-rounds", "5", timeout=3600))
+        drive = Drive.of(ssd, max(s["measurement"]["end_time"] for s in run.of(test, phase=None)))
+    v = reported.demand_tables(run, drive, test)
+    mutated = reported.mutation_check(lambda r: reported.demand_tables(r, drive, test), run, v)
+    record(test, run_s=time.monotonic() - t, checks=v.checks, failures=[str(f) for f in v.failures],
+           mutations=mutated, **reported.summary_figures(v))
+    reported.assert_proved(v, mutated)
