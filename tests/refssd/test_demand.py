@@ -3,7 +3,7 @@
 cell by cell, against the simulator's own record of the same steps (tests/refssd/reported.py
 demand_tables): the preconditioning's steady level (minute 1 of each window round), every TC x QD
 cell of the sweep and every operating point with its pre-write (IOPS: commands completed over the
-step's interval, 1.5%), and their mean response times by Little's law on the simulator's rate (TC x
+step's interval: -(0.5% + 1 ms of each step) ... +1.5%), and their mean response times by Little's law on the simulator's rate (TC x
 QD IOs outstanding / its IOPS: -3% ... +1.5%). Each figure scaled by 1.03 and by 0.97 in a copy of
 the summary must fail. CPU and the tail percentiles are the host's, not the drive's: not judged.
 
