@@ -141,6 +141,8 @@ class Cell:
     # a 3% error of the figure must fail the check (False: a bound the figure can lie far inside,
     # such as a tail's; mutation_check records what it catches)
     tight: bool = True
+    # the cell's data-ref in the HTML report (docs/report.md "Numbers"), where the report has one
+    ref: str | None = None
 
 
 def judge(v: Verdict, run: Run, cells: list[Cell]) -> None:
@@ -151,7 +153,8 @@ def judge(v: Verdict, run: Run, cells: list[Cell]) -> None:
         m = marks.setdefault(c.pid, marked_steps(run, c.pid))
         hit = [step_id(s) for s in c.steps if step_id(s) in m]
         row = {"check": c.check, "part": c.pid, "path": list(c.path), "reported": c.reported, "simulator": c.truth,
-               "tolerance": [-c.below, c.above], "unit": c.unit, "steps": len(c.steps), "tight": c.tight}
+               "tolerance": [-c.below, c.above], "unit": c.unit, "steps": len(c.steps), "tight": c.tight,
+               "ref": c.ref}
         if hit:
             why = f"{len(hit)} of its {len(c.steps)} steps are marked ({hit[0]}: {m[hit[0]]})"
             v.undecided(c.check, why)
@@ -296,7 +299,8 @@ def iops_table(run: Run, drive: Drive) -> Verdict:
             mine = [s for s in steps if s["workload"]["block_size_bytes"] == bs and s["label"].endswith(f" {mix}")]
             cells.append(Cell(f"IOPS {bs // 1024 if bs >= 1024 else bs / 1024:g}KiB {mix}", "iops",
                               ("rows", i, "values", mix), val, mean(rate_of(rec, s, run, ops_of(s), per=bs) for s in mine),
-                              rate_below(mine), RATE_CELL_ABOVE, mine, "IOPS"))
+                              rate_below(mine), RATE_CELL_ABOVE, mine, "IOPS",
+                              ref=f"iops:{mine[0]['key']}:iops" if mine else None))
     v.check("cells", len(cells) == sum(len(r["values"]) for r in table["rows"]) > 0, f"{len(cells)} cells")
     judge(v, run, cells)
     return v
@@ -315,7 +319,8 @@ def tp_table(run: Run, drive: Drive) -> Verdict:
         for key, ops, pct in (("read_mb_per_s", "R", 100), ("write_mb_per_s", "W", 0)):
             mine = [s for s in steps if s["workload"]["read_pct"] == pct]
             cells.append(Cell(f"TP {p['part']} {key.split('_')[0]}", pid, (key,), p["table"].get(key),
-                              mean(rate_of(rec, s, run, ops, per=1e6) for s in mine), rate_below(mine), RATE_CELL_ABOVE, mine, "MB/s"))
+                              mean(rate_of(rec, s, run, ops, per=1e6) for s in mine), rate_below(mine), RATE_CELL_ABOVE,
+                              mine, "MB/s", ref=f"{pid}:{mine[0]['key']}:{key}" if mine else None))
     v.check("tables", len(pids) > 0, f"{len(pids)} TP parts")
     judge(v, run, cells)
     return v
@@ -350,7 +355,7 @@ def wsat_steady(run: Run, drive: Drive) -> Verdict:
     steps = run.of("wsat")[-5:]
     judge(v, run, [Cell("WSAT steady IOPS", "wsat", ("final_window_iops",), table.get("final_window_iops"),
                         mean(rate_of(rec, s, run, "W", per=4096) for s in steps), WSAT_STEADY_REL, WSAT_STEADY_REL,
-                        steps, "IOPS")])
+                        steps, "IOPS", ref="wsat:final_iops")])
     return v
 
 
@@ -381,7 +386,8 @@ def lat_table(run: Run, drive: Drive) -> Verdict:
         svc = np.concatenate([x for _, x in cyc]) if cyc else np.array([])
         means = [float(c.mean()) for c, _ in cyc if len(c)]
         cells.append(Cell(f"{name} mean", "lat", ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
-                          mean(means), LAT_MEAN_BELOW, LAT_MEAN_ABOVE, mine, "us", "the drive's mean cycle"))
+                          mean(means), LAT_MEAN_BELOW, LAT_MEAN_ABOVE, mine, "us", "the drive's mean cycle",
+                          ref=f"lat:{mine[0]['key']}:lat_mean_us" if mine else None))
         if len(allc):
             top = float(allc.max())
             for key, label in (("lat_p99999_us", "p99.999"), ("lat_max_us", "max")):
@@ -390,7 +396,7 @@ def lat_table(run: Run, drive: Drive) -> Verdict:
                 cells.append(Cell(f"{name} {label}", "lat", ("rows", i, key), row.get(key), top,
                                   1 - lo / top, LAT_BIN, mine, "us",
                                   f"the longest modeled service time {lo:.0f} us, the longest cycle {top:.0f} us",
-                                  tight=False))
+                                  tight=False, ref=f"lat:{mine[0]['key']}:p99.999_us" if key == "lat_p99999_us" else None))
         cells.append(Cell(f"{name} IOPS", "lat", ("rows", i, "iops"), row.get("iops"),
                           mean(rate_of(rec, s, run, ops_of(s), per=bs) for s in mine), rate_below(mine), RATE_CELL_ABOVE, mine, "IOPS"))
     judge(v, run, cells)
@@ -439,6 +445,34 @@ def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
                           mean(rate_of(rec, s, run, ops_of(s)) for s in prew), rate_below(prew), RATE_CELL_ABOVE, prew, "IOPS"))
     judge(v, run, cells)
     return v
+
+
+def report_agrees(v: Verdict, run: Run) -> dict:
+    """The report ssdpts wrote with the run (report.html) shows each judged figure as summary.json
+    holds it: every figure with a data-ref found there has that value (to 1e-6). Returns
+    {"shown": n, "not in the report": [refs]}."""
+    from ..report_numbers import html_numbers  # pylint: disable=import-outside-toplevel
+
+    pages = sorted(run.path.glob("report*.html"))
+    v.check("report written", bool(pages), f"no report*.html in {run.path}")
+    if not pages:
+        return {"shown": 0, "not in the report": []}
+    shown: dict[str, list[float]] = {}
+    for _table, val, ref, _cls in html_numbers(pages[0].read_text()):
+        shown.setdefault(ref, []).append(val)
+    out = {"shown": 0, "not in the report": []}
+    for m in v.margins:
+        ref = m.get("ref")
+        if not ref or m.get("reported") is None:
+            continue
+        if ref not in shown:
+            out["not in the report"].append(ref)
+            continue
+        out["shown"] += 1
+        vals = shown[ref]
+        v.check(f"report shows {m['check']}", all(abs(x / m["reported"] - 1) <= 1e-6 for x in vals),
+                f"the report shows {vals} at {ref}, summary.json {m['reported']}")
+    return out
 
 
 def assert_proved(v: Verdict, mutated: dict | None = None) -> None:

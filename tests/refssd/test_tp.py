@@ -33,6 +33,8 @@ def test_tp_tables_are_the_simulators_throughput(tmp_path_factory):
         drive = Drive.of(ssd, max(s["measurement"]["end_time"] for s in run.of("tp")))
     v = reported.tp_table(run, drive)
     mutated = reported.mutation_check(lambda r: reported.tp_table(r, drive), run, v)
+    shown = reported.report_agrees(v, run)
     record("tp", run_s=time.monotonic() - t, checks=v.checks, failures=[str(f) for f in v.failures],
-           mutations=mutated, **reported.summary_figures(v))
+           mutations=mutated, report=shown, **reported.summary_figures(v))
+    assert shown["shown"] == 4, shown  # read and write of both block sizes
     reported.assert_proved(v, mutated)

@@ -72,7 +72,9 @@ def test_wsat_steady_iops_as_reported_is_the_simulators(wsat):
     run, drive = wsat
     v = reported.wsat_steady(run, drive)
     mutated = reported.mutation_check(lambda r: reported.wsat_steady(r, drive), run, v)
-    record("wsat-steady", mutations=mutated, **reported.summary_figures(v))
+    shown = reported.report_agrees(v, run)
+    record("wsat-steady", mutations=mutated, report=shown, **reported.summary_figures(v))
+    assert shown["shown"] == 1, shown
     reported.assert_proved(v, mutated)
 
 
