@@ -64,12 +64,19 @@ LAT_MEAN_ABOVE = 0.01
 # falls in a response time or in fio's own time between two (then in a cycle only): the tail is
 # not tied more closely than that, and a 3% error of it need not be caught (the margins say).
 LAT_BIN = 1 / 64
-# A demand-intensity cell's mean response time at TC x QD IOs outstanding: Little's law on the
-# simulator's rate, TC x QD / IOPS, is the mean time an IO is outstanding when fio keeps every
-# thread's queue full; fio's own time between reaping and issuing again keeps a few us of each IO
-# out of its response times: at TC1/QD1 (a cycle of ~1 ms of a 4-8 KiB write) up to LAT_MEAN_BELOW.
-DEMAND_LAT_BELOW = 0.03
-DEMAND_LAT_ABOVE = 0.015
+# A demand-intensity cell's mean response time at TC x QD IOs outstanding: by Little's law on the
+# simulator's rate, TC x QD / IOPS is the mean time an IO is outstanding when fio keeps every
+# thread's queue full, and an upper bound whatever it does (no more than TC x QD are ever
+# outstanding): above, only the steps' edges (the rates agree within 0.6%: 1%). Below, fio's own
+# time between reaping an IO and issuing the next keeps part of each IO's time out of its response
+# times: a few us of each at a few threads (seen -0.04 ... -1.6% at TC <= 8 on 2 CPUs at load
+# 60-200: 2%); with more threads than DEMAND_THREADS_PER_CPU x the host's CPUs they queue for a
+# core in between (seen -2.3 ... -3.0% at TC 32): a bound then, not tied closely enough to catch
+# every 3% error (recorded as loose).
+DEMAND_LAT_BELOW = 0.02
+DEMAND_LAT_BELOW_CROWDED = 0.05
+DEMAND_LAT_ABOVE = 0.01
+DEMAND_THREADS_PER_CPU = 4
 
 
 def step_id(s: dict) -> str:
@@ -403,11 +410,31 @@ def lat_table(run: Run, drive: Drive) -> Verdict:
     return v
 
 
+def max_outstanding(rec: Record, steps: list[dict], run: Run) -> int:
+    """The most commands the drive held at once during the steps (its own record: arrival to
+    completion of each of the steps' commands)."""
+    most = 0
+    for s in steps:
+        t0, t1 = interval(s)
+        i, j = rec.span(t0, min(t1, _next_start(run, s) - STEP_GRACE_S))
+        if j <= i:
+            continue
+        arr, done = rec.arrival[i:j], np.sort(rec.done_by_arrival[i:j])
+        # commands arrived by each arrival less those completed before it
+        held = np.arange(1, j - i + 1) - np.searchsorted(done, arr, side="right")
+        most = max(most, int(held.max()))
+    return most
+
+
 def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
     """CBW or DIRTH (PTS 2.0.2 sections 12-13, pts/demand.py): the preconditioning level, every
-    TC x QD cell of the sweep (IOPS; mean response time by Little's law on the simulator's rate),
-    the operating points (IOPS, mean response time) and their pre-writes, against the
-    simulator's commands over the same steps. CPU and the tail percentiles are the host's."""
+    TC x QD cell of the sweep (IOPS; mean response time by Little's law on the simulator's rate;
+    the drive never holding more than TC x QD commands), the operating points (IOPS, mean
+    response time) and their pre-writes, against the simulator's commands over the same steps.
+    CPU and the tail percentiles are the host's."""
+    import os  # pylint: disable=import-outside-toplevel
+
+    crowded = DEMAND_THREADS_PER_CPU * (os.cpu_count() or 1)
     v = Verdict(f"{test} tables")
     rec = record_of(drive)
     cells = []
@@ -416,19 +443,35 @@ def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
     tracked = [s for s in window_steps(run, test, "precondition", pid) if s["key"] == "m01"]  # minute 1 of each round
     for i, row in enumerate(pre["table"]["rows"]):
         cells.append(Cell(f"{test.upper()} preconditioning IOPS", pid, ("rows", i, "value"), row.get("value"),
-                          mean(rate_of(rec, s, run, ops_of(s)) for s in tracked), rate_below(tracked), RATE_CELL_ABOVE, tracked, "IOPS"))
+                          mean(rate_of(rec, s, run, ops_of(s)) for s in tracked), rate_below(tracked), RATE_CELL_ABOVE,
+                          tracked, "IOPS"))
+
+    def latency(name, pid, path, reported, tc, qd, steps):
+        # the table's figure is the mean of its steps' means: Little's law step by step
+        rates = [rate_of(rec, s, run, ops_of(s)) for s in steps]
+        truth = mean(tc * qd / r * 1e6 for r in rates if r) if all(rates) else None
+        below = DEMAND_LAT_BELOW if tc <= crowded else DEMAND_LAT_BELOW_CROWDED
+        cells.append(Cell(f"{name} mean", pid, path, reported, truth, below, DEMAND_LAT_ABOVE,
+                          steps, "us", f"Little's law: TC x QD = {tc * qd} / the simulator's IOPS",
+                          tight=tc <= crowded))
+
     pid = f"{test}-demand-intensity"
     steps = window_steps(run, test, "demand-intensity", pid)
+    over = []
     for i, row in enumerate(run.summary["parts"][pid]["table"]["rows"]):
         key = f"tc{row['tc']}-qd{row['qd']}"
         mine = [s for s in steps if s["key"] == key]
-        rates = [rate_of(rec, s, run, ops_of(s)) for s in mine]
         name = f"{test.upper()} TC{row['tc']}/QD{row['qd']}"
-        cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), mean(rates),
-                          rate_below(mine), RATE_CELL_ABOVE, mine, "IOPS"))
-        cells.append(Cell(f"{name} mean", pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
-                          mean(row["tc"] * row["qd"] / r * 1e6 for r in rates if r), DEMAND_LAT_BELOW,
-                          DEMAND_LAT_ABOVE, mine, "us", "Little's law: TC x QD / the simulator's IOPS"))
+        r = mean(rate_of(rec, s, run, ops_of(s)) for s in mine)
+        cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), r, rate_below(mine),
+                          RATE_CELL_ABOVE, mine, "IOPS"))
+        latency(name, pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"), row["tc"], row["qd"], mine)
+        most = max_outstanding(rec, mine, run)
+        if most > row["tc"] * row["qd"]:
+            over.append(f"TC{row['tc']}/QD{row['qd']}: {most}")
+    v.check(f"{test.upper()} demand intensity at the drive", not over,
+            "the drive held more commands at once than TC x QD (one command per IO below 128 KiB): " + ", ".join(over))
+    v.figures["over_demand"] = over
     pid = f"{test}-operating-points"
     steps = run.of(test, "operating-points")
     for i, row in enumerate(run.summary["parts"][pid]["table"]["rows"]):
@@ -437,48 +480,11 @@ def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
         prew = [s for s in steps if s["key"] == f"{point}-prewrite"][-1:]
         name = f"{test.upper()} {row['point']}"
         r = mean(rate_of(rec, s, run, ops_of(s)) for s in meas)
-        cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), r, rate_below(meas), RATE_CELL_ABOVE, meas, "IOPS"))
-        cells.append(Cell(f"{name} mean", pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
-                          r and row["tc"] * row["qd"] / r * 1e6, DEMAND_LAT_BELOW, DEMAND_LAT_ABOVE, meas, "us",
-                          "Little's law"))
+        cells.append(Cell(f"{name} IOPS", pid, ("rows", i, "iops"), row.get("iops"), r, rate_below(meas),
+                          RATE_CELL_ABOVE, meas, "IOPS"))
+        latency(name, pid, ("rows", i, "lat_mean_us"), row.get("lat_mean_us"), row["tc"], row["qd"], meas)
         cells.append(Cell(f"{name} pre-write IOPS", pid, ("rows", i, "prewrite_iops"), row.get("prewrite_iops"),
-                          mean(rate_of(rec, s, run, ops_of(s)) for s in prew), rate_below(prew), RATE_CELL_ABOVE, prew, "IOPS"))
+                          mean(rate_of(rec, s, run, ops_of(s)) for s in prew), rate_below(prew), RATE_CELL_ABOVE, prew,
+                          "IOPS"))
     judge(v, run, cells)
     return v
-
-
-def report_agrees(v: Verdict, run: Run) -> dict:
-    """The report ssdpts wrote with the run (report.html) shows each judged figure as summary.json
-    holds it: every figure with a data-ref found there has that value (to 1e-6). Returns
-    {"shown": n, "not in the report": [refs]}."""
-    from ..report_numbers import html_numbers  # pylint: disable=import-outside-toplevel
-
-    pages = sorted(run.path.glob("report*.html"))
-    v.check("report written", bool(pages), f"no report*.html in {run.path}")
-    if not pages:
-        return {"shown": 0, "not in the report": []}
-    shown: dict[str, list[float]] = {}
-    for _table, val, ref, _cls in html_numbers(pages[0].read_text()):
-        shown.setdefault(ref, []).append(val)
-    out = {"shown": 0, "not in the report": []}
-    for m in v.margins:
-        ref = m.get("ref")
-        if not ref or m.get("reported") is None:
-            continue
-        if ref not in shown:
-            out["not in the report"].append(ref)
-            continue
-        out["shown"] += 1
-        vals = shown[ref]
-        v.check(f"report shows {m['check']}", all(abs(x / m["reported"] - 1) <= 1e-6 for x in vals),
-                f"the report shows {vals} at {ref}, summary.json {m['reported']}")
-    return out
-
-
-def assert_proved(v: Verdict, mutated: dict | None = None) -> None:
-    """A test's assertion on a proof: no check failed (an inconclusive check is recorded, never
-    counted as passed: the verdict says which figures were not judged and why), and every tight
-    figure it judged fails when scaled by 1.03 and by 0.97."""
-    assert v.outcome in ("passed", "inconclusive"), v
-    if mutated is not None:
-        assert not mutated["missed"], f"{v.proof}: 3% errors not caught: {mutated['missed'][:6]}"
