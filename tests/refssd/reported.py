@@ -488,3 +488,47 @@ def demand_tables(run: Run, drive: Drive, test: str) -> Verdict:
                           "IOPS"))
     judge(v, run, cells)
     return v
+
+
+def report_agrees(v: Verdict, run: Run) -> dict:
+    """The report ssdpts wrote with the run (report.html) shows each judged figure as summary.json
+    holds it: every figure with a data-ref found there has that value (to 1e-6). Returns
+    {"shown": n, "not in the report": [refs]}."""
+    from ..report_numbers import html_numbers  # pylint: disable=import-outside-toplevel
+
+    pages = sorted(run.path.glob("report*.html"))
+    v.check("report written", bool(pages), f"no report*.html in {run.path}")
+    if not pages:
+        return {"shown": 0, "not in the report": []}
+    shown: dict[str, list[float]] = {}
+    for _table, val, ref, _cls in html_numbers(pages[0].read_text()):
+        shown.setdefault(ref, []).append(val)
+    out = {"shown": 0, "not in the report": []}
+    for m in v.margins:
+        ref = m.get("ref")
+        if not ref or m.get("reported") is None:
+            continue
+        if ref not in shown:
+            out["not in the report"].append(ref)
+            continue
+        out["shown"] += 1
+        vals = shown[ref]
+        v.check(f"report shows {m['check']}", all(abs(x / m["reported"] - 1) <= 1e-6 for x in vals),
+                f"the report shows {vals} at {ref}, summary.json {m['reported']}")
+    return out
+
+
+def assert_proved(v: Verdict, mutated: dict | None = None) -> None:
+    """A test's assertion on a proof: no check failed (an inconclusive check is recorded, never
+    counted as passed: the verdict says which figures were not judged and why), and every tight
+    figure it judged fails when scaled by 1.03 and by 0.97. Prints the figure nearest its limit."""
+    w = worst(v)
+    print(f"{v.proof}: {v.outcome}; {sum(1 for m in v.margins if 'margin' in m)} figures judged, "
+          f"{len(v.inconclusive)} inconclusive"
+          + (f"; nearest its limit: {w['check']} {w['difference']:+.2%} (tolerance {w['tolerance'][0]:+.1%} ... "
+             f"{w['tolerance'][1]:+.1%}, margin {w['margin']:.2%})" if w else "")
+          + (f"; 3% mutations caught {mutated['caught']} of {mutated['judged']}, loose bounds left "
+             f"{len(mutated['loose_missed'])}" if mutated else ""))
+    assert v.outcome in ("passed", "inconclusive"), v
+    if mutated is not None:
+        assert not mutated["missed"], f"{v.proof}: 3% errors not caught: {mutated['missed'][:6]}"
