@@ -68,8 +68,8 @@ LAT_BIN = 1 / 64
 # simulator's rate, TC x QD / IOPS is the mean time an IO is outstanding when fio keeps every
 # thread's queue full, and an upper bound whatever it does (no more than TC x QD are ever
 # outstanding): above, only the steps' edges (the rates agree within 0.6%: 1%); a 3% error upward
-# is caught where fio's own share (below) is under 2%, and recorded. Below, fio's own time between reaping an IO and issuing the next keeps part of
-# each IO's time out of its response times, and that is the host's: a few us of each at a few
+# is caught where fio's own share (below) is under 2%, and recorded. Below, fio's own time between
+# reaping an IO and issuing the next keeps part of each IO's time out of its response times, and that is the host's: a few us of each at a few
 # threads on a quiet host (DIRTH, load 60-200: -0.04 ... -1.6% at TC <= 8, -2.3 ... -3.0% at TC
 # 32), more with more threads than cores and a loaded host (CBW, load 100-200: -2 ... -6% at TC
 # 4-8). A lower bound of 10% is stated. Both bounds stand; the 3% mutations of these figures are
@@ -92,37 +92,25 @@ def marked_steps(run: Run, pid: str) -> dict[str, str]:
 
 
 class Record:
-    """The drive's commands (from its io log) in arrival order and by completion, with running
-    sums of bytes and counts per op by completion, so that any interval is summed in O(log n)."""
+    """The drive's commands (from its io log) in arrival order: arrival, completion, op, bytes and
+    modeled service time."""
 
     def __init__(self, drive: Drive):
         c = drive.commands()  # in arrival order
         self.arrival, self.svc_us = c["arrival"], c["svc_us"]
         self.arr_bytes, self.arr_op, self.done_by_arrival = c["bytes"], c["op"], c["done"]
-        order = np.argsort(c["done"], kind="stable")
-        self.done = c["done"][order]
-        op, nbytes = c["op"][order], c["bytes"][order]
-        self.cum_bytes = {o: np.concatenate([[0], np.cumsum(np.where(op == o, nbytes, 0))]) for o in ("R", "W")}
-        self.cum_count = {o: np.concatenate([[0], np.cumsum(op == o)]) for o in ("R", "W")}
 
     def span(self, t0: float, t_next: float) -> tuple[int, int]:
         """The commands (arrival order) that arrived from t0 up to t_next."""
         return int(np.searchsorted(self.arrival, t0)), int(np.searchsorted(self.arrival, t_next))
 
-    def completed(self, t0: float, t1: float, ops: str, bytes_: bool) -> float:
-        i, j = int(np.searchsorted(self.done, t0)), int(np.searchsorted(self.done, t1))
-        cum = self.cum_bytes if bytes_ else self.cum_count
-        return float(sum(cum[o][j] - cum[o][i] for o in ops))
-
-
-_RECORDS: dict[int, Record] = {}
-
 
 def record_of(drive: Drive) -> Record:
-    key = id(drive)
-    if key not in _RECORDS:
-        _RECORDS[key] = Record(drive)
-    return _RECORDS[key]
+    """The drive's Record, built once per Drive."""
+    rec = getattr(drive, "_record", None)
+    if rec is None:
+        rec = drive._record = Record(drive)  # pylint: disable=protected-access
+    return rec
 
 
 def interval(s: dict) -> tuple[float, float]:
