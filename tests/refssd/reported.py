@@ -60,9 +60,12 @@ LAT_MEAN_BELOW = 0.015
 LAT_MEAN_ABOVE = 0.01
 # The tail (99.999th percentile of the pooled histogram, the maximum) of a LAT cell: bounded below
 # by the longest service time the drive modeled for the cell's commands (a response time holds
-# it), above by the longest cycle plus one histogram bin (1/64 of a power of two). A host stall
-# falls in a response time or in fio's own time between two (then in a cycle only): the tail is
-# not tied more closely than that, and a 3% error of it need not be caught (the margins say).
+# it), above by the longest any response could have lasted (from the completion of the command
+# before it to the arrival of the one after it: at QD 1 fio issued it after reaping the one before
+# and reaped it before issuing the next) plus one histogram bin (1/64 of a power of two). A host
+# stall falls in a response time or in fio's own time between two: the tail is not tied more
+# closely than that, and a 3% error of it need not be caught (the margins say). The first command
+# of a step was issued after the step's release, the last reaped by its end.
 LAT_BIN = 1 / 64
 # A demand-intensity cell's mean response time at TC x QD IOs outstanding: by Little's law on the
 # simulator's rate, TC x QD / IOPS is the mean time an IO is outstanding when fio keeps every
@@ -355,13 +358,21 @@ def wsat_steady(run: Run, drive: Drive) -> Verdict:
     return v
 
 
-def _cycles(rec: Record, s: dict, run: Run, sizes: set[int]) -> tuple[np.ndarray, np.ndarray]:
-    """At QD 1: each of the step's commands (of the cell's sizes) from its arrival to the next
-    one's (us; the last command's cycle is unknown and left out), and their service times."""
-    i, j = rec.span(interval(s)[0], _next_start(run, s))
+def _cycles(rec: Record, s: dict, run: Run, sizes: set[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """At QD 1, the step's commands (of the cell's sizes): each one's cycle, from its arrival to
+    the next one's (us; the last command's is unknown and left out); their service times; and
+    each one's longest possible response time: fio issued it after the one before completed (the
+    step's release for the first) and reaped it before the next arrived (the step's end for the
+    last), so it lasted at most from the one before's completion to the next one's arrival."""
+    t0, t1 = interval(s)
+    i, j = rec.span(t0, _next_start(run, s))
     sel = np.isin(rec.arr_bytes[i:j], list(sizes))
-    arr = rec.arrival[i:j][sel]
-    return np.diff(arr) * 1e6, rec.svc_us[i:j][sel]
+    arr, done = rec.arrival[i:j][sel], rec.done_by_arrival[i:j][sel]
+    if not len(arr):
+        return np.array([]), np.array([]), np.array([])
+    before = np.concatenate([[t0], done[:-1]])  # (one clock: the host's)
+    after = np.concatenate([arr[1:], [t1 + END_EDGE_S]])
+    return np.diff(arr) * 1e6, rec.svc_us[i:j][sel], (after - before) * 1e6
 
 
 def lat_table(run: Run, drive: Drive) -> Verdict:
@@ -378,20 +389,21 @@ def lat_table(run: Run, drive: Drive) -> Verdict:
         mine = [s for s in steps if s["workload"]["block_size_bytes"] == bs and s["label"].endswith(f" {mix}")]
         name = f"LAT {bs / 1024:g}KiB {mix}"
         cyc = [_cycles(rec, s, run, {bs}) for s in mine]
-        allc = np.concatenate([c for c, _ in cyc]) if cyc else np.array([])
-        svc = np.concatenate([x for _, x in cyc]) if cyc else np.array([])
-        means = [float(c.mean()) for c, _ in cyc if len(c)]
+        svc = np.concatenate([x for _, x, _ in cyc]) if cyc else np.array([])
+        longest = np.concatenate([w for _, _, w in cyc]) if cyc else np.array([])
+        means = [float(c.mean()) for c, _, _ in cyc if len(c)]
         cells.append(Cell(f"{name} mean", "lat", ("rows", i, "lat_mean_us"), row.get("lat_mean_us"),
                           mean(means), LAT_MEAN_BELOW, LAT_MEAN_ABOVE, mine, "us", "the drive's mean cycle",
                           ref=f"lat:{mine[0]['key']}:lat_mean_us" if mine else None))
-        if len(allc):
-            top = float(allc.max())
+        if len(longest):
+            top = float(longest.max())
             for key, label in (("lat_p99999_us", "p99.999"), ("lat_max_us", "max")):
                 lo = float(svc.max())
-                # bounds as a band around the longest cycle: [longest service time, longest cycle + a bin]
+                # [the longest service time, the longest a response could have lasted + a bin]
                 cells.append(Cell(f"{name} {label}", "lat", ("rows", i, key), row.get(key), top,
                                   1 - lo / top, LAT_BIN, mine, "us",
-                                  f"the longest modeled service time {lo:.0f} us, the longest cycle {top:.0f} us",
+                                  f"the longest modeled service time {lo:.0f} us, the longest a response could "
+                                  f"have lasted {top:.0f} us",
                                   tight=False, ref=f"lat:{mine[0]['key']}:p99.999_us" if key == "lat_p99999_us" else None))
         cells.append(Cell(f"{name} IOPS", "lat", ("rows", i, "iops"), row.get("iops"),
                           mean(rate_of(rec, s, run, ops_of(s), per=bs) for s in mine), rate_below(mine), RATE_CELL_ABOVE, mine, "IOPS"))
