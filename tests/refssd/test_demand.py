@@ -2,8 +2,8 @@
 2.0.2 sections 12 and 13, pts/demand.py) as summary.json holds them and the report renders them,
 cell by cell, against the simulator's own record of the same steps (tests/refssd/reported.py
 demand_tables): the preconditioning's steady level (minute 1 of each window round), every TC x QD
-cell of the sweep and every operating point with its pre-write (IOPS: commands completed over the
-step's interval: -(0.5% + 1 ms of each step) ... +1.5%), and their mean response times by Little's
+cell of the sweep and every operating point with its pre-write (IOPS: the step's commands over their
+span on the drive: -(0.5% + 1.5 ms of each step) ... +1%), and their mean response times by Little's
 law on the simulator's rate (TC x QD IOs outstanding / its IOPS: an upper bound, +1%; below, fio's
 own time between IOs, the host's: -10%; their 3% mutations recorded, not required); and the drive
 never held more commands at once than the

@@ -9,7 +9,7 @@ baseline (the median of each wait state within 2%), and ssdpts's bursts rank the
 the simulator's idle GC does. It is shown to fail when ssdpts's IOPS are 3% low, and when its
 idles are 20% short (a run whose PTS minute is 0.8 s where the proof asks for 1 s). The segment
 means summary.json reports (each wait state's bursts, each baseline's samples) are held to the
-simulator's IOPS over the same steps (tests/refssd/reported.py hir_table: -(0.5% + 1 ms of each step) ... +1.5%), each scaled by
+simulator's IOPS over the same steps (tests/refssd/reported.py hir_table: -(0.5% + 1.5 ms of each step) ... +1%), each scaled by
 1.03 and by 0.97 in a copy of the summary failing.
 
 The drive is 64 MiB so that preconditioning reaches steady state in a few 30-step rounds; idle GC

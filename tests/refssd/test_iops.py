@@ -11,7 +11,7 @@ that it came); at that load 25 rounds took over an hour, so the run stops at 12 
 steady state came at round 6). It is shown to fail when ssdpts's IOPS are 3% low and when its window is moved by
 one round either way. The table itself (every cell of summary.json's IOPS table, as the report
 renders it) is held to the simulator's IOPS for that cell over the same window steps
-(tests/refssd/reported.py iops_table: -(0.5% + 1 ms of each step) ... +1.5%), each cell scaled by 1.03 and by 0.97
+(tests/refssd/reported.py iops_table: -(0.5% + 1.5 ms of each step) ... +1%), each cell scaled by 1.03 and by 0.97
 in a copy of the summary failing.
 
 The drive is 512 MiB (so that one round of the 56 steps writes a small part of it) and the run

@@ -19,9 +19,10 @@ the drive's own record of the same window steps (tests/refssd/reported.py lat_ta
 time from one command's arrival at the drive to the next one's is that command's response time
 plus fio's own time between the two, so the mean response time is the mean of those cycles within
 1.5% below and 1% above, each mean scaled by 1.03 and by 0.97 failing; the 99.999th percentile and
-the maximum lie between the longest modeled service time and the longest cycle (a host stall can
-fall in fio's own time, in a cycle and not in a response time): bounded both ways, not tied
-closely enough to catch every 3% error (the recorded mutations say which were caught).
+the maximum lie between the longest modeled service time and the longest any response could have
+lasted (from the completion of the command before it to the arrival of the one after it: a host
+stall can fall in fio's own time between two responses): bounded both ways, not tied closely
+enough to catch every 3% error (the recorded mutations say which were caught).
 
 The proof is shown to fail on the known error: the Latency test run at QD 2 (a fio on the PATH
 that turns the job file's iodepth=1 into 2, so that ssdpts believes it ran QD 1).

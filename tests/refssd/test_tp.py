@@ -2,7 +2,7 @@
 block size, SEQ read and SEQ write MB/s, each the mean over the steady-state window) as
 summary.json holds them and the report renders them, cell by cell, against the simulator's own
 bytes read and written over the same window steps (tests/refssd/reported.py tp_table: -(0.5% +
-1 ms of each step) ... +1.5%). Each cell scaled by 1.03 and by 0.97 in a copy of the summary must fail.
+1.5 ms of each step) ... +1%). Each cell scaled by 1.03 and by 0.97 in a copy of the summary must fail.
 
 The drive is 64 MiB (8 dies, ~30 MB/s of writes): TC 1 x QD 32 of 1 MiB keeps 32 MiB in flight, a
 second of the drive's writing, so the PTS minute is compressed to 3 s; 6 rounds at most (SEQ
