@@ -17,6 +17,17 @@ pub struct Workload {
     pub seed: u64,
 }
 
+/// The xorshift generator's state for a seed: every seed its own run. (`seed | 1` made seeds 2k and
+/// 2k + 1 one run, and xorshift's state must not be zero.) SplitMix64's finaliser spreads the seed
+/// over all 64 bits; the one seed it maps to zero gets another fixed nonzero state.
+fn xorshift_state(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    if z == 0 { 0x9E37_79B9_7F4A_7C15 } else { z }
+}
+
 pub fn run(cfg: Config, w: &Workload, interval_ns: u64, out: &mut dyn Write) -> Result<(), String> {
     let mut m = Model::new(cfg, interval_ns)?;
     let cap = m.cfg.capacity_bytes;
@@ -24,7 +35,7 @@ pub fn run(cfg: Config, w: &Workload, interval_ns: u64, out: &mut dyn Write) -> 
     if blocks == 0 {
         return Err("block size larger than the capacity".into());
     }
-    let mut s = w.seed | 1;
+    let mut s = xorshift_state(w.seed);
     let mut rnd = move || {
         s ^= s << 13;
         s ^= s >> 7;
@@ -66,4 +77,35 @@ pub fn run(cfg: Config, w: &Workload, interval_ns: u64, out: &mut dyn Write) -> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn predict(seed: u64) -> String {
+        let cfg = Config { capacity_bytes: 8 << 20, op: 0.25, channels: 1, dies_per_channel: 2, ..Config::default() };
+        let w = Workload { pattern: "randwrite".into(), block_bytes: 4096, qd: 4, total_bytes: 16 << 20, seed };
+        let mut out = Vec::new();
+        run(cfg, &w, 10_000_000, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn seeds_2k_and_2k_plus_1_are_different_runs() {
+        for k in [0u64, 1, 2, 1000] {
+            let (a, b) = (predict(2 * k), predict(2 * k + 1));
+            assert!(!a.is_empty());
+            assert_ne!(a, b, "seeds {} and {} gave the same run", 2 * k, 2 * k + 1);
+        }
+        assert_eq!(predict(7), predict(7), "a seed is one run");
+    }
+
+    #[test]
+    fn every_seed_a_nonzero_state() {
+        for seed in [0u64, 1, 2, 3, u64::MAX, 0x61C8_8646_80B5_83EB] {
+            assert_ne!(xorshift_state(seed), 0);
+        }
+        assert_ne!(xorshift_state(2), xorshift_state(3));
+    }
 }

@@ -7,7 +7,10 @@ after every burst the drive was idle for the wait state's PTS idle (from its own
 burst ran exactly the commands ssdpts counted at the rate ssdpts reports and so did each
 baseline (the median of each wait state within 2%), and ssdpts's bursts rank the wait states as
 the simulator's idle GC does. It is shown to fail when ssdpts's IOPS are 3% low, and when its
-idles are 20% short (a run whose PTS minute is 0.8 s where the proof asks for 1 s).
+idles are 20% short (a run whose PTS minute is 0.8 s where the proof asks for 1 s). The segment
+means summary.json reports (each wait state's bursts, each baseline's samples) are held to the
+simulator's IOPS over the same steps (tests/refssd/reported.py hir_table: -(0.5% + 1.5 ms of each step) ... +1%), each scaled by
+1.03 and by 0.97 in a copy of the summary failing.
 
 The drive is 64 MiB so that preconditioning reaches steady state in a few 30-step rounds; idle GC
 starts after 50 ms without a command, so that a compressed wait state 1 (5 s of idle at 1-s PTS
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from . import mutations
+from . import mutations, reported
 from .conftest import refssd_host, require_refssd, ssdpts_run
 from .proofs import Drive, Run, hir_proof
 from .test_wsat_purge import record
@@ -49,6 +52,10 @@ def test_hir_recovery_grows_with_idle_as_the_simulators_background_gc(tmp_path_f
     record("hir", checks=v.checks, failures=[str(f) for f in v.failures],
            precondition_steady_iops=pre["table"]["rows"][0]["value"],
            mutations={"iops x 0.97": str(low), "idles 20% short": str(cut)}, **v.figures)
+    table = reported.hir_table(run, drive)
+    scaled = reported.mutation_check(lambda r: reported.hir_table(r, drive), run, table)
+    record("hir-table", mutations=scaled, **reported.summary_figures(table))
     assert v.ok, v
+    reported.assert_proved(table, scaled)
     assert low.failed("bursts vs simulator") and low.failed("baselines vs simulator"), low
     assert cut.failed("idle"), cut

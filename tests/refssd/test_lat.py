@@ -14,6 +14,16 @@ modeled times are all zero never sleeps and so never pays the wake-ups (on this 
 the path at 105 us where a drive that waits pays 230-270 us): the calibration runs on the drive
 under test.
 
+The table summary.json reports (every cell: mean, 99.999th percentile, maximum, IOPS) is held to
+the drive's own record of the same window steps (tests/refssd/reported.py lat_table): at QD 1 the
+time from one command's arrival at the drive to the next one's is that command's response time
+plus fio's own time between the two, so the mean response time is the mean of those cycles within
+1.5% below and 1% above, each mean scaled by 1.03 and by 0.97 failing; the 99.999th percentile and
+the maximum lie between the longest modeled service time and the longest any response could have
+lasted (from the completion of the command before it to the arrival of the one after it: a host
+stall can fall in fio's own time between two responses): bounded both ways, not tied closely
+enough to catch every 3% error (the recorded mutations say which were caught).
+
 The proof is shown to fail on the known error: the Latency test run at QD 2 (a fio on the PATH
 that turns the job file's iodepth=1 into 2, so that ssdpts believes it ran QD 1).
 Set REFSSD_FIGURES=FILE to collect the figures as JSON lines."""
@@ -31,6 +41,7 @@ import time
 import numpy as np
 import pytest
 
+from . import reported
 from .conftest import only_run_dir, refssd_host, require_refssd, ssdpts_run
 from .proofs import Drive, Run, lat_proof
 from .test_wsat_purge import record
@@ -98,6 +109,11 @@ def test_lat_response_times_match_the_modeled_service_times(tmp_path_factory):
         drive = Drive.of(ssd, max(s["measurement"]["end_time"] for s in qd2.steps))
     v = lat_proof(run, drive, [before, after])
     wrong = lat_proof(qd2, drive, [before, after])
+    table = reported.lat_table(run, drive)
+    scaled = reported.mutation_check(lambda r: reported.lat_table(r, drive), run, table)
     record("lat", checks=v.checks, failures=[str(f) for f in v.failures], mutations={"qd 2": str(wrong)}, **v.figures)
+    shown = reported.report_agrees(table, run)
+    record("lat-table", mutations=scaled, report=shown, **reported.summary_figures(table))
     assert v.ok, v
+    reported.assert_proved(table, scaled)
     assert wrong.failed("QD 1"), wrong

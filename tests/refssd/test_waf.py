@@ -1,10 +1,11 @@
-"""WAF end to end on the reference SSD (issue 32, item 4; slow): ssdpts runs WSAT on a loop device
+"""WAF end to end on the reference SSD (slow): ssdpts runs WSAT on a loop device
 over refssd's disk, its telemetry reads the drive's own counters from the ctl file beside it
 ('refssd-ctl'), and the write amplification its report shows per test is the simulator's over the
-same span within 1% (tests/refssd/waf_proof.py), the drive's host bytes being what fio wrote
-(1%). The report's datasheet shows the figure (its HTML cell's value is the one checked) and a
+same span within 1% (tests/refssd/waf_proof.py: the flash pages from the truth log, the host
+pages from the io log, not from the counters ssdpts reads), the drive's host bytes being what fio
+wrote (1%). The report's datasheet shows the figure (its HTML cell's value is the one checked) and a
 --targets line judges it. The proof fails when the host bytes come from the wrong span or the media
-counter is one step off.
+counter is one step off, and when the WAF it reports is 3% high or low.
 
 The drive: 128 MiB, 25% over-provisioning, 32 pages of 4 KiB per block (tests/refssd/test_wsat_purge.py);
 WSAT to 3 x capacity in 2-s steps (~40 s). Set REFSSD_FIGURES=FILE to collect the figures."""
@@ -30,7 +31,7 @@ STEP_S = 2.0
 @pytest.fixture(scope="module")
 def waf_run(tmp_path_factory):
     require_refssd()
-    with refssd_host.ReferenceSSD(tmp_path_factory.mktemp("refssd"), interval_ms=10, **DRIVE) as ssd:
+    with refssd_host.ReferenceSSD(tmp_path_factory.mktemp("refssd"), io_log=True, interval_ms=10, **DRIVE) as ssd:
         run = ssdpts_run(ssd, tmp_path_factory.mktemp("waf-runs"), "wsat", "--step-seconds", str(STEP_S),
                          "--wsat-capacity-multiple", "3", "--wsat-hours", "2")
         last = max(s["measurement"]["end_time"] for s in waf_proof.steps(run))
@@ -40,8 +41,9 @@ def waf_run(tmp_path_factory):
 def test_waf_per_test_is_the_simulators(waf_run):
     run, drive = waf_run
     v = waf_proof.waf_proof(run, drive)
-    record("waf", checks=v.checks, failures=[str(f) for f in v.failures], **v.figures)
+    record("waf", checks=v.checks, failures=[str(f) for f in v.failures], margins=v.margins, **v.figures)
     assert v.ok, v
+    assert all(m["host_pages_from"] == "io log" for m in v.margins), v.margins
     assert v.figures["wsat"]["ssdpts_waf"] > 1.2  # GC ran: the check is not 1.0 = 1.0
 
 
@@ -65,4 +67,8 @@ def test_waf_proof_fails_on_known_errors(waf_run):
     assert host.failed("WAF wsat"), host
     media = waf_proof.waf_proof(run, drive, waf_proof.media_off_by_a_step(recs, "wsat"))
     assert media.failed("WAF wsat"), media
-    record("waf-mutations", host_wrong_span=str(host), media_off_by_a_step=str(media))
+    # the reported figure 3% high or low
+    high, low = (waf_proof.waf_proof(run, drive, scale=k) for k in (1.03, 0.97))
+    assert high.failed("WAF wsat") and low.failed("WAF wsat"), (high, low)
+    record("waf-mutations", host_wrong_span=str(host), media_off_by_a_step=str(media), waf_x103=str(high),
+           waf_x097=str(low))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from . import mutations
+from . import mutations, reported
 from .conftest import refssd_host, require_refssd, ssdpts_run
 from .proofs import Drive, Run, purge_proof, wsat_proof
 
@@ -63,6 +63,19 @@ def test_wsat_matches_the_simulator_and_the_reference(wsat):
     v = wsat_proof(run, drive)
     record("wsat", checks=v.checks, failures=[str(f) for f in v.failures], **v.figures)
     assert v.ok, v
+
+
+def test_wsat_steady_iops_as_reported_is_the_simulators(wsat):
+    """The steady-state IOPS summary.json reports (PTS 2.0.2 section 9: the mean of the last 5
+    samples) against the simulator's write IOPS over those samples (reported.py wsat_steady, 1%);
+    the figure scaled by 1.03 or 0.97 in a copy of the summary fails."""
+    run, drive = wsat
+    v = reported.wsat_steady(run, drive)
+    mutated = reported.mutation_check(lambda r: reported.wsat_steady(r, drive), run, v)
+    shown = reported.report_agrees(v, run)
+    record("wsat-steady", mutations=mutated, report=shown, **reported.summary_figures(v))
+    assert shown["shown"] == 1, shown
+    reported.assert_proved(v, mutated)
 
 
 def test_wsat_proof_fails_on_known_errors(wsat):
