@@ -250,3 +250,15 @@ def test_executor_reports_fio_words_when_there_is_no_json(tmp_path):
                                           0.1, 1000.0)
     assert "fio: failed to open /dev/loop9: Permission denied" in str(exc.value)
     assert "exit 1" in str(exc.value)
+
+
+def test_a_queue_depth_io_uring_would_round_up_runs_on_libaio():
+    """fio 3.33's io_uring engine runs QD 6 at 8 (its ring's power of two, for the job's own depth):
+    such a step's section takes libaio; a power of two keeps io_uring."""
+    steps = [Step("dirth", "", "round", 1, i + 1, Workload("rand", 100, 4 * KiB, 4, qd), 1.0)
+             for i, qd in enumerate((6, 8, 3, 1))]
+    b = Batch(steps=steps, filename="/dev/loop9", area=Area(0, 200 * MiB), seed=1, ioengine="io_uring")
+    text, _ = render_job_file(b)
+    sections = text.split("\n[s")[1:]
+    assert ["ioengine=libaio" in sec for sec in sections] == [True, False, True, False]
+    assert "ioengine=libaio" not in render_job_file(batch(steps))[0].split("\n[s", 1)[1]  # libaio already

@@ -222,6 +222,11 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
             sec.append(f"random_distribution=zoned:{_split(w.zones, False)}")
         elif batch.area.segments and w.pattern == "rand" and s.phase == "round":
             sec.append(f"random_distribution={zoned_abs(batch.area.segments)}")
+        if batch.ioengine == "io_uring" and w.iodepth & (w.iodepth - 1):
+            # fio 3.33's io_uring engine rounds the job's own queue depth up to a power of two
+            # (engines/io_uring.c: td->o.iodepth = roundup_pow2(...); later releases keep it): QD 6
+            # ran 8 IOs at once, at the device too. libaio keeps any depth (docs/methodology.md).
+            sec.append("ioengine=libaio")
         if w.iodepth >= 8:
             # Submit and reap in batches of up to QD/2 (completions are reaped as soon as one is
             # ready, so no IO waits for a batch to fill; the queue still never exceeds QD).
