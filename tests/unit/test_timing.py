@@ -64,12 +64,16 @@ def test_a_span_beyond_it_gives_the_device_rates(recorded):
     assert r["measurement"] == rec["measurement"]
 
 
-def test_short_steps_are_not_judged_finer_than_two_ms(recorded):
+def test_short_steps_are_not_judged_finer_than_fios_whole_ms(recorded):
     rec = copy.deepcopy(wsat_steps(recorded[1])[0])
     for d in ("read", "write"):
-        rec["measurement"][d]["runtime_s"] = min(rec["measurement"][d]["runtime_s"], 0.1) if rec["measurement"][d]["ios"] else 0.0
-    assert timing.check(seen(rec, 0.1 + 0.0019))["state"] == "fio"  # 1.9% but under 2 ms
-    assert timing.check(seen(rec, 0.1 + 0.0021))["state"] == "device"
+        rec["measurement"][d]["runtime_s"] = 0.05 if rec["measurement"][d]["ios"] else 0.0  # a 50-ms step (HIR's bursts)
+    assert timing.check(seen(rec, 0.05 + 0.0009))["state"] == "fio"  # 1.8%, but within fio's whole ms
+    assert timing.check(seen(rec, 0.05 - 0.0011))["state"] == "device"  # 2.2%: more than 1 ms
+    for d in ("read", "write"):
+        rec["measurement"][d]["runtime_s"] = 1.0 if rec["measurement"][d]["ios"] else 0.0
+    assert timing.check(seen(rec, 1.0 + 0.0095))["state"] == "fio"  # 9.5 ms of 1 s: within 1%
+    assert timing.check(seen(rec, 1.0 + 0.0105))["state"] == "device"
 
 
 def test_unchecked_where_the_trace_did_not_see_both_ends(recorded):

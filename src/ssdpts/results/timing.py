@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Mapping
 from ..measurement import DirectionStats, Measurement
 
 TOLERANCE_PCT = 1.0  # a step's rate as fio timed it may be off the device's by at most this
-TOLERANCE_MS = 2.0  # ... and never judged finer than fio's whole-ms run time plus a drain's tail
+TOLERANCE_MS = 1.0  # ... and never judged finer than fio's run time, whole milliseconds
 
 
 def _span_s(rec: Mapping) -> float | None:
