@@ -118,3 +118,20 @@ def test_step_round_trip():
     s = Step("ocp-trim", "", "round", 1, 3, ocp.reads(RunSpec(tests=("ocp-trim",))), 1.0, cell="trim",
              beside=Beside("randtrim", 8192, 0))
     assert Step.from_dict(s.to_dict()) == s
+
+
+def test_every_ocp_option_round_trips_for_each_test_that_uses_it():
+    """The manifest records (RunSpec.to_dict) every option an OCP test uses, and reads it back as set:
+    ocp-trim's settle was once dropped and read back as the default 60."""
+    from dataclasses import fields
+
+    from ssdpts.pts.runspec import TEST_OPTIONS
+
+    ocp_fields = [f.name for f in fields(RunSpec) if f.name.startswith("ocp_")]
+    assert set(ocp_fields) <= set(TEST_OPTIONS)
+    for test in ("ocp-trim", "ocp-idle-gc"):
+        spec = RunSpec(tests=(test,), ocp_settle_s=7.0, ocp_read_s=11.0, ocp_limit_pct=6.0)
+        d = spec.to_dict()
+        assert d["ocp_settle_s"] == 7.0 and d["ocp_read_s"] == 11.0, test
+        back = RunSpec.from_dict(d)
+        assert back.ocp_settle_s == 7.0 and back.ocp_limit_pct == 6.0, test

@@ -47,7 +47,7 @@ TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery":
                 "dirth_read_pct": ("dirth",), "ocp_limit_pct": OCP_TESTS, "ocp_read_s": OCP_TESTS,
                 "ocp_judge": OCP_TESTS,
                 "ocp_trim_size": ("ocp-trim",), "ocp_trim_rate": ("ocp-trim",), "ocp_burst_s": ("ocp-idle-gc",),
-                "ocp_settle_s": ("ocp-idle-gc",)}
+                "ocp_settle_s": OCP_TESTS}
 WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False,
             "outlier_ms": OUTLIER_MS, "latmon_ms": LATMON_MS}
 
