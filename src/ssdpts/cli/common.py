@@ -111,7 +111,8 @@ def _ocp_options(p: argparse.ArgumentParser) -> None:
                         "2.0 A.3)")
     o.add_argument("--ocp-trim-rate", type=float, default=None, metavar="N",
                    help="ocp-trim: deallocations a second, 0 = as fast as the drive takes them (default: from the "
-                        "capacity, --ocp-trim-mib-s-per-tb x capacity / 1 TB / the range size, at least 1)")
+                        "capacity as OCP 2.0 A.2.1 gives it: --ocp-trim-mib-s-per-tb MiB/s x capacity / 10^12 bytes, in "
+                        "ranges of --ocp-trim-size, at least 1 a second)")
     o.add_argument("--ocp-trim-mib-s-per-tb", type=float, default=OCP_TRIM_MIB_S_PER_TB, metavar="MIBS",
                    help=f"ocp-trim: deallocation bandwidth per TB of capacity (default: {OCP_TRIM_MIB_S_PER_TB:g}, "
                         "OCP 2.0 A.2.1 \"TRIM BW per TB\" of 4K_L2R6DWPD_wTRIM; 156 is 4K_L2R9DWPD_wTRIM's)")
