@@ -90,10 +90,19 @@ def gc_alert(tab: OcpTable) -> Alert | None:
         "phases is not known; the verdict rests on the latency alone", probes])
 
 
+def _kinds(tab: OcpTable) -> str:
+    """What each kind of phase is: its first phase's label, without the pair ("baseline: QD1 …")."""
+    seen: dict[str, str] = {}
+    for p in tab.phases:
+        name, _, what = p.label.partition(":")
+        seen.setdefault(name.rstrip("0123456789 "), what.strip())
+    return "; ".join(f"{k}: {v}" for k, v in seen.items() if v)
+
+
 def phase_table(pid: str, tab: OcpTable) -> Table:
     rows = []
     for p in tab.phases:
-        row = [Cell(p.label), Cell(f"{p.ios:,}", float(p.ios)), Cell(_utc(p.start_unix_s)),
+        row = [Cell(p.label.split(":")[0]), Cell(f"{p.ios:,}", float(p.ios)), Cell(_utc(p.start_unix_s)),
                Cell("—" if p.duration_s is None else f"{p.duration_s:.3f} s", p.duration_s)]
         for n, _ in ocp.STATS:
             v = p.stat(n)
@@ -107,7 +116,8 @@ def phase_table(pid: str, tab: OcpTable) -> Table:
     return Table(f"{pid}-phases", "Read latency per phase (µs)",
                  ["Phase", "Reads", "Start (UTC)", "Length", "Mean", "p99", "p99.9", "Max", "Deallocations",
                   "Media writes beyond host", "Reads in flight"], rows,
-                 note="Phases in the order they ran: baseline and interference alternate. Response time = fio's total "
+                 note=f"Phases in the order they ran: baseline and interference alternate ({_kinds(tab)}). "
+                      "Response time = fio's total "
                       "latency (submission + completion). Percentiles from fio's json+ histogram (bins at most 1/64 of "
                       "their value wide: a change under ~1.6% is within one bin). Media writes beyond host: what the "
                       "drive programmed over the phase beyond what the host wrote (its own GC), where it counts them. "
