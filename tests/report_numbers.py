@@ -146,9 +146,15 @@ class Recompute:
 
     def window(self, pid: str, key: str) -> list[dict]:
         p = self.part(pid)
-        if p.get("steady_state") is None:  # one fixed round (the OCP tests): the cell's last step
-            return [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"]
-                    and s["phase"] == "round" and s["key"] == key][-1:]
+        if p.get("steady_state") is None:  # one fixed round (the OCP tests): the cell's last step, or
+            # every pair's step of a phase named without its pair ("trim": trim-1, trim-2, ...)
+            last = {}
+            for s in self.steps:
+                base, _, n = s["key"].rpartition("-")
+                if (s["test"] == p["test"] and s["part"] == p["part"] and s["phase"] == "round"
+                        and (s["key"] == key or (base == key and n.isdigit()))):
+                    last[s["key"]] = s
+            return list(last.values())
         rounds = p["steady_state"]["window_rounds"]
         return [s for s in self.steps if s["test"] == p["test"] and s["part"] == p["part"] and s["phase"] == "round"
                 and s["round"] in rounds and s["key"] == key]

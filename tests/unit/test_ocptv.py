@@ -104,6 +104,9 @@ def test_a_run_with_targets_validates_and_says_what_it_measured(tmp_path):
         assert meas[fid]["testStepId"] == {"lat": "1", "ocp-trim": "2"}[f.part]
     assert diag["qd1_4k_write_mean_us"] == "FAIL" and diag["qd1_4k_read_mean_us"] == "PASS"
     assert {"ocp-trim_mean_change_pct", "ocp-trim_p99_change_pct"} <= set(diag)  # --ocp-limit's verdict
+    ocp_mean = meas["ocp-trim_mean_change_pct"]["measurement"]  # over the pairs, with its 95% interval
+    assert len(ocp_mean["metadata"]["pairs_pct"]) == 3 and [v["value"] for v in ocp_mean["validators"]] == [-5.0, 5.0]
+    assert diag["ocp-trim_mean_change_pct"] in ("PASS", "FAIL", "UNKNOWN")
     logs = [a["testRunArtifact"]["log"] for a in lines if "log" in a.get("testRunArtifact", {})]
     assert len(logs) == 1 and "rnd4k_read_iops" in logs[0]["message"] and logs[0]["severity"] == "WARNING"
     assert lines[-1]["testRunArtifact"]["testRunEnd"] == {"status": "COMPLETE", "result": "FAIL"}

@@ -115,6 +115,6 @@ def test_report_numbers_of_an_ocp_run(tmp_path: Path):
         if ref:
             assert value == pytest.approx(rc.value(ref), rel=1e-9, abs=1e-9), (table, ref)
             checked.setdefault(table, []).append(ref)
-    assert len(checked["ocp-trim-outliers"]) == 2 * (1 + 2 * 2)
+    assert len(checked["ocp-trim-outliers"]) == 2 * 3 * (1 + 2 * 2)  # 3 pairs of phases
     assert {"ocp-trim:trim:over_0.01ms_most", "ocp-trim:trim:over_0.02ms_most"} <= set(checked["datasheet-table"])
     assert rc.value("ocp-trim:trim:over_0.01ms_most") > 0  # the fake drive's reads take longer than 10 µs

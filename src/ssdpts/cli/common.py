@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from ssdpts.run.cpus import check_list
 from ..errors import UserError
-from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT_PCT, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
+from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT_PCT, OCP_PAIRS, OCP_PROBE_GAP_MS,
+                           OCP_TRIM_MIB_S_PER_TB, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
                            WSAT_PATTERNS, XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec, expand_tests)
 from ..pts.units import parse_size
@@ -90,28 +91,46 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
 
 
 def _ocp_options(p: argparse.ArgumentParser) -> None:
-    o = p.add_argument_group("OCP tests (ocp-trim, ocp-idle-gc; docs/ocp.md gives each default's source)")
+    o = p.add_argument_group("OCP tests (ocp-trim: TRIM-6, ocp-idle-gc: TRIM-7 of the OCP Datacenter NVMe SSD "
+                             "Specification 2.0, section 4.10; docs/ocp.md gives each default's source)")
     o.add_argument("--ocp-limit", type=float, default=OCP_LIMIT_PCT, metavar="PCT",
-                   help="largest change of mean and p99 read latency against the baseline that passes "
-                        f"(default: {OCP_LIMIT_PCT:g}, OCP TRIM-6/7)")
+                   help="largest change, up or down, of the judged read latency statistics against the baseline "
+                        f"(default: {OCP_LIMIT_PCT:g}, TRIM-6/7: \"shall not change more than 5%% from baseline\"); "
+                        "pass when the change's 95%% interval over the pairs lies within it, fail when it lies "
+                        "outside, inconclusive when it straddles it")
     o.add_argument("--ocp-judge", default=",".join(OCP_JUDGED), metavar="STAT[,STAT...]",
                    help="the statistics held to --ocp-limit: mean, p99, p99.9, max (default: "
                         f"{','.join(OCP_JUDGED)}; the others are reported)")
+    o.add_argument("--ocp-pairs", type=int, default=OCP_PAIRS, metavar="N",
+                   help="baseline and interference phases alternate N times; the change's uncertainty comes from the "
+                        f"pairs' spread (default: {OCP_PAIRS}, at least 2)")
     o.add_argument("--ocp-read-s", type=float, default=60.0, metavar="S",
                    help="seconds of QD1 reads per phase, before time compression (default: 60)")
-    o.add_argument("--ocp-trim-size", default="1M", metavar="SIZE", help="ocp-trim: size of each deallocated range (default: 1M)")
-    o.add_argument("--ocp-trim-rate", type=float, default=10.0, metavar="N",
-                   help="ocp-trim: deallocations a second, 0 = as fast as the drive takes them (default: 10)")
+    o.add_argument("--ocp-trim-size", default="1M", metavar="SIZE",
+                   help="ocp-trim: size of each deallocated range (default: 1M; 64M or 3G: the large trims of OCP "
+                        "2.0 A.3)")
+    o.add_argument("--ocp-trim-rate", type=float, default=None, metavar="N",
+                   help="ocp-trim: deallocations a second, 0 = as fast as the drive takes them (default: from the "
+                        "capacity as OCP 2.0 A.2.1 gives it: --ocp-trim-mib-s-per-tb MiB/s x capacity / 10^12 bytes, in "
+                        "ranges of --ocp-trim-size, at least 1 a second)")
+    o.add_argument("--ocp-trim-mib-s-per-tb", type=float, default=OCP_TRIM_MIB_S_PER_TB, metavar="MIBS",
+                   help=f"ocp-trim: deallocation bandwidth per TB of capacity (default: {OCP_TRIM_MIB_S_PER_TB:g}, "
+                        "OCP 2.0 A.2.1 \"TRIM BW per TB\" of 4K_L2R6DWPD_wTRIM; 156 is 4K_L2R9DWPD_wTRIM's)")
     o.add_argument("--ocp-burst-s", type=float, default=60.0, metavar="S",
                    help="ocp-idle-gc: seconds of the random-write burst, before time compression (default: 60)")
+    o.add_argument("--ocp-probe-gap-ms", type=float, default=OCP_PROBE_GAP_MS, metavar="MS",
+                   help="ocp-idle-gc: after the burst the drive gets no host IO but sparse probe reads, this many ms "
+                        f"apart (no IO in between; real time, not compressed; default: {OCP_PROBE_GAP_MS:g}); the "
+                        "report gives the probes' duty cycle")
     o.add_argument("--ocp-settle-s", type=float, default=60.0, metavar="S",
-                   help="seconds with no IO before the baseline, before time compression (default: 60)")
+                   help="seconds with no IO before the first baseline and after each interference phase, before "
+                        "time compression (default: 60)")
 
 
 def _outlier_option(g) -> None:
     g.add_argument("--outlier-ms", default=",".join(f"{t:g}" for t in OUTLIER_MS), metavar="MS[,MS...]",
                    help="latency outliers: count the IOs slower than each of these response times (ms, up to 4; "
-                        "default: %(default)s, the OCP 2.7 Meta section as issue 32 quotes it; docs/report.md)")
+                        "default: %(default)s, OCP Datacenter NVMe SSD 2.0 Appendix A.4's outlier limits; docs/report.md)")
 
 
 def add_run_directory_options(p, *, many: bool = False) -> None:
@@ -197,6 +216,8 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         realtime=bool(getattr(args, "realtime", False)),
         ocp_limit_pct=args.ocp_limit, ocp_judge=_judged(getattr(args, "ocp_judge", None)), ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
         ocp_trim_rate=args.ocp_trim_rate, ocp_burst_s=args.ocp_burst_s, ocp_settle_s=args.ocp_settle_s,
+        ocp_pairs=args.ocp_pairs, ocp_trim_mib_s_per_tb=args.ocp_trim_mib_s_per_tb,
+        ocp_probe_gap_ms=args.ocp_probe_gap_ms,
         outlier_ms=_thresholds(getattr(args, "outlier_ms", "") or ",".join(map(str, OUTLIER_MS))),
         latmon_ms=_latmon(getattr(args, "latmon_ms", None) or ",".join(map(str, LATMON_MS))),
     )

@@ -1,4 +1,4 @@
-"""The OCP latency monitor (issue 32, item 5): the drive's own count of slow commands, per test.
+"""The OCP latency monitor (docs/ocp.md "Latency monitor"): the drive's own count of slow commands, per test.
 
 An NVMe drive built to the OCP Datacenter NVMe SSD specification (2.0 on) counts, per read, write
 and deallocate command, those whose latency falls in four buckets between thresholds A < B < C < D

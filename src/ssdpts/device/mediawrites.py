@@ -1,4 +1,4 @@
-"""What the drive wrote to its media: the physical side of write amplification (issue 32, item 4).
+"""What the drive wrote to its media: the physical side of write amplification (docs/ocp.md "WAF").
 
 Write amplification (WAF) is what a drive programmed into its media per byte the host wrote. The
 host side is the health log's own count (NVMe SMART 02h data units written, ATA devstat logical

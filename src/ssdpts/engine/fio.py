@@ -388,6 +388,11 @@ class FioExecutor:
                         self._ahead = self._start(run.batch.next, after=run.entries[-1])
                 elif kind == "ended" and i == n - 1:
                     boundary = n
+                elif kind == "ended" and steps[i].idle_after_s > 0:
+                    # a step followed by a planned idle is sampled at its end too, not only when the
+                    # next step starts: its "after" counters then leave out the idle (the OCP tests'
+                    # media writes per phase: what the drive did in the phase, not in the settle after it)
+                    boundary = i + 1
             if boundary is not None:
                 # One snapshot for the latest boundary: a slow collector skips, it never delays.
                 _call_boundary(run.batch, boundary)

@@ -233,6 +233,10 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
             sec += [f"iodepth_batch_submit={w.iodepth // 2}", f"iodepth_batch_complete_max={w.iodepth // 2}"]
         if rw_value in ("randrw", "rw"):
             sec.append(f"rwmixread={w.read_pct}")
+        if s.gap_ms:
+            # Probe reads (ocp-idle-gc): fio waits for the IO in flight, then stalls this long with
+            # no IO before the next (thinktime, µs).
+            sec += [f"thinktime={max(1, round(s.gap_ms * 1000))}", "thinktime_blocks=1"]
         if w.pattern == "seq" and w.threads > 1:
             # Each clone writes its own slice so that the device still sees sequential streams.
             sec.append("offset_increment=" + str(batch.area.size_bytes // w.threads // w.block_size_bytes * w.block_size_bytes))
@@ -257,8 +261,8 @@ def _beside_section(n: int, s: Step, batch: Batch) -> list[str]:
     b = s.beside
     assert b is not None
     unit = 1 << 20 if batch.area.size_bytes % (1 << 20) == 0 else b.block_size_bytes
-    off = batch.area.offset_bytes + batch.area.size_bytes * b.start_pct // 100 // unit * unit
-    size = batch.area.size_bytes * b.size_pct // 100 // b.block_size_bytes * b.block_size_bytes
+    off = batch.area.offset_bytes + round(batch.area.size_bytes * b.start_pct / 100) // unit * unit
+    size = round(batch.area.size_bytes * b.size_pct / 100) // b.block_size_bytes * b.block_size_bytes
     sec = [f"[s{n:04d}b]", f"rw={b.rw}", f"bs={b.block_size_bytes}", f"offset={off}", f"size={size}",
            f"numjobs={b.threads}", f"iodepth={b.iodepth}", f"randseed={_step_seed(batch.seed, s) + 1}", "fixedbufs=0"]
     if b.rate_iops:

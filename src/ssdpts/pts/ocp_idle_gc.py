@@ -1,13 +1,25 @@
-"""ocp-idle-gc: read latency while the drive may collect garbage in idle time (OCP Datacenter NVMe
-SSD spec 2.7 TRIM-7, docs/ocp.md; what the two OCP tests share is pts/ocp.py).
+"""ocp-idle-gc: read latency while the drive collects garbage in its idle time (OCP Datacenter NVMe SSD
+Specification 2.0, section 4.10: TRIM-5 "The device shall support Garbage Collection during periods
+of no I/O (Idle GC)", TRIM-7 "Read latency shall not change more than 5% from baseline when the
+device is performing Idle GC"; docs/ocp.md; what the two OCP tests share is pts/ocp.py).
 
 Purge; no WIPC; preconditioning to steady state as HIR's (RND 4KiB 0/100 at the run's TC × QD,
 rounds of 30 PTS minutes, tracking the last minute's IOPS, PTS.md §2). Then one round, back to
 back through the step gate: a short read and ``--ocp-settle-s`` with no IO (the drive may finish
-its idle GC), the baseline (QD 1 4 KiB random reads over the first half of the active range,
+its idle GC), then ``--ocp-pairs`` times: the baseline (probe reads: QD 1 4 KiB random reads over the
+first half of the active range, each followed by ``--ocp-probe-gap-ms`` with no IO, for
 ``--ocp-read-s``), a random-write burst (RND 4KiB 0/100 at the run's TC × QD over the whole active
-range, ``--ocp-burst-s``), and right after it the same reads: the drive sees only light reads then,
-which most drives treat as idle time to collect the blocks the burst left invalid.
+range, ``--ocp-burst-s``), and right after it the idle phase: the same sparse probes, so that the
+drive has "periods of no I/O" between them in which it may collect the blocks the burst left
+invalid; then ``--ocp-settle-s`` with no IO before the next pair's baseline. Baseline and idle
+phases are probed alike, so the change is the idle GC's alone. Continuous reads (the test's first
+form) gave a drive that collects only when no IO arrives no idle time at all.
+
+Evidence that idle GC ran: the drive's media writes (telemetry: the OCP SMART extended log's
+physical media units written, a SATA NAND-writes attribute, the reference SSD's flash pages) rising
+beyond its host writes over an idle phase; the table says "not observed" where they did not, and
+the verdict is then inconclusive (TRIM-7's condition did not hold). The probes' duty cycle (the
+share of the phase a read was in flight) says how much of the idle time they took.
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ NAME, TITLE = "ocp-idle-gc", "OCP: read latency during idle garbage collection (
 PRECONDITION_MINUTES = 30  # as HIR [V CH, AD]
 TRACKED_MINUTE = 30
 COMPARED, HEADLINES, cell_label = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label
+TABLE_TELEMETRY = True  # build_table takes each cell's telemetry (results/analysis.table_for)
 
 
 def writes(spec: RunSpec) -> Workload:
@@ -32,13 +45,19 @@ def writes(spec: RunSpec) -> Workload:
 
 
 def sequence(spec: RunSpec) -> list[Step]:
-    burst = Step(test=NAME, part="measure", phase="round", round=1, index=3, workload=writes(spec),
-                 duration_s=scaled(spec.ocp_burst_s, spec), cell="burst",
-                 cell_label=f"write burst: {writes(spec).label} at TC {spec.tc} × QD {spec.qd}")
-    return [ocp.settle_step(NAME, "measure", spec, 1),
-            ocp.read_step(NAME, "measure", spec, 2, "baseline", "baseline: QD1 4KiB random reads alone"),
-            burst,
-            ocp.read_step(NAME, "measure", spec, 4, "after-burst", "the same reads right after the write burst")]
+    gap = spec.ocp_probe_gap_ms
+    probes = f"probe reads (QD1 4KiB random, {gap:g} ms apart)" if gap else "QD1 4KiB random reads"
+    out = [ocp.settle_step(NAME, "measure", spec, 1)]
+    for n in range(1, spec.ocp_pairs + 1):
+        out += [ocp.read_step(NAME, "measure", spec, len(out) + 1, f"baseline-{n}", f"baseline {n}: {probes}",
+                              gap_ms=gap),
+                Step(test=NAME, part="measure", phase="round", round=1, index=len(out) + 2, workload=writes(spec),
+                     duration_s=scaled(spec.ocp_burst_s, spec), cell=f"burst-{n}",
+                     cell_label=f"write burst {n}: {writes(spec).label} at TC {spec.tc} × QD {spec.qd}"),
+                ocp.read_step(NAME, "measure", spec, len(out) + 3, f"idle-{n}",
+                              f"idle {n}: the same {probes} right after the burst", gap_ms=gap,
+                              idle_after_s=scaled(spec.ocp_settle_s, spec))]
+    return out
 
 
 def _tracking(w: Workload) -> Tracking:
@@ -55,13 +74,15 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
              round_builder=lambda r: minutes_round(NAME, "precondition", r, w, PRECONDITION_MINUTES, TRACKED_MINUTE,
                                                    spec.step_seconds)),
         Part(test=NAME, part="measure", title=TITLE, purge=False, wipc=None, tracking=(), max_rounds=1,
-             stop_rule="fixed", round_builder=lambda r: steps, table_args={"limit_pct": spec.ocp_limit_pct, "judged": spec.ocp_judge}),
+             stop_rule="fixed", round_builder=lambda r: steps,
+             table_args={"limit_pct": spec.ocp_limit_pct, "judged": spec.ocp_judge,
+                         "probe_gap_ms": spec.ocp_probe_gap_ms}),
     ]
 
 
 def build_table(steps: list[Step], cells: WindowCells, limit_pct: float = 5.0,
-                judged: tuple[str, ...] = ocp.JUDGED) -> Any:
+                judged: tuple[str, ...] = ocp.JUDGED, telemetry: Any = None, **extra: Any) -> Any:
     """The preconditioning part's steady level, or the measurement's phases."""
     if steps and steps[0].part == "precondition":
         return level_table([_tracking(steps[0].workload)], steps, cells)
-    return ocp.build(NAME, steps, cells, "after-burst", limit_pct, judged)
+    return ocp.build(NAME, steps, cells, "idle", limit_pct, judged, telemetry, **extra)

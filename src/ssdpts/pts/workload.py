@@ -120,8 +120,8 @@ class Beside:
     rw: str  # "trim" | "randtrim"
     block_size_bytes: int
     rate_iops: float
-    start_pct: int = 0
-    size_pct: int = 100
+    start_pct: float = 0  # a fraction of a percent where the OCP pairs split the range
+    size_pct: float = 100
     threads: int = 1
     iodepth: int = 1
 
@@ -130,7 +130,7 @@ class Beside:
             raise ValueError(f"a job beside a step deallocates: rw must be 'trim' or 'randtrim', not {self.rw!r}")
         if self.block_size_bytes < 512 or self.block_size_bytes % 512 or self.rate_iops < 0:
             raise ValueError(f"beside: block size {self.block_size_bytes} / rate {self.rate_iops} out of range")
-        if not (0 <= self.start_pct < 100 and 0 < self.size_pct <= 100 - self.start_pct):
+        if not (0 <= self.start_pct < 100 and 0 < self.size_pct <= 100 - self.start_pct + 1e-9):
             raise ValueError(f"beside: the area's {self.start_pct}%..+{self.size_pct}% is not inside it")
 
     def to_dict(self) -> dict:
@@ -141,7 +141,7 @@ class Beside:
     @classmethod
     def from_dict(cls, d: dict) -> "Beside":
         return cls(str(d["rw"]), int(d["block_size_bytes"]), float(d.get("rate_iops") or 0.0),
-                   int(d.get("start_pct") or 0), int(d.get("size_pct") or 100), int(d.get("threads") or 1),
+                   float(d.get("start_pct") or 0), float(d.get("size_pct") or 100), int(d.get("threads") or 1),
                    int(d.get("iodepth") or 1))
 
 
@@ -172,12 +172,17 @@ class Step:
     cell_label: str = ""  # how tables and plots name the cell ("" = the workload's label)
     iolog: Iolog | None = None
     beside: Beside | None = None  # a job run beside the workload for the whole step (OCP's deallocation)
+    # Probe reads (ocp-idle-gc): after each IO completes, no IO for this long before the next (fio
+    # thinktime); 0: back to back.
+    gap_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if self.idle_after_s < 0 or (self.idle_after_s and self.duration_s is None):
             raise ValueError(f"idle_after_s must be >= 0 and only follow a timed step, not {self.idle_after_s}")
         if self.iolog is not None and (self.duration_s is not None or self.io_bytes is not None):
             raise ValueError("a replayed trace ends with the trace: no duration or size of its own")
+        if self.gap_ms < 0 or (self.gap_ms and (self.duration_s is None or self.workload.toio != 1)):
+            raise ValueError(f"a gap between IOs ({self.gap_ms} ms) is for a timed step at TC 1 x QD 1")
 
     @property
     def key(self) -> str:
@@ -215,6 +220,8 @@ class Step:
             d.update(cell=self.cell, cell_label=self.cell_label)
         if self.beside:
             d["beside"] = self.beside.to_dict()
+        if self.gap_ms:
+            d["gap_ms"] = self.gap_ms
         return d
 
     @classmethod
@@ -225,4 +232,5 @@ class Step:
             idle_after_s=float(d.get("idle_after_s") or 0.0), cell=str(d.get("cell") or ""),
             cell_label=str(d.get("cell_label") or ""),
             beside=Beside.from_dict(d["beside"]) if d.get("beside") else None,
+            gap_ms=float(d.get("gap_ms") or 0.0),
         )

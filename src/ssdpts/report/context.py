@@ -141,10 +141,13 @@ class RunContext:
 
     def cell_steps(self, part: PartResult, key: str) -> list[StepRecord]:
         """A cell's steps in its window; for a part of one fixed round (the OCP tests' phases), its
-        step (the last, where a resumed round ran it twice)."""
+        step (the last, where a resumed round ran it twice), or the steps of every pair of a phase
+        named without its pair ("trim": "trim-1", "trim-2", ...)."""
         if part.steady_state is not None:
             return self.window_steps(part, key)
-        return [r for r in self.round_records(part) if r.key == key][-1:]
+        last = {r.key: r for r in self.round_records(part)
+                if r.key == key or (r.key.rpartition("-")[0] == key and r.key.rpartition("-")[2].isdigit())}
+        return list(last.values())
 
     def latency(self, part: PartResult, key: str) -> WindowLatency:
         """The response-time statistics of a cell over its window (pts/qos.py)."""

@@ -91,7 +91,7 @@ OUTLIER_CELLS = (
     ("rnd4k_read", "RND 4KiB read at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 100)),
     ("rnd4k_write", "RND 4KiB write at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 0)),
     ("ocp_trim_read", "OCP: QD1 reads beside deallocation", "ocp-trim", "trim"),
-    ("ocp_idle_gc_read", "OCP: QD1 reads after a write burst", "ocp-idle-gc-measure", "after-burst"),
+    ("ocp_idle_gc_read", "OCP: QD1 probe reads in the idle time after a write burst", "ocp-idle-gc-measure", "idle"),
 )
 OUTLIER_ID = re.compile(r"(?P<cell>[a-z0-9_]+?)_over_(?P<ms>[0-9]+(?:\.[0-9]+)?)ms")
 WAF_ID = re.compile(r"waf_(?P<part>[A-Za-z0-9_.-]+)")

@@ -38,13 +38,20 @@ def stimulus(ctx: RunContext, test: str) -> str | None:
                 f"{g[1]} min, G3 SEQ 1024KiB W {g[2]} min")
     if test in ("ocp-trim", "ocp-idle-gc"):
         read = f"RND 4KiB 100/0 at TC 1 × QD 1 over the first half of the active range, {s.get('ocp_read_s', 60):g} s"
+        settle, pairs = f"{s.get('ocp_settle_s', 60):g} s", int(s.get("ocp_pairs") or 1)
         if test == "ocp-trim":
-            rate = float(s.get("ocp_trim_rate", 10.0))
-            return (f"{s.get('ocp_settle_s', 60):g} s idle; baseline: {read}; then the same reads beside a deallocation "
-                    f"job (fio rw=trim, {int(s.get('ocp_trim_size', 1 << 20)) // 1024} KiB ranges, "
-                    f"{f'{rate:g}/s' if rate else 'unlimited'}, over the second half)")
-        return (f"{s.get('ocp_settle_s', 60):g} s idle; baseline: {read}; a write burst of RND 4KiB 0/100 at "
-                f"{ctx.toio(test)}, {s.get('ocp_burst_s', 60):g} s; right after it the same reads")
+            rate = s.get("ocp_trim_rate", 10.0)
+            shown = ("at OCP 2.0 A.2.1's rate for the capacity, "
+                     f"{float(s.get('ocp_trim_mib_s_per_tb', 117)):g} MiB/s per TB" if rate is None
+                     else f"{float(rate):g}/s" if rate else "unlimited")
+            return (f"{settle} idle; then {pairs} pairs, alternating: baseline: {read}; the same reads beside a "
+                    f"deallocation job (fio rw=trim, {int(s.get('ocp_trim_size', 1 << 20)) // 1024} KiB ranges, "
+                    f"{shown}, over the second half), then {settle} idle")
+        gap = float(s.get("ocp_probe_gap_ms", 0) or 0)
+        probes = f"{read}, {gap:g} ms with no IO after each read" if gap else read
+        return (f"{settle} idle; then {pairs} times: baseline: {probes}; a write burst of RND 4KiB 0/100 at "
+                f"{ctx.toio(test)}, {s.get('ocp_burst_s', 60):g} s; right after it the same probes (idle phase), "
+                f"then {settle} idle")
     if test in ("cbw", "dirth"):
         access = ("RND CBW 40/60: bssplit 0.5K 4%, 1K-3.5K 1% each, 4K 67%, 8K 10%, 16K 7%, 32K 3%, 64K 3%; zoned "
                   "50% of IOs to the first 5% of the range, 30% to the next 15%, 20% to the last 80%"
@@ -95,8 +102,10 @@ def extended_params(ctx: RunContext, test: str) -> list[tuple[str, str]]:
         out.append(("Operating points", f"Max: highest IOPS with mean response time < {s.get('op_ceiling_ms', 5):g} ms; "
                                         f"Mid: {s.get('op_mid', 'iops-midpoint')}; Min: TC1/QD1 [?]"))
     if test in ("ocp-trim", "ocp-idle-gc"):
-        out.append(("Pass/fail", f"mean and p99 read latency each within {float(s.get('ocp_limit_pct', 5.0)):g}% of the "
-                                 "baseline (--ocp-limit; OCP TRIM-6/7)"))
+        judged = " and ".join({"p999": "p99.9"}.get(n, n) for n in (s.get("ocp_judge") or ("mean", "p99")))
+        out.append(("Pass/fail", f"{judged} read latency: the 95% interval of the change over the pairs within "
+                                 f"±{float(s.get('ocp_limit_pct', 5.0)):g}% of the baseline: pass; wholly beyond it: "
+                                 "fail; straddling it: inconclusive (--ocp-limit; OCP 2.0 TRIM-6/7)"))
     if test == "xsr":
         out.append(("Recovery rule", f"{s.get('xsr_recovery', 'g1-mean')}, within "
                                      f"{float(s.get('xsr_recovery_tolerance_pct', 0.0)):g}% [?]"))

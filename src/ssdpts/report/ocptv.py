@@ -1,5 +1,5 @@
 """A run's results as OCP Test & Validation (OCPTV) output, ``ssdpts report RUN --ocptv FILE``
-(issue 32, item 6; docs/report.md "OCPTV").
+(docs/report.md "OCPTV").
 
 OCPTV output specification 2.0 (opencomputeproject/ocp-diag-core, json_spec/): one JSON object per
 line (an "OutputArtifact", each with a ``sequenceNumber`` from 0 and a ``timestamp``), in order:
@@ -13,12 +13,14 @@ line (an "OutputArtifact", each with a ``sequenceNumber`` from 0 and a ``timesta
   verdict, and each datasheet figure of the part (report/datasheet.py, latency outliers included);
   a figure with a target (``--targets``) carries a ``validator`` (GREATER_THAN_OR_EQUAL or
   LESS_THAN_OR_EQUAL the limit) and is followed by a ``diagnosis`` with its outcome (PASS, FAIL, or
-  UNKNOWN where the run has no value); the OCP tests' own limit (``--ocp-limit``) likewise on the
-  change of mean and p99; ``testStepEnd`` (COMPLETE; SKIP where no round finished, ERROR where the
-  run stopped in it);
+  UNKNOWN where the run has no value); the OCP tests' own limit (``--ocp-limit``, two-sided) on the
+  change of each judged statistic over the pairs, its 95% interval in the measurement's metadata and
+  the verdict as a diagnosis: PASS, FAIL, or UNKNOWN where it was inconclusive (pts/ocp.py);
+  ``testStepEnd`` (COMPLETE; SKIP where no round finished, ERROR where the run stopped in it);
 * a ``log`` (WARNING) per target whose test the run did not include;
-* ``testRunEnd``: COMPLETE with FAIL where a diagnosis failed, else PASS; an interrupted or failed
-  run ends ERROR / NOT_APPLICABLE (the specification's valid pairs).
+* ``testRunEnd``: COMPLETE with FAIL where a diagnosis failed, NOT_APPLICABLE where an OCP verdict
+  was inconclusive and none failed, else PASS; an interrupted or failed run ends ERROR /
+  NOT_APPLICABLE (the specification's valid pairs).
 
 Timestamps are the run's own (when each part's steps ran, as steps.jsonl recorded them), not when
 this file was written, so the same run gives the same lines. Nothing here reads a JSON file: the
@@ -152,11 +154,7 @@ def _part_step(out: _Out, ctx: RunContext, sid: str, part: PartResult, figs: lis
         out.step(sid, _measurement(f"{part.id}: steady state reached", bool(part.reached),
                                    metadata={"window_rounds": list(part.window_rounds)}), last)
     if isinstance(tab, OcpTable):
-        ch = tab.changes()
-        for n in tab.judged:
-            outcomes.append(_checked(out, sid, f"{part.id}_{n}_change_pct", _value(ch[n]), "%", tab.limit_pct, False,
-                                     f"change of the {dict(STATS)[n]} read latency against the baseline "
-                                     f"(--ocp-limit)", last))
+        outcomes += _ocp_verdicts(out, sid, part.id, tab, last)
     for f in figs:
         v, flag, _, window = value_of(ctx, f)
         t = (ctx.targets or {}).get(f.id)
@@ -168,6 +166,35 @@ def _part_step(out: _Out, ctx: RunContext, sid: str, part: PartResult, figs: lis
                                                                          "note": flag})), last)
     status = "COMPLETE" if tab is not None else ("ERROR" if ctx.partial else "SKIP")
     out.step(sid, {"testStepEnd": {"status": status}}, last)
+    return outcomes
+
+
+def _ocp_verdicts(out: _Out, sid: str, pid: str, tab: OcpTable, at: str | None) -> list[str]:
+    """The OCP tests' verdict per judged statistic (pts/ocp.py): the change over the pairs with its 95%
+    interval, validated against ±--ocp-limit; an inconclusive one is an UNKNOWN diagnosis, and the
+    test's own reasons (no deallocation, no idle GC observed) one more."""
+    outcomes = []
+    lim = tab.limit_pct
+    for n in tab.judged:
+        e, name = tab.estimate(n), f"{pid}_{n}_change_pct"
+        what = f"change of the {dict(STATS)[n]} read latency against the baseline over {len(e.changes)} pairs"
+        if e.change_pct is None:
+            out.step(sid, _diagnosis(f"{name}-unknown", "UNKNOWN", f"{what}: no value in this run"), at)
+            outcomes.append("UNKNOWN")
+            continue
+        validators = [{"name": f"{name} within -{lim:g}%", "type": "GREATER_THAN_OR_EQUAL", "value": -lim},
+                      {"name": f"{name} within +{lim:g}%", "type": "LESS_THAN_OR_EQUAL", "value": lim}]
+        out.step(sid, _measurement(name, e.change_pct, "%", validators, _clean(
+            {"interval_95_lo_pct": e.lo_pct, "interval_95_hi_pct": e.hi_pct, "pairs_pct": list(e.changes)})), at)
+        v = e.verdict(lim)
+        ival = "no interval (one pair)" if e.lo_pct is None else f"95% interval {e.lo_pct:+.2f} … {e.hi_pct:+.2f}%"
+        kind = {"pass": "PASS", "fail": "FAIL"}.get(str(v), "UNKNOWN")
+        out.step(sid, _diagnosis(f"{name}-{v}", kind, f"{what}: {e.change_pct:+.2f}% ({ival}), limit ±{lim:g}% "
+                                 f"(--ocp-limit; OCP 2.0 TRIM-6/7): {v}"), at)
+        outcomes.append("INCONCLUSIVE" if kind == "UNKNOWN" else kind)
+    for why in tab.reasons():
+        out.step(sid, _diagnosis(f"{pid}-inconclusive", "UNKNOWN", why), at)
+        outcomes.append("INCONCLUSIVE")
     return outcomes
 
 
@@ -196,7 +223,9 @@ def artifacts(ctx: RunContext) -> list[dict[str, Any]]:
     if ctx.status != "complete":
         end = {"status": "ERROR", "result": "NOT_APPLICABLE"}
     else:
-        end = {"status": "COMPLETE", "result": "FAIL" if "FAIL" in outcomes else "PASS"}
+        # an OCP verdict that could not be decided is no pass (pts/ocp.py: inconclusive)
+        result = "FAIL" if "FAIL" in outcomes else "NOT_APPLICABLE" if "INCONCLUSIVE" in outcomes else "PASS"
+        end = {"status": "COMPLETE", "result": result}
     out.emit({"testRunArtifact": {"testRunEnd": end}}, _time(ctx.man.ended))
     return out.lines
 

@@ -145,12 +145,16 @@ def _window(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -
     return sorted(eligible_rounds(rounds, keep))[-WINDOW_ROUNDS:]
 
 
-def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[Measurement]]:
-    cells: dict[str, list[Measurement]] = defaultdict(list)
+def _records(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
     for rno in window:
         for r in rounds[rno]:
-            cells[r["key"]].append(_m(r))
-    return cells
+            out[r["key"]].append(r)
+    return out
+
+
+def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[Measurement]]:
+    return defaultdict(list, {k: [_m(r) for r in rs] for k, rs in _records(rounds, window).items()})
 
 
 def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> Table:
@@ -160,7 +164,12 @@ def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> T
         steps = [s for r in window for s in part.round_steps(r)]
     else:
         steps = part.round_steps(window[0]) if window else part.round_steps(1)
-    return TESTS[part.test].build_table(steps, _cells(rounds, window), **part.table_args)
+    test = TESTS[part.test]
+    kw = dict(part.table_args)
+    if getattr(test, "TABLE_TELEMETRY", False):
+        # the OCP tests: what the drive counted over each phase (media writes: idle GC's evidence)
+        kw["telemetry"] = {k: [r.get("telemetry") for r in rs] for k, rs in _records(rounds, window).items()}
+    return test.build_table(steps, _cells(rounds, window), **kw)
 
 
 def wsat_table(records: list[dict], part: Part, capacity_bytes: int) -> Table:
