@@ -271,3 +271,26 @@ def test_probe_reads_leave_the_drive_idle_between_them():
     assert Step.from_dict(s.to_dict()) == s and s.to_dict()["gap_ms"] == 250.0
     with pytest.raises(ValueError):
         Step("ocp-idle-gc", "m", "round", 1, 1, ocp.reads(spec).with_demand(1, 4), 1.0, gap_ms=5.0)
+
+
+def test_report_says_the_verdict_and_idle_gc():
+    """The OCP page: INCONCLUSIVE / FAIL / PASS with each judged statistic's interval, and idle GC
+    observed, not observed (with why) or not observable."""
+    from ssdpts.report.pages.ocp import gc_alert, pair_table, verdict_alert
+
+    stalled = _trim_table([(138, 200, 117, 236), (100, 200, 118, 236), (100, 200, 117, 236)], judged=("mean",))
+    a = verdict_alert(stalled)
+    assert a.level == "warn" and a.title.startswith("INCONCLUSIVE") and "95% interval" in a.items[0]
+    assert verdict_alert(_trim_table([(100, 200, 118, 230), (100, 200, 117, 231), (100, 200, 119, 229)])).title.startswith("FAIL")
+    assert gc_alert(stalled) is None and len(pair_table("x", stalled).rows) == 3 + 3
+    spec = RunSpec(tests=("ocp-idle-gc",), ocp_probe_gap_ms=500.0)
+    meas = build_parts(spec, 256 * 2**20, 512)[1]
+    steps = meas.round_steps(1)
+    cells = {s.key: [_m(100, 200, ios=20)] for s in steps}
+    quiet = {s.key: [_tel(0, 0, 0, 0)] for s in steps}
+    build = TESTS["ocp-idle-gc"].build_table
+    seen = gc_alert(build(steps, cells, telemetry=dict(quiet, **{"idle-1": [_tel(0, 1 << 20, 0, 0)]}), **meas.table_args))
+    assert seen.title == "idle GC observed" and "1.00 MiB programmed" in seen.items[0] and "500 ms apart" in seen.items[-1]
+    unseen = gc_alert(build(steps, cells, telemetry=quiet, **meas.table_args))
+    assert unseen.title == "no idle GC observed" and "--ocp-probe-gap-ms" in unseen.items[0]
+    assert gc_alert(build(steps, cells, **meas.table_args)).title == "idle GC: not observable"
