@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from .conftest import ssdpts
+from ..report_numbers import device_timed
 from .test_run_devices import raw_jobs, run_dir_of, steps_of
 
 pytestmark = pytest.mark.root
@@ -49,7 +50,7 @@ class Raw:
     def job(self, rec: dict) -> dict:
         if rec["fio_json"] not in self.cache:
             self.cache[rec["fio_json"]] = raw_jobs(self.run, rec["fio_json"])
-        return self.cache[rec["fio_json"]][rec["fio_job_index"]]
+        return device_timed(rec, self.cache[rec["fio_json"]][rec["fio_job_index"]])
 
 
 def iops(j: dict) -> float:

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from ..report_numbers import Recompute, html_numbers, percentile, raw_from_fio
+from ..report_numbers import Recompute, device_timed, html_numbers, percentile, raw_from_fio
 from .conftest import finished_lines, no_process_matching
 
 pytestmark = pytest.mark.root
@@ -46,7 +46,7 @@ def recompute_and_compare(run: Path) -> None:
     def job(rec: dict) -> dict:
         if rec["fio_json"] not in raw_cache:
             raw_cache[rec["fio_json"]] = raw_jobs(run, rec["fio_json"])
-        return raw_cache[rec["fio_json"]][rec["fio_job_index"]]
+        return device_timed(rec, raw_cache[rec["fio_json"]][rec["fio_job_index"]])
 
     for pid, part in summary["parts"].items():
         recs = [s for s in steps if s["test"] == part["test"] and s["part"] == part["part"] and s["phase"] == "round"]

@@ -81,7 +81,8 @@ def as_device_did(rec: Mapping) -> Measurement:
     c = check(rec)
     if c["state"] != "device":
         return m
-    span = float(c["device_span_s"])
+    span = _span_s(rec)  # as the record has it (device_span_s is rounded for display)
+    assert span is not None
     return replace(m, read=_over(m.read, span), write=_over(m.write, span))
 
 
