@@ -162,14 +162,14 @@
   }
   function advice(n, flagged) {
     if (!flagged) return null;
-    if (n < MAX_REPEATS) return "add runs: with N = " + n + ", metrics above 5% RSE are too variable to report; add a run (seed 004: up to 7) and compare again";
+    if (n < MAX_REPEATS) return "add runs: with N = " + n + ", metrics above 5% RSE are too variable to report; add a run (up to 7, docs/compare.md) and compare again";
     if (n === MAX_REPEATS) return "add one last run (N = " + n + "): if the RSE stays above 5% beyond 7 runs, discard these results or investigate the cause (thermal throttling, background jobs, power states)";
     return "discard or investigate: N = " + n + " is more than 7 runs and the RSE is still above 5% — look for thermal throttling, background jobs or power-state changes, fix them, and start a new series";
   }
   function analyzeRepeats(uids) {
     var runs = uids.map(function (u) { return BY[u]; });
     var labs = labels(runs, true), n = runs.length, warnings = [];
-    if (n % 2 === 0) warnings.push("N = " + n + " is even: there is no middle run, so each metric's median is the lower-middle run's value; add one run to make N odd (seed 004)");
+    if (n % 2 === 0) warnings.push("N = " + n + " is even: there is no middle run, so each metric's median is the lower-middle run's value; add one run to make N odd (docs/compare.md)");
     runs.forEach(function (r, i) { if (r.status !== "complete") warnings.push(labs[i] + ": run status " + r.status); });
     var sp = sharedParts(runs, labs);
     sp.parts.forEach(function (p) {
@@ -618,7 +618,7 @@
     rep.checked = state.repeats;
     sel.appendChild(list);
     sel.appendChild(el("p", {}, [el("label", {title: repeatsOk ? "" : "repeats: three or more runs of one device"}, [rep,
-      " repeated runs of one device: the median run and the relative standard error instead of deltas (seed 004)"])]));
+      " repeated runs of one device: the median run and the relative standard error instead of deltas (docs/compare.md)"])]));
     if (uids.length < 2) { out.replaceChildren(el("p", {cls: "note", text: "Select one more run to compare."})); state.comparison = null; return; }
     out.replaceChildren(el("p", {cls: "note", text: "loading…"}));
     var gen = state.gen = (state.gen || 0) + 1;
@@ -694,7 +694,7 @@
       }
     });
   }
-  var DELTA_NOTE = "Δ = performance of the run against the baseline, positive = better: speed-type metrics (IOPS, MB/s) Δ = A/B − 1, time-type metrics (response times) Δ = time_B/time_A − 1, A the run, B the baseline (seed 004). Green: better, red: worse, grey: within ±1%. n/a: the cell is missing in a run.";
+  var DELTA_NOTE = "Δ = performance of the run against the baseline, positive = better: speed-type metrics (IOPS, MB/s) Δ = A/B − 1, time-type metrics (response times) Δ = time_B/time_A − 1, A the run, B the baseline (docs/compare.md). Green: better, red: worse, grey: within ±1%. n/a: the cell is missing in a run.";
   function settingsTable(c, baseline) {
     var cols = ["setting"].concat(c.labels.map(function (l, i) { return l + (baseline && i === 0 ? " (baseline)" : ""); }));
     var rows = SITE.settings.map(function (s) {
@@ -850,7 +850,7 @@
       root.appendChild(alert("ok", "every metric's RSE is at most 5%", ["N = " + c.runs.length + ": report the median run's values"]));
     }
     if (c.warnings.length) root.appendChild(alert("warn", "warnings", c.warnings));
-    root.appendChild(el("p", {text: "Per metric, the median is the value of the median run — a measured value, not an average: with an odd N the middle run, with an even N the lower-middle run (warned). RSE = s / (x̄ · √N), s the sample standard deviation (N − 1). Above 5% a metric is too variable: add runs while N ≤ 7, beyond 7 runs discard or investigate (seed 004)."}));
+    root.appendChild(el("p", {text: "Per metric, the median is the value of the median run — a measured value, not an average: with an odd N the middle run, with an even N the lower-middle run (warned). RSE = s / (x̄ · √N), s the sample standard deviation (N − 1). Above 5% a metric is too variable: add runs while N ≤ 7, beyond 7 runs discard or investigate (docs/compare.md)."}));
     root.appendChild(el("h3", {text: "Runs and settings"}));
     root.appendChild(runsTable(c, false));
     root.appendChild(settingsTable(c, false));
