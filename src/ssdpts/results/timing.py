@@ -120,7 +120,7 @@ def part_timing(records: Iterable[Mapping], window: Iterable[Mapping] | None = N
     checks = [(r, check(r)) for r in recs]
     recomputed = [{**_where(r), "runtime_s": c["runtime_s"], "device_span_s": c["device_span_s"],
                    "differs_pct": c["differs_pct"]} for r, c in checks if c["state"] == "device"]
-    marks = [{**_where(r), "why": marked(r)} for r in recs if marked(r)]
+    marks = [{**_where(r), "why": why} for r in recs if (why := marked(r))]
     unchecked = [c.get("why") for _r, c in checks if c["state"] == "unchecked"]
     diffs = [abs(c["differs_pct"]) for _r, c in checks if c["differs_pct"] is not None]
     win_checks = [check(r)["state"] for r in win]
