@@ -157,9 +157,11 @@ def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path)
         print(f"the host stalled fio or a shell by {host_stall_ms:.1f} ms: boundaries held to {allowed:.1f} ms")
 
     # what ssdpts recorded agrees with the trace: starts precede the first IO by ~0.5 ms (fio starts the
-    # job's clock after the hook's shell exits) and a step's end is fio's own
+    # job's clock after the hook's shell exits) and a step's end is fio's own. Between the two, fio sets
+    # up the job: a host that stalled fio or a shell by more than 2 ms (seen above) may stall that too.
     d_start = [(s["start_time"] - offset_s) * 1e3 - sp[0] / 1e6 for s, sp in zip(steps, spans)]
-    assert float(np.median(d_start)) == pytest.approx(-0.5, abs=2.0)
+    assert float(np.median(d_start)) == pytest.approx(-0.5, abs=2.0 if calm else max(2.0, host_stall_ms)), (
+        f"the host stalled fio or a shell by {host_stall_ms:.1f} ms")
 
     # the summary's boundary figures are recomputable from steps.jsonl and fio's raw json+ (job_runtime)
     raw_cache: dict[str, list[dict]] = {}

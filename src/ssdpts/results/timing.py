@@ -63,7 +63,7 @@ def check(rec: Mapping) -> dict:
     if span is None or runtime <= 0:
         return out | {"why": "the block layer's trace saw only one end of the step" if runtime > 0 else "no IO"}
     diff_s = span - runtime
-    out |= {"device_span_s": round(span, 6), "differs_pct": round(100.0 * diff_s / runtime, 3)}
+    out |= {"device_span_s": span, "differs_pct": round(100.0 * diff_s / runtime, 3)}
     within = abs(diff_s) <= max(TOLERANCE_PCT / 100.0 * runtime, TOLERANCE_MS / 1000.0)
     return out | {"state": "fio" if within else "device"}
 
@@ -81,7 +81,7 @@ def as_device_did(rec: Mapping) -> Measurement:
     c = check(rec)
     if c["state"] != "device":
         return m
-    span = _span_s(rec)  # as the record has it (device_span_s is rounded for display)
+    span = _span_s(rec)  # as the record has it
     assert span is not None
     return replace(m, read=_over(m.read, span), write=_over(m.write, span))
 
