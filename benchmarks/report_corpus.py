@@ -8,13 +8,14 @@ directories, so that a change to report/ can be proved to leave the documents as
 
 The runs: a PTS run of the four core tests, one whose steady state is never reached, one
 interrupted, one damaged (a step file changed after the run), the extended tests (HIR, XSR, CBW,
-DIRTH), the stored format-1 fixture, three repeats of one run (a comparison and a repeats
+DIRTH), the OCP checks (ocp-trim, ocp-idle-gc), the stored format-1 fixture, three repeats of one run (a comparison and a repeats
 analysis), two quick runs and two trace replays (each with its comparison). The replays run fio on
 a file target (fio must be installed; without it they are left out, saying so).
 
 The documents: each run's report (HTML; the PTS run also with datasheet targets), the comparison
 and the repeats analysis (HTML and JSON), the quick and replay reports and their comparisons (HTML
-and JSON). Every clock reading of a render ("report date") is fixed to 2026-01-01 00:00 UTC, so
+and JSON); the OCP Test & Validation output of the core, extended and OCP runs, the terminal's
+summary of every PTS run, and the results library's rows (`db list --json`, `db export`). Every clock reading of a render ("report date") is fixed to 2026-01-01 00:00 UTC, so
 that two renders of the same corpus are byte-identical. The PDF is that HTML printed by Chromium
 and embeds dates: look at one with ``pdftoppm -png -r 50``.
 """
@@ -83,6 +84,7 @@ def make(root: Path) -> None:
     made["pts-interrupted"] = _pts(tmp, "pts-interrupted", core, FakeExecutor(noise=0.02, interrupt_on_batch=5))
     made["pts-extended"] = _pts(tmp, "pts-extended", ("hir", "xsr", "cbw", "dirth"), FakeExecutor(model=demand_model),
                                 max_rounds=5, hir_bursts=2, xsr_minutes=(3, 3, 3))
+    made["pts-ocp"] = _pts(tmp, "pts-ocp", ("ocp-trim", "ocp-idle-gc"), FakeExecutor(noise=0.02), max_rounds=5)
     for i in range(3):  # repeats of one experiment: a comparison and a repeats analysis
         made[f"rep-{i}"] = _pts(tmp, f"rep-{i}", ("iops", "tp", "lat"), FakeExecutor(noise=0.05, seed=i + 1),
                                 max_rounds=5)
@@ -95,12 +97,13 @@ def make(root: Path) -> None:
                                  out_dir=tmp / "made" / name, confirm=None, argv=["ssdpts", "quick"])
         made[name] = store.path
     if shutil.which("fio"):
+        from ssdpts.engine.fio import FioExecutor
         from ssdpts.workloads import replay as RP
 
         trace = ROOT / "tests" / "fixtures" / "trace" / "fio-3.33-write_iolog-v3-randrw.log"
         for name in ("replay-a", "replay-b"):
             target = open_target(str(tmp / f"{name}.img"), size_bytes=64 * 2**20)
-            store, _ = RP.start_replay(RP.ReplaySpec(runs=3), trace, target, executor=FakeExecutor(),
+            store, _ = RP.start_replay(RP.ReplaySpec(runs=3), trace, target, executor=FioExecutor(),
                                        out_dir=tmp / "made" / name, confirm=None, argv=["ssdpts", "trace", "replay"])
             made[name] = store.path
     else:
@@ -170,7 +173,47 @@ def render(root: Path, name: str) -> list[Path]:
     if (runs / "replay-a").exists():
         written += replay_html.render_comparison(compare_replays([runs / "replay-a", runs / "replay-b"]),
                                                  ("html", "json"), out / "compare-replay.html")
+    written += _other_outputs(root, runs, out)
     print(f"{len(written)} documents in {out}")
+    return written
+
+
+def _other_outputs(root: Path, runs: Path, out: Path) -> list[Path]:
+    """What else a run is shown as: its OCP Test & Validation output, the terminal's summary at its
+    end, and its rows in the results library (``db list --json``, ``db export --format json``)."""
+    import contextlib
+    import io
+    import os
+    import subprocess
+    from types import SimpleNamespace
+
+    from ssdpts.cli.output import print_summary
+    from ssdpts.report import ocptv
+
+    written = []
+    for name in ("pts-complete", "pts-extended", "pts-ocp"):
+        if (runs / name).exists():
+            written.append(ocptv.write(runs / name, out / f"{name}.ocptv.jsonl"))
+    for run in sorted(runs.iterdir()):
+        summary = run / "summary.json"
+        if summary.exists() and not run.name.startswith(("quick-", "replay-")):
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                print_summary(SimpleNamespace(path=Path(run.name)), json.loads(summary.read_text()))
+            written.append(out / f"{run.name}.terminal.txt")
+            written[-1].write_text(buf.getvalue())
+    db = root / "corpus.db"
+    db.unlink(missing_ok=True)
+    env = {**os.environ, "COLUMNS": "200", "SSDPTS_DB": str(db)}
+    complete = [str(r) for r in sorted(runs.iterdir()) if r.name not in ("pts-interrupted", "pts-damaged")]
+    subprocess.run([sys.executable, "-c", "from ssdpts.cli.main import main; main()", "db", "add", *complete], env=env, check=True,
+                   capture_output=True)
+    for what, args in (("db-list.json", ["list", "--json"]), ("db-export.json", ["export", "--format", "json"])):
+        text = subprocess.run([sys.executable, "-c", "from ssdpts.cli.main import main; main()", "db", *args], env=env, check=True, capture_output=True,
+                              text=True).stdout
+        written.append(out / what)
+        written[-1].write_text(text.replace(str(runs), "RUNS"))
+    db.unlink()
     return written
 
 
