@@ -86,7 +86,7 @@ LEAVES = {
     "ssdpts.stats": {"ssdpts.errors"},
     "ssdpts.atomic": set(),
     "ssdpts.report.doc": set(),  # the document types of every document: plain data
-    "ssdpts.device.held": set(),
+    "ssdpts.device.safety.held": set(),
     "ssdpts.library": set(),  # the package of the results library, its site and the runs' status
 }
 

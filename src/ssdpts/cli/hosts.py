@@ -47,7 +47,7 @@ def resolve(target: str, hosts: dict[str, str]) -> tuple[str, str | None, str | 
 
 def shells_of(args: argparse.Namespace, hosts: dict[str, str]) -> dict[str | None, list[str]]:
     """--remote-shell values by host NAME (None: the shell of --fio-server's host)."""
-    from ..device.remote import parse_shell
+    from ..device.remote.remote import parse_shell
 
     out: dict[str | None, list[str]] = {}
     for text in getattr(args, "remote_shell", None) or []:
@@ -71,7 +71,7 @@ def remote_side(path: str, server: str | None, name: str | None, shells: dict[st
     if not server:
         raise UserError(f"--remote-shell for {name or path}: the device's fio needs that host's fio server too: "
                         "give --host NAME=ADDRESS and --target NAME:PATH (or --fio-server)")
-    from ..device.remote import RemoteSide
+    from ..device.remote.remote import RemoteSide
 
     return RemoteSide(shell, path, name=name or server, size_bytes=size_bytes)
 

@@ -49,7 +49,7 @@ def cmd(args) -> int:
     from rich.markup import escape
 
     from ..device.identify import purge_facts
-    from ..device.purge import select_purge
+    from ..device.purge.registry import select_purge
     from ..engine.base import Area, Batch
     from ..engine.jobfile import render_job_file, zoned_abs
     from ..pts.plan import active_range_bytes, part_seconds, segments_of
@@ -150,7 +150,7 @@ def cmd(args) -> int:
 def supported_purges(target, info: dict | None) -> list[str]:
     """The --purge methods ``target`` supports: those 'ssdpts run' would accept for it (select_purge
     on the device's capabilities, ``info``), strongest first as the registry lists them."""
-    from ..device.purge import method_names, select_purge
+    from ..device.purge.registry import method_names, select_purge
     from ..errors import UserError
 
     out = []
@@ -168,7 +168,8 @@ def supported_purges(target, info: dict | None) -> list[str]:
 def plan_verdict(args, prep) -> tuple[bool, str]:
     """What 'ssdpts run' would say about the target before writing anything (device/safety.preview,
     the results directory on the target's stack), in its words."""
-    from ..device import safety, stack
+    from ..device.safety import guard as safety
+    from ..device.safety import stack
     from ..pts.plan import required_bytes
 
     target = prep.target

@@ -42,7 +42,7 @@ def cmd(args) -> int:
     run_dirs = unfinished_runs(args.run_dir)
     if len(run_dirs) > 1:
         return resume_parallel(args, run_dirs)
-    from ..device.remote import side_for
+    from ..device.remote.remote import side_for
 
     events = EventProgress(args.events_fd) if args.events_fd is not None else None
     man = _manifest(run_dirs[0])

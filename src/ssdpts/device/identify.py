@@ -22,7 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdpts.device import ata, block, nvme, pcie, scsi
+from ssdpts.device import block
+from ssdpts.device.interfaces import ata
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.host import pcie
+from ssdpts.device.interfaces import scsi
 from ssdpts.device import target as tgt
 from ssdpts.device.fields import GROUPS, build_group, not_available
 from ssdpts.device.target import Target

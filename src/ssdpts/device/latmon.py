@@ -37,13 +37,13 @@ import struct
 import time
 from typing import Any, Callable
 
-from . import nvme
-from . import target as tgt
-from .block import device_class
-from .fields import not_available
-from .nvme_admin import Admin
-from .target import Target
-from .tools import Sysfs
+from ssdpts.device.interfaces import nvme
+from ssdpts.device import target as tgt
+from ssdpts.device.block import device_class
+from ssdpts.device.fields import not_available
+from ssdpts.device.nvme_admin import Admin
+from ssdpts.device.target import Target
+from ssdpts.device.tools import Sysfs
 
 LID, FID = 0xC3, 0xC5
 PAGE_BYTES, FEATURE_BYTES = 512, 4096

@@ -15,10 +15,14 @@ from dataclasses import asdict, dataclass
 import os
 from typing import Any, Callable, Iterator
 
-from . import audit, contents, fingerprint, host, identify, latmon, marker, purge_check, safety, telemetry, writecache
-from .claim import Claim
-from .purge import is_pts_purge, select_purge
-from .target import Target, open_target
+from ssdpts.device import contents, fingerprint, identify, latmon, marker, telemetry, writecache
+from ssdpts.device.host import audit
+from ssdpts.device.host import host
+from ssdpts.device.purge import check as purge_check
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety.claim import Claim
+from ssdpts.device.purge.registry import is_pts_purge, select_purge
+from ssdpts.device.target import Target, open_target
 
 Log = Callable[[str], None]
 

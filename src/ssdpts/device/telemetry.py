@@ -36,7 +36,9 @@ import os
 import time
 from typing import Any, Callable, Iterable
 
-from ssdpts.device import ata, mediawrites, nvme
+from ssdpts.device import mediawrites
+from ssdpts.device.interfaces import ata
+from ssdpts.device.interfaces import nvme
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class, file_backing_disk
 from ssdpts.device.fields import not_available, value

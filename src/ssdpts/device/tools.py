@@ -106,7 +106,7 @@ class Tools:
         self._require_destructive(argv)
         if self.which(argv[0]) is None:
             raise RunFailed(f"{argv[0]} is not installed: install {PACKAGES.get(argv[0], 'util-linux')}, or {hint}")
-        from ssdpts.device.held import blocked_by_own_claim
+        from ssdpts.device.safety.held import blocked_by_own_claim
 
         try:
             rc, out, err = self._exec(argv, timeout)

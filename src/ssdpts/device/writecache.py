@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator
 
-from ssdpts.device import nvme, scsi
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.interfaces import scsi
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class
 from ssdpts.device.fields import value

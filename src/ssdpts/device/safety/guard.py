@@ -30,11 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ssdpts.device import held, locks
-from ssdpts.device import stack as stack_mod
+from ssdpts.device.safety import held
+from ssdpts.device.safety import locks
+from ssdpts.device.safety import stack as stack_mod
 from ssdpts.device import target as tgt
-from ssdpts.device import usage
-from ssdpts.device.signatures import _describe_signature, _member_reason, probe_signatures
+from ssdpts.device.safety import usage
+from ssdpts.device.safety.signatures import _describe_signature, _member_reason, probe_signatures
 from ssdpts.device.marker import marker_path, marker_status
 from ssdpts.device.marker import changes as marker_changes
 from ssdpts.device.target import Target

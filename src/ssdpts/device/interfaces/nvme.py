@@ -13,10 +13,10 @@ import os
 import re
 from typing import Any
 
-from ssdpts.device import purge_base
+from ssdpts.device.purge import base as purge_base
 from ssdpts.device import target as tgt
 from ssdpts.device.fields import not_available
-from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, estimate_timeout, quiet
+from ssdpts.device.purge.base import DevicePurge, Log, Operation, PurgeRecord, State, estimate_timeout, quiet
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Sysfs, Tools, as_int, as_str, bit, fill_missing, install_hint, parse_json
 from ssdpts.errors import RunFailed

@@ -19,10 +19,10 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from .. import errors
-from ..errors import HostLost, UserError
-from .side import Collected, DeviceSide
-from .target import Target
+from ssdpts import errors
+from ssdpts.errors import HostLost, UserError
+from ssdpts.device.side import Collected, DeviceSide
+from ssdpts.device.target import Target
 
 Log = Callable[[str], None]
 AGENT_PROTOCOL = 2  # device/agent.py PROTOCOL

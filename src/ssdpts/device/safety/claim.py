@@ -48,9 +48,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ssdpts.device import fingerprint, held, locks, safety, usage
-from ssdpts.device import stack as stack_mod
-from ssdpts.device.locks import _read_holder, lock_dir, lock_keys
+from ssdpts.device import fingerprint
+from ssdpts.device.safety import held
+from ssdpts.device.safety import locks
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety import usage
+from ssdpts.device.safety import stack as stack_mod
+from ssdpts.device.safety.locks import _read_holder, lock_dir, lock_keys
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target
 from ssdpts.errors import DeviceUnsafe, UserError

@@ -40,12 +40,15 @@ import os
 import time
 from typing import Any
 
-from ssdpts.device import ata, fingerprint, marker, nvme, scsi
+from ssdpts.device import fingerprint, marker
+from ssdpts.device.interfaces import ata
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.interfaces import scsi
 from ssdpts.device import target as tgt
 from ssdpts.device.block import device_class
 from ssdpts.device.fields import value
 from ssdpts.device.identify import purge_facts
-from ssdpts.device.purge_base import (DevicePurge, Log, PurgeMethod, PurgeRecord, now_iso, poll_until_done,
+from ssdpts.device.purge.base import (DevicePurge, Log, PurgeMethod, PurgeRecord, now_iso, poll_until_done,
                                       quiet, recheck)
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Tools

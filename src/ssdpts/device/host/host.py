@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .fields import Field, not_available
-from .tools import Tools
+from ssdpts.device.fields import Field, not_available
+from ssdpts.device.tools import Tools
 
 SYS_CPU = "/sys/devices/system/cpu"
 SYS_MODULE = "/sys/module"
@@ -356,7 +356,7 @@ def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_
 
     One piece: independent probes of a few lines each, filling one flat record in HOST_FIELDS' order."""
     tools = tools or Tools()
-    from .. import __version__
+    from ssdpts import __version__
 
     out: dict[str, Any] = {
         "hostname": platform.node(), "kernel": platform.release(), "kernel_version": platform.version(),

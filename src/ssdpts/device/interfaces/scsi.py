@@ -11,8 +11,8 @@ import os
 import re
 from typing import Any
 
-from ssdpts.device import purge_base
-from ssdpts.device.purge_base import Operation, State
+from ssdpts.device.purge import base as purge_base
+from ssdpts.device.purge.base import Operation, State
 from ssdpts.device.tools import Gather, Tools
 
 # sdparm --get exits 5 (illegal request) when the drive has no saved values page (QEMU's scsi-hd),

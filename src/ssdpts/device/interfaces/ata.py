@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 from ssdpts.device.fields import not_available
-from ssdpts.device import mediawrites, purge_base
-from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, quiet
+from ssdpts.device import mediawrites
+from ssdpts.device.purge import base as purge_base
+from ssdpts.device.purge.base import DevicePurge, Log, Operation, PurgeRecord, State, quiet
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Tools, as_int, as_str, bit, parse_json
 from ssdpts.errors import RunFailed

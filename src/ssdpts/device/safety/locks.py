@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ssdpts.device import stack
+from ssdpts.device.safety import stack
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError

@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass
 
 from ssdpts.device import target as tgt
-from ssdpts.device import usage
+from ssdpts.device.safety import usage
 
 _LOOP_GET_STATUS64 = 0x4C05
 # struct loop_info64: lo_device, lo_inode, lo_rdevice, lo_offset, lo_sizelimit (u64), then fields not read here

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ssdpts.device import safety
+from ssdpts.device.safety import guard as safety
 from ssdpts.device.block import device_class
 from ssdpts.device.target import Target
 from ssdpts.device.tools import PACKAGES, Tools
