@@ -404,14 +404,14 @@ def test_purge_beside_the_claim(make_loop, monkeypatch, method, lend):
     """blkdiscard --force (discard, BLKZEROOUT) works while the run holds the device. A tool that
     insists on its own exclusive open (blkdiscard without --force stands in for one) meets EBUSY and
     is lent the claim, which is taken back at once."""
-    from ssdpts.device.purge import registry as purge
+    from ssdpts.device.purge import fallback, registry as purge
     from ssdpts.device.safety.claim import Claim
     from ssdpts.device.target import open_target
 
     dev = make_loop("64M")
     random_fill(dev)
     if lend:
-        monkeypatch.setattr(purge, "_blkdiscard_force", lambda tools: [])
+        monkeypatch.setattr(fallback, "_blkdiscard_force", lambda tools: [])
         r = subprocess.run(["blkdiscard", dev], capture_output=True, text=True)
         assert r.returncode == 0  # nobody holds it yet: without --force it works...
         random_fill(dev)
