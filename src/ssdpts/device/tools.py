@@ -113,7 +113,7 @@ class Tools:
             held = blocked_by_own_claim(argv, err + out) if rc != 0 else None
             if held is not None:
                 # The tool opens the device exclusively itself and met the run's own claim: lend it
-                # the claim (the ssdpts lock stays held) and run it again (device/claim.py).
+                # the claim (the ssdpts lock stays held) and run it again (device/safety/claim.py).
                 with held.lent(argv[0]):
                     rc, out, err = self._exec(argv, timeout)
         except subprocess.TimeoutExpired:

@@ -13,13 +13,13 @@ import os
 import re
 from typing import Any
 
+from ssdpts.device.fields import not_available, value
 from ssdpts.device.interfaces import ata
 from ssdpts.device.interfaces.base import Capabilities, Interface, Plan
 from ssdpts.device.nvme_admin import nvme_names
 from ssdpts.device.purge import base as purge_base
-from ssdpts.device.purge.fallback import fallback
-from ssdpts.device.fields import not_available, value
 from ssdpts.device.purge.base import DevicePurge, Log, Operation, PurgeRecord, State, estimate_timeout, quiet
+from ssdpts.device.purge.fallback import fallback
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Sysfs, Tools, as_int, as_str, bit, fill_missing, install_hint, parse_json
 from ssdpts.errors import RunFailed

@@ -1,6 +1,8 @@
 """What a purge is (PTS 2.0.2 §3.2, PTS.md §1): the record it leaves, the method protocol, and the
 shapes the device-level methods share. The methods themselves live next to the interface they
-drive (nvme.py, ata.py, scsi.py); the fallbacks, the choice and the registry are in purge.py.
+drive (interfaces/nvme.py, ata.py, scsi.py), each naming in its class the device classes it
+serves, its tool, its ``--purge`` names and the capability it needs; the fallbacks are in
+fallback.py, the choice and the registry in registry.py.
 
 Contract: ``PurgeMethod.run`` destroys data. Call it only after ``safety.check_writable(target,
 ...)`` passed for this target (the runner does). As a second line of defence every destructive
@@ -16,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ssdpts.device.safety import guard as safety
 from ssdpts.device.block import device_class
+from ssdpts.device.safety import guard as safety
 from ssdpts.device.target import Target
 from ssdpts.device.tools import PACKAGES, Tools
 from ssdpts.errors import RunFailed, UserError

@@ -21,10 +21,11 @@ Order of preference and why:
 * SCSI/SAS: SANITIZE block erase > SANITIZE crypto erase > FORMAT UNIT (keeps block size and PI).
 * Everything else (loop, zram, virtio, partitions): discard, else zero-fill.
 
-The device-level methods live next to the interface they drive (nvme.SanitizePurge,
-nvme.FormatPurge, ata.SanitizePurge, ata.SecurityErasePurge, scsi.SanitizePurge,
-scsi.FormatPurge) and share the shapes in purge_base.py; this module holds the fallbacks, the
-choice and the registry of ``--purge`` names.
+The device-level methods live next to the interface they drive (interfaces/nvme.py, ata.py,
+scsi.py), each class naming itself, the device classes it serves, its tool and the capability it
+needs (purge/base.py ``DevicePurge``); each interface lists its classes and holds its ladder of
+preference (``device_purge``). This module asks the target's interface for its choice and builds
+the registry of ``--purge`` names from the interfaces' classes and the fallbacks (fallback.py).
 
 Contract: ``PurgeMethod.run`` destroys data. Call it only after
 ``safety.check_writable(target, ...)`` passed for this target (the runner does). As a second line

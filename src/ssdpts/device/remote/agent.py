@@ -21,9 +21,9 @@ import threading
 from typing import Any, Callable, TextIO
 
 from ssdpts import __version__
-from ssdpts.errors import Interrupted, UserError
 from ssdpts.device.side import LocalSide
 from ssdpts.device.target import open_target
+from ssdpts.errors import Interrupted, UserError
 
 PROTOCOL = 2  # 2: the step gate and the device's trace there (engine/gatehost.py)
 
