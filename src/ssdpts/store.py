@@ -28,12 +28,15 @@ from pathlib import Path
 import re
 import shutil
 import time
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import atomic
 from .errors import RunFailed, UserError
 from .results import seal
 from .results.formats import FORMAT, upgrade
+
+if TYPE_CHECKING:  # the records the store writes (results/records.py): each serialises itself
+    from .results.records import Summary
 
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
@@ -341,12 +344,12 @@ class RunStore:
     def rel(self, p: Path) -> str:
         return str(Path(p).relative_to(self.path))
 
-    def write_summary(self, doc: dict) -> None:
-        """summary.json, then its size and SHA-256 in the manifest (``summary_file``): a reader trusts
-        a summary whose checksum is the one recorded, and recomputes any other from its steps
-        (results/integrity.py)."""
+    def write_summary(self, summary: "Summary") -> None:
+        """summary.json (the record as it writes itself: Summary.to_document), then its size and
+        SHA-256 in the manifest (``summary_file``): a reader trusts a summary whose checksum is the
+        one recorded, and recomputes any other from its steps (results/integrity.py)."""
         path = self.path / SUMMARY
-        write_json_atomic(path, {"format": FORMAT, **doc})
+        write_json_atomic(path, summary.to_document())
         try:
             self.update_manifest(summary_file=file_digest(path))
         except OSError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from ..device.purge_base import PurgeRecord
 from ..device.target import Target
@@ -23,6 +23,32 @@ from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from ..pts.workload import Workload
 from . import timing
+from .formats import FORMAT, upgrade
+
+
+class Document:
+    """A record that is a document of the run directory (manifest.json, summary.json, a line of
+    steps.jsonl): written as its ``to_dict`` under the current format, read by its ``from_dict``
+    after formats.py has upgraded an older format (or refused a newer one)."""
+
+    __slots__ = ()
+    KIND: ClassVar[str]  # formats.KINDS: which migrations apply
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]):
+        raise NotImplementedError
+
+    def to_document(self) -> dict[str, Any]:
+        """The document as the store writes it: the format first, then the record."""
+        return {"format": FORMAT, **self.to_dict()}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], where: str):
+        """The record of a document of any format this ssdpts reads (``where`` names it in messages)."""
+        return cls.from_dict(upgrade(dict(doc), where, kind=cls.KIND))
 
 
 def _int(v: Any) -> int | None:
@@ -213,8 +239,10 @@ class PartResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(Document):
     """summary.json: the status, the deviations from the PTS and every part's results."""
+
+    KIND: ClassVar[str] = "summary"
 
     status: str | None
     pts_compliant: bool
