@@ -9,7 +9,7 @@
 Integrity: each round's raw files are recorded in the manifest with size and SHA-256, and its
 step count, before its steps are appended (record_round); every manifest write carries the digest
 of each of its fields, sealed with the lab's key when one is configured (results/seal.py);
-results/integrity.py checks them.
+results/verify/integrity.py checks them.
 
 Durability: a round's step lines are written with one write() and fsync'd; JSON documents are
 replaced atomically (temporary file, fsync, rename, directory fsync). Progress is derived from
@@ -204,7 +204,7 @@ class RunStore:
         doc["updated"] = utc_now()
         self._write_manifest(doc)
 
-    # ---- integrity records (checked by results/integrity.py) -----------------------------------
+    # ---- integrity records (checked by results/verify/integrity.py) -----------------------------------
     def record_round(self, part_id: str, name: str, paths: list[Path], records: list[dict]) -> None:
         """Record round ``name`` ("wipc", "round-003") of ``part_id``: the raw files it wrote, with size
         and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
@@ -347,7 +347,7 @@ class RunStore:
     def write_summary(self, summary: "Summary") -> None:
         """summary.json (the record as it writes itself: Summary.to_document), then its size and
         SHA-256 in the manifest (``summary_file``): a reader trusts a summary whose checksum is the
-        one recorded, and recomputes any other from its steps (results/integrity.py)."""
+        one recorded, and recomputes any other from its steps (results/verify/integrity.py)."""
         path = self.path / SUMMARY
         write_json_atomic(path, summary.to_document())
         try:

@@ -526,7 +526,7 @@ def test_only_a_lost_fio_server_is_called_one(tmp_path, lost):
 
 
 def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
-    from ssdpts.results import integrity
+    from ssdpts.results.verify import integrity
     from ssdpts.store import file_digest
 
     run_dir, _ = small_baseline
@@ -542,7 +542,7 @@ def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
 def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseline):
     """A crash between recording a round's checksums and appending its steps: not damage; resume
     measures the round again and the finished run verifies."""
-    from ssdpts.results import integrity
+    from ssdpts.results.verify import integrity
 
     with pytest.raises(Interrupted):
         start(tmp_path, SMALL, FakeExecutor(interrupt_on_batch=4))  # after iops rounds 1-2

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..pts.registry import TESTS
 from ..store import MANIFEST, SUMMARY, STEPS, RunStore
-from .proof import trusted_summary
+from .verify.proof import trusted_summary
 from .records import Manifest, PartResult, StepRecord, Summary
 
 PARTIAL_STATUSES = ("interrupted", "failed", "running")
@@ -155,7 +155,7 @@ def read_run_checked(path: str | Path) -> tuple[RunResults, list[str]]:
     """A run with its steps (:func:`read_run`) and the problems 'ssdpts verify' finds in it (one line
     each), steps.jsonl read once for both: a report needs both, and a long run's file is 10 MB of JSON.
     Steps whose values differ from fio's output are read with fio's values (the problems name them)."""
-    from .integrity import check
+    from .verify.integrity import check
 
     path = Path(path)
     _check_dir(path)

@@ -28,7 +28,8 @@ from ssdpts.run.runner import RunContext, close_trace, execute
 from ssdpts.pts.parts import Part
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
-from ssdpts.results import integrity, seal
+from ssdpts.results import seal
+from ssdpts.results.verify import integrity
 from ssdpts.store import RunStore, utc_now
 
 

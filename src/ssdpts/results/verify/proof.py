@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..engine.fioparse import FioOutput, FioOutputError, job_measurement, parse_fio_output, step_jobs
+from ...engine.fioparse import FioOutput, FioOutputError, job_measurement, parse_fio_output, step_jobs
 
 _REL = 1e-12
 
@@ -181,9 +181,9 @@ def summary_differences(manifest: dict, summary: dict, records: list[dict]) -> t
     """Where summary.json differs from what its steps give, and what they give. A summary without a
     recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
     analysis did not write is not a difference."""
-    from .records import Manifest
-    from .seal import version_of
-    from .summary import recompute_summary
+    from ..records import Manifest
+    from ..seal import version_of
+    from ..summary import recompute_summary
 
     again = json.loads(json.dumps(recompute_summary(Manifest.from_dict(manifest), records, summary.get("status")).to_dict(),
                                   default=str))
@@ -205,8 +205,8 @@ def summary_state(run_dir: Path, manifest: dict, key=None) -> str:
     """What proves summary.json (one of the states above). A run of the current format (results/seal.py)
     records its summary whenever ssdpts writes it; so did every complete run whose rounds carry the
     step lines' checksums (they came with it). ``key``: the seal key to check the manifest's seal with."""
-    from ..store import SUMMARY
-    from . import seal
+    from ...store import SUMMARY
+    from .. import seal
 
     recorded = manifest.get("summary_file")
     if not isinstance(recorded, dict):
@@ -234,7 +234,7 @@ def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tu
     that does not match its steps is presented as the run's results only when ssdpts's own records
     prove it was written so (an analysis other than this one's), or when the run was made before
     summaries were recorded (read as it always was): 'ssdpts verify' notes the difference."""
-    from . import seal
+    from .. import seal
 
     if manifest.get("kind") is not None:
         return summary, None
