@@ -36,7 +36,7 @@ from .results import seal
 from .results.formats import FORMAT, upgrade
 
 if TYPE_CHECKING:  # the records the store writes (results/records.py): each serialises itself
-    from .results.records import Summary
+    from .results.records import StepRecord, Summary
 
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
@@ -205,7 +205,7 @@ class RunStore:
         self._write_manifest(doc)
 
     # ---- integrity records (checked by results/verify/integrity.py) -----------------------------------
-    def record_round(self, part_id: str, name: str, paths: list[Path], records: list[dict]) -> None:
+    def record_round(self, part_id: str, name: str, paths: list[Path], records: list["StepRecord"]) -> None:
         """Record round ``name`` ("wipc", "round-003") of ``part_id``: the raw files it wrote, with size
         and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
         Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
@@ -213,7 +213,8 @@ class RunStore:
         files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
         doc = self.manifest()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
-        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records), "files": files}
+        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest([r.to_dict() for r in records]),
+                        "files": files}
         doc["updated"] = utc_now()
         self._write_manifest(doc)
 
@@ -238,10 +239,11 @@ class RunStore:
         return dropped
 
     # ---- steps --------------------------------------------------------------------------------
-    def append_steps(self, records: list[dict]) -> None:
+    def append_steps(self, records: list["StepRecord"]) -> None:
+        """The round's step records, each as it writes itself (StepRecord.to_document), one line each."""
         if not records:
             return
-        data = "".join(json.dumps({"format": FORMAT, **r}, separators=(",", ":"), default=str) + "\n" for r in records)
+        data = "".join(json.dumps(r.to_document(), separators=(",", ":"), default=str) + "\n" for r in records)
         path = self.path / STEPS
         try:
             self._repair_tail(path)

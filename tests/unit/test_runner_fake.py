@@ -21,6 +21,7 @@ from ssdpts.run.session import resume_run, start_run
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts
 from ssdpts.pts.workload import Step, Workload
+from ssdpts.results.records import StepRecord
 from ssdpts.store import RunStore
 
 KiB = 1024
@@ -551,7 +552,7 @@ def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseli
     job, out = store.fio_paths("iops", "round-003")
     job.write_text("; in flight\n")
     out.write_text("{}")
-    store.record_round("iops", "round-003", [job, out], [{"test": "iops"}] * 56)
+    store.record_round("iops", "round-003", [job, out], [StepRecord.from_dict(store.steps()[0])] * 56)
     res = integrity.check(run_dir)
     assert res.intact and any("round 3 of iops" in n and "in flight" in n for n in res.notes)
     ex = FakeExecutor()

@@ -445,9 +445,20 @@ class Manifest:
 # ==================================================================================================
 
 
+# the fields of a step line in the order the run writes them (steprecord.step_record): a record
+# read back writes its fields in the order it was read
+STEP_FIELDS = ("test", "part", "phase", "round", "index", "session", "key", "label", "workload",
+               "planned_duration_s", "planned_io_bytes", "start_time", "end_time", "measurement", "telemetry",
+               "fio_json", "fio_job_index", "planned_idle_after_s", "beside", "batch_wall_s", "timeline", "device",
+               "boundary")
+
+
 @dataclass(frozen=True, slots=True)
-class StepRecord:
-    """One line of steps.jsonl: one finished step, what it asked and what it measured."""
+class StepRecord(Document):
+    """One line of steps.jsonl: one finished step, what it asked and what it measured; written by
+    the store as ``to_document`` (steprecord.step_record makes it), read back by ``from_dict``."""
+
+    KIND: ClassVar[str] = "step"
 
     test: str
     part: str
@@ -467,12 +478,53 @@ class StepRecord:
     # ``measurement`` has the device's rates where the check found fio's off
     rate_check: Mapping[str, Any] | None = None
     mark: str | None = None
+    # what the line records besides (written as recorded): the session that ran it (0: the first
+    # run, n: the n-th resume), the plan, fio's own measurement (``measurement`` above is the
+    # device's view of it), the batch, its timeline, the block layer's view, the boundary into it
+    session: int = 0
+    planned_duration_s: float | None = None
+    planned_io_bytes: int | None = None
+    planned_idle_after_s: float | None = None
+    beside: Mapping[str, Any] | None = None
+    batch_wall_s: float | None = None
+    timeline: Mapping[str, Any] | None = None
+    device: Mapping[str, Any] | None = None
+    boundary: Mapping[str, Any] | None = None
+    fio_measurement: Measurement | None = None
+    fields_written: tuple[str, ...] = ()  # the line's fields in their order (empty: STEP_FIELDS)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # fields this ssdpts does not know, kept
+
+    def to_dict(self) -> dict[str, Any]:
+        values = {"test": self.test, "part": self.part, "phase": self.phase, "round": self.round, "index": self.index,
+                  "session": self.session, "key": self.key, "label": self.label, "workload": self.workload.to_dict(),
+                  "planned_duration_s": self.planned_duration_s, "planned_io_bytes": self.planned_io_bytes,
+                  "start_time": self.start_time, "end_time": self.end_time,
+                  "measurement": (self.fio_measurement or self.measurement).to_dict(), "telemetry": self.telemetry,
+                  "fio_json": self.fio_json, "fio_job_index": self.fio_job_index,
+                  "planned_idle_after_s": self.planned_idle_after_s, "beside": self.beside,
+                  "batch_wall_s": self.batch_wall_s, "timeline": self.timeline, "device": self.device,
+                  "boundary": self.boundary, **self.extra}
+        if self.fields_written:
+            return {k: values[k] for k in self.fields_written}
+        optional = {"planned_idle_after_s", "beside", "device"}  # written only when the step has them
+        return {k: values[k] for k in (*STEP_FIELDS, *self.extra) if k not in optional or values[k] is not None}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "StepRecord":
         w = Workload.from_dict(d["workload"])
         tel = d.get("telemetry")
+
+        def m(k: str) -> Mapping[str, Any] | None:
+            v = d.get(k)
+            return v if isinstance(v, Mapping) else None
+
         return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
                    str(d.get("key") or w.key), str(d.get("label") or w.label), w, timing.as_device_did(d),
                    tel if isinstance(tel, Mapping) else None, num(d.get("start_time")), num(d.get("end_time")),
-                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d))
+                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d),
+                   session=int(d.get("session") or 0), planned_duration_s=d.get("planned_duration_s"),
+                   planned_io_bytes=d.get("planned_io_bytes"), planned_idle_after_s=d.get("planned_idle_after_s"),
+                   beside=m("beside"), batch_wall_s=d.get("batch_wall_s"), timeline=m("timeline"), device=m("device"),
+                   boundary=m("boundary"), fio_measurement=Measurement.from_dict(d["measurement"]),
+                   fields_written=tuple(k for k in d if k != "format"),
+                   extra={k: v for k, v in d.items() if k not in STEP_FIELDS and k != "format"})

@@ -19,6 +19,7 @@ import time
 from typing import Callable, Protocol
 
 from ssdpts.results import analysis, steprecord
+from ssdpts.results.records import StepRecord
 from ssdpts.results.summary import bound_part, summarize
 from ssdpts.run import cpus
 from ssdpts.engine.base import Area, Batch, Executor
@@ -390,11 +391,12 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
         recs.append(rec)
         prev = rec
     # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
+    typed = [StepRecord.from_dict(r) for r in recs]  # what the store writes: the records
     try:
-        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], recs)
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], typed)
     except OSError as exc:
         raise disk_error(out, exc, ctx.store.path) from None
-    ctx.store.append_steps(recs)
+    ctx.store.append_steps(typed)
     for w in res.warnings:
         ctx.progress.message(f"fio: {w}")
     _warn_cpu_bound(ctx, part, name, recs)
