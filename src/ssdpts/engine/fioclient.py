@@ -45,6 +45,7 @@ from .jobfile import STONEWALL_HEADER, render_job_file
 # fio's client, when its server is gone: "client: host=127.0.0.1 disconnected" (fio 3.33).
 _GONE = re.compile(r"client: host=(\S+) disconnected|fio: connect: |failed to connect|Connection refused", re.I)
 
+
 def server_address(text: str) -> str:
     """A fio client address as fio takes it: ``host``, ``host,port``, ``ip:addr,port``,
     ``ip6:addr,port`` (fio's default port 8765 when none is given)."""
