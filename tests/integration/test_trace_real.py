@@ -196,7 +196,6 @@ def test_timed_replay_keeps_the_trace_pace(make_loop, tmp_path):
     timed at 100% takes the trace's 0.8 s, at 200% half of it, replay_no_stall far less."""
     from ssdpts.engine.base import Area, Batch
     from ssdpts.engine.fio import FioExecutor
-    from ssdpts.engine.fioparse import parse_fio_output
     from ssdpts.workloads.iotrace import write_iolog
     from ssdpts.workloads.replay import ReplaySpec, replay_step, run_values
 
@@ -211,8 +210,8 @@ def test_timed_replay_keeps_the_trace_pace(make_loop, tmp_path):
                            ("fast", ReplaySpec(no_stall=True))):
             batch = Batch([replay_step(1, log, spec, 1, 60)], dev, Area(0, 16 * 2**20), 1, "libaio",
                           job_path=tmp_path / f"{name}.fio", output_path=tmp_path / f"{name}.json")
-            executor.run(batch)
-            v = run_values(parse_fio_output(batch.output_path.read_text()).jobs[0])
+            res = executor.run(batch)
+            v = run_values(res.measurements[0], res.timelines[0]["fio_job_runtime_ms"])
             assert (v["read_ios"], v["write_ios"]) == (3, 2)
             took[name] = v["completion_s"]
     finally:
