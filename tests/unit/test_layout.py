@@ -8,7 +8,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
 
 SRC = Path(__file__).parents[2] / "src" / "ssdpts"
 MAX_LINES = 600
