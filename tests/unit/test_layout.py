@@ -273,3 +273,17 @@ def test_parentheses_explain_and_allow_nothing():
            "| `a/` | x | `b` (never `c`, (really) `d`), `e/f.py` (why `g`) |\n"
            "| `h.py` | y | everything below |\n\n| where | other |\n|---|---|\n| `i/` | `j` |\n")
     assert layering_rules(doc) == {"ssdpts.a.*": {"ssdpts.b", "ssdpts.e.f"}, "ssdpts.h": {EVERYTHING}}
+
+
+def test_cited_doc_anchors_exist():
+    """A citation of a docs/ page by anchor (`docs/pts-reference.md#steady-state`, `#dirth` after
+    it) in src/ or tests/ names a section that page has (`<a id="...">`)."""
+    root = SRC.parents[1]
+    missing = []
+    for path in [*modules(), *TESTS_DIR.rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        for page, anchors in re.findall(r"docs/([\w-]+\.md)((?:#[\w-]+)(?:, #[\w-]+)*)", text):
+            ids = set(re.findall(r'<a id="([\w-]+)"', (root / "docs" / page).read_text(encoding="utf-8"))) \
+                if (root / "docs" / page).exists() else set()
+            missing += [f"{path.name}: docs/{page}#{a}" for a in re.findall(r"#([\w-]+)", anchors) if a not in ids]
+    assert not missing, missing
