@@ -1,9 +1,10 @@
 #!/bin/sh
 # Turn the citations of the design and PTS digests that are not in the repository (DESIGN.md,
 # PTS.md, PTS-EXTENDED.md) into citations of docs/design.md and docs/pts-reference.md by their
-# anchors, in the Python sources of src/ and tests/ (recorded run directories under tests/fixtures
-# keep what the version that made them wrote). Specific phrases first, then each section's
-# fallback; the count of citations left is printed at the end (the goal: 0).
+# anchors: in the Python sources of src/ and tests/ (recorded run directories under tests/fixtures
+# keep what the version that made them wrote), and in docs/*.md and README.md. Specific phrases
+# first, then each section's fallback; the count of citations left is printed at the end (the
+# goal: 0).
 #
 #   scripts/cite-docs.sh [ROOT]     ROOT: the repository (default: this script's parent)
 set -eu
@@ -14,7 +15,7 @@ D=docs/design.md
 P=docs/pts-reference.md
 
 files() {
-    find src tests -name '*.py' -not -path 'tests/fixtures/*' -print0 |
+    { find src tests -name '*.py' -not -path 'tests/fixtures/*' -print0; find docs README.md -maxdepth 1 -name '*.md' -print0; } |
         xargs -0 grep -l -e 'DESIGN\.md' -e 'PTS\.md' -e 'PTS-EXTENDED\.md' 2>/dev/null || true
 }
 
@@ -26,6 +27,7 @@ set -- \
     -e "s|DESIGN\\.md convention 2|$D#units-in-names|g" \
     -e "s|DESIGN\\.md convention 3|$D#one-place-per-field|g" \
     -e "s|DESIGN\\.md convention 6|$D#main-pipeline|g" \
+    -e "s|DESIGN\\.md convention 8|$D#user-error|g" \
     -e "s|DESIGN\\.md \"The run directory\"|$D#run-directory|g" \
     -e "s|DESIGN\\.md \"Safety\"|$D#safety|g" \
     -e "s|DESIGN\\.md names run directories|$D#run-directory names run directories|g" \
@@ -50,6 +52,10 @@ set -- \
     -e "s|PTS 2\\.0\\.2 §2\\.1\\.24 (PTS\\.md §2)|PTS 2.0.2 §2.1.24 ($P#steady-state)|g" \
     -e "s|PTS 2\\.0\\.2 §2\\.1\\.24 (PTS\\.md §2|PTS 2.0.2 §2.1.24 ($P#steady-state|g" \
     -e "s|PTS\\.md §1 \"Units\"|$P#units|g" \
+    -e "s|PTS\\.md §1 \"WDPC\"|$P#wdpc|g" \
+    -e "s|\`iodepth=QD\` (PTS\\.md §1)|\`iodepth=QD\` ($P#demand-intensity)|g" \
+    -e "s|≥ 48-bit RNG for LBAs, PTS\\.md §1|≥ 48-bit RNG for LBAs, $P#data-pattern|g" \
+    -e "s|as seed 004 recommends (PTS\\.md §5)|as $D#repeated-runs sets out|g" \
     -e "s|PTS\\.md §1: TC = numjobs|$P#demand-intensity: TC = numjobs|g" \
     -e "s|TC = numjobs, QD = iodepth (PTS\\.md §1|TC = numjobs, QD = iodepth ($P#demand-intensity|g" \
     -e "s|QD = fio iodepth (PTS\\.md §1)|QD = fio iodepth ($P#demand-intensity)|g" \
@@ -96,4 +102,5 @@ files | while IFS= read -r f; do sed -i "$@" "$f"; done
 
 left=$(grep -rn --include='*.py' -e 'DESIGN\.md' -e 'PTS\.md' -e 'PTS-EXTENDED\.md' src tests 2>/dev/null |
        grep -v '^tests/fixtures/' | grep -c . || true)
-echo "citations of DESIGN.md, PTS.md and PTS-EXTENDED.md left in src/ and tests/: $left"
+docs=$(grep -n -e 'DESIGN\.md' -e 'PTS\.md' -e 'PTS-EXTENDED\.md' docs/*.md README.md 2>/dev/null | grep -c . || true)
+echo "citations of DESIGN.md, PTS.md and PTS-EXTENDED.md left in src/ and tests/: $left; in docs/ and README.md: $docs"

@@ -277,10 +277,10 @@ def test_parentheses_explain_and_allow_nothing():
 
 def test_cited_doc_anchors_exist():
     """A citation of a docs/ page by anchor (`docs/pts-reference.md#steady-state`, `#dirth` after
-    it) in src/ or tests/ names a section that page has (`<a id="...">`)."""
+    it) in src/, tests/, docs/ or the README names a section that page has (`<a id="...">`)."""
     root = SRC.parents[1]
     missing = []
-    for path in [*modules(), *TESTS_DIR.rglob("*.py")]:
+    for path in [*modules(), *TESTS_DIR.rglob("*.py"), *(root / "docs").glob("*.md"), root / "README.md"]:
         text = path.read_text(encoding="utf-8")
         for page, anchors in re.findall(r"docs/([\w-]+\.md)((?:#[\w-]+)(?:, #[\w-]+)*)", text):
             ids = set(re.findall(r'<a id="([\w-]+)"', (root / "docs" / page).read_text(encoding="utf-8"))) \
