@@ -22,6 +22,7 @@ import time
 import numpy as np
 import pytest
 
+from ..run_schemas import assert_run_matches_schemas
 from .conftest import checksum, ssdpts, system_disk
 
 KNOWN_JOB = ["--rw=randrw", "--rwmixread=70", "--bssplit=4k/50:16k/30:64k/20", "--norandommap", "--randrepeat=1",
@@ -138,6 +139,7 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     run_dir = next(runs.iterdir())
     doc = json.loads((run_dir / "replay.json").read_text())
     assert doc["trace"]["moved_ios"] == 0 and doc["iodepth"] == 4
+    assert_run_matches_schemas(run_dir)  # a real fio run on a loop device against schemas/
     # every figure from the raw json+ alone
     raw = []
     for r in doc["runs"]:
