@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fio", action="store_true", help="print round 1's fio job file of each test part")
     p.add_argument("--json", action="store_true",
                    help="print the plan as one JSON object instead (units in the key names: _bytes, _s, _pct; "
-                        "with --fio each part's fio_job_file too; docs/usage.md); the exit status is the same")
+                        "with --fio each part's fio_job_file too; README.md); the exit status is the same")
     p.set_defaults(func=cmd)
 
 

@@ -1,6 +1,6 @@
 """What a run would do, without touching the device (``ssdpts plan``): built from the same run
 request (run/request.py) and by the same planning as the run, as one record the command prints as
-text or as JSON (``ssdpts plan --json``; every key with a unit names it, docs/usage.md)."""
+text or as JSON (``ssdpts plan --json``; every key with a unit names it, README.md)."""
 
 from __future__ import annotations
 
