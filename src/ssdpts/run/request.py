@@ -107,13 +107,13 @@ def _shown(path: str) -> str:
 @dataclass(frozen=True)
 class Recorded:
     """What ``resume`` needs of a run directory before it starts: its status, the fio server it ran
-    through (``fio_server``), the host its device is on when that is not this one (``device_host``),
-    the target's path there. None where the manifest does not say (or cannot be read: the resume
+    through (``fio_server``), the host its device is on when that is not this one (``device_host``:
+    its record, device/remote.py side_for), the target's path there. None where the manifest does not say (or cannot be read: the resume
     of it says what is wrong)."""
 
     status: str | None = None
     fio_server: str | None = None
-    device_host: str | None = None
+    device_host: dict | None = None
     target_path: str | None = None
 
 
@@ -139,7 +139,7 @@ def recorded(run_dir: Path) -> Recorded:
     def text(v) -> str | None:
         return v if isinstance(v, str) else None
     return Recorded(status=text(man.get("status")), fio_server=text(man.get("fio_server")),
-                    device_host=text(man.get("device_host")), target_path=text(path))
+                    device_host=man.get("device_host") or None, target_path=text(path))
 
 
 def unfinished_runs(paths: list[str]) -> list[Path]:
