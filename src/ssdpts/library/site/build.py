@@ -124,7 +124,7 @@ def _render_report(run_dir: str, out: str) -> str | None:
 def _read(path: Path, db_row: dict) -> tuple[dict, list[dict], dict]:
     """(index row, headline columns, run data) of one run directory of the library."""
     from ssdpts.results.reader import read_run
-    from ssdpts.library.status import quick_problems
+    from ssdpts.status import quick_problems
 
     run = read_run(path, need_summary="'ssdpts db site'")
     problems = quick_problems(path, dict(run.manifest.doc), complete=run.status == "complete")

@@ -13,6 +13,13 @@ wrote; this module proves that what it says follows from the files below it:
 A value that differs is named, with both values and what it affects. Floats are compared to 12
 significant digits: the recomputation runs the same code on the same numbers, so anything more is
 an edit.
+
+The step's measurement is remade by the executors' own parser and assembly
+(``fioparse.step_measurement``), not by a second reading of fio's format: what this proves is the
+records, not the parser (the unit tests on recorded fio outputs prove that). It stays independent of
+the records: its inputs are the raw fio file (whose bytes the round's digests prove) and, from the
+step's record, only what fio cannot know (the start and end times, the planned duration); every
+other number of the record is compared, never used.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ...engine.fioparse import FioOutput, FioOutputError, job_measurement, parse_fio_output, step_jobs
+from ...engine.fioparse import FioOutput, FioOutputError, job_options, parse_fio_output, step_jobs, step_measurement
 
 _REL = 1e-12
 
@@ -104,7 +111,7 @@ def _load(path: Path) -> FioOutput | None:
 
 
 def _workload_diffs(workload: dict, job: dict, beside: dict | None = None) -> list[Difference]:
-    opts = job.get("job options") or {}
+    opts = job_options(job)
     if beside and str(opts.get("rw", "")) in ("trim", "randtrim"):
         # fio reports a step with a job beside it (OCP's deallocation) under the options of that job
         return [Difference(f"beside.{k}", beside.get(k), f"{opt}={opts[opt]}")
@@ -154,8 +161,8 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
             bad.append(StepCheck(n, rec, (Difference("fio_job_index", idx, f"one of the {len(jobs)} jobs"),), None))
             continue
         try:
-            m = job_measurement(jobs[idx], major=out.major_version, start_time=float(meas["start_time"]),
-                                end_time=float(meas["end_time"]), duration_s=rec.get("planned_duration_s")).to_dict()
+            m = step_measurement(out, idx, start_time=float(meas["start_time"]), end_time=float(meas["end_time"]),
+                                 duration_s=rec.get("planned_duration_s")).to_dict()
         except (KeyError, TypeError, ValueError) as exc:
             bad.append(StepCheck(n, rec, (Difference("measurement", f"unreadable ({exc})", "a measurement"),), None))
             continue
