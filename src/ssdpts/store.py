@@ -28,15 +28,21 @@ from pathlib import Path
 import re
 import shutil
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from . import atomic
 from .errors import RunFailed, UserError
 from .results import seal
 from .results.formats import FORMAT, upgrade
 
-if TYPE_CHECKING:  # the records the store writes (results/records.py): each serialises itself
-    from .results.records import StepRecord, Summary
+
+class Record(Protocol):
+    """What the store writes: a record that serialises itself (results/records.py: Summary,
+    StepRecord), ``to_dict`` its fields and ``to_document`` the same under the current format."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def to_document(self) -> dict[str, Any]: ...
 
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
@@ -205,7 +211,7 @@ class RunStore:
         self._write_manifest(doc)
 
     # ---- integrity records (checked by results/verify/integrity.py) -----------------------------------
-    def record_round(self, part_id: str, name: str, paths: list[Path], records: list["StepRecord"]) -> None:
+    def record_round(self, part_id: str, name: str, paths: list[Path], records: list[Record]) -> None:
         """Record round ``name`` ("wipc", "round-003") of ``part_id``: the raw files it wrote, with size
         and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
         Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
@@ -239,7 +245,7 @@ class RunStore:
         return dropped
 
     # ---- steps --------------------------------------------------------------------------------
-    def append_steps(self, records: list["StepRecord"]) -> None:
+    def append_steps(self, records: list[Record]) -> None:
         """The round's step records, each as it writes itself (StepRecord.to_document), one line each."""
         if not records:
             return
@@ -346,7 +352,7 @@ class RunStore:
     def rel(self, p: Path) -> str:
         return str(Path(p).relative_to(self.path))
 
-    def write_summary(self, summary: "Summary") -> None:
+    def write_summary(self, summary: Record) -> None:
         """summary.json (the record as it writes itself: Summary.to_document), then its size and
         SHA-256 in the manifest (``summary_file``): a reader trusts a summary whose checksum is the
         one recorded, and recomputes any other from its steps (results/verify/integrity.py)."""

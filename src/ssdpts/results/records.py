@@ -3,7 +3,7 @@ as frozen records (DESIGN.md conventions 1 and 2; docs/results-format.md is the 
 
 Each record reads its JSON form with ``from_dict`` — tolerant of fields older files lack (they
 read as None or empty) — and the summary records write it back with ``to_dict``, which is what
-analysis.summarize stores: one model for writing and reading. The tables inside the summary
+summary.summarize stores: one model for writing and reading. The tables inside the summary
 belong to their tests (pts/iops.py etc.). Format versions are checked by formats.py first.
 """
 
@@ -171,7 +171,7 @@ class PartResult:
     series: dict[str, Series] = field(default_factory=dict)
     samples: int | None = None  # WSAT only
     # Added to format 1 (None: written before they were): the round limit after a
-    # re-preconditioning resume, the step boundaries (analysis.boundary_summary, kept as recorded:
+    # re-preconditioning resume, the step boundaries (summary.boundary_summary, kept as recorded:
     # docs/results-format.md), the resumptions the part continued through.
     round_limit: int | None = None
     boundaries: Mapping[str, Any] | None = None
@@ -249,7 +249,7 @@ class Summary(Document):
     deviations: tuple[str, ...]
     tests: dict[str, tuple[str, ...]]  # test -> its part ids, in run order
     parts: dict[str, PartResult]
-    boundaries: Mapping[str, Any] | None = None  # over every part (analysis.run_boundary_summary); None: not recorded
+    boundaries: Mapping[str, Any] | None = None  # over every part (summary.run_boundary_summary); None: not recorded
     timing: Mapping[str, Any] | None = None  # over every part (timing.run_timing); None: not recorded
 
     def to_dict(self) -> dict[str, Any]:
