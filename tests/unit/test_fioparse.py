@@ -352,7 +352,7 @@ def test_observed_timeline_wins_over_job_start(fio_fixture):
 def test_the_format_home_reads_what_the_executors_and_the_proof_need(fio_fixture):
     """engine/fioparse.py is the one reader of fio's output: a step's job clock, the jobs' errors, a
     fio server's answer and each step's Measurement (the assembly the executors and
-    results/proof.py share), on recorded fio 3.33 output."""
+    results/verify/proof.py share), on recorded fio 3.33 output."""
     from ssdpts.engine.fioparse import (job_clock, job_errors, job_options, server_answered, step_jobs,
                                         step_measurement, step_measurements)
 

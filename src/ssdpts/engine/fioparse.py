@@ -2,7 +2,7 @@
 local run's ``jobs``, a fio server's ``client_stats``), into Measurement records.
 
 Everything ssdpts reads from fio's output goes through this module: the executors (engine/fio.py,
-engine/fioclient.py, with its server probe), and results/proof.py, which rebuilds each step's
+engine/fioclient.py, with its server probe), and results/verify/proof.py, which rebuilds each step's
 measurement from the raw file with the same parser and the same assembly (:func:`step_measurement`)
 to prove the step records (what it proves is the records, not this code). The job file fio reads is
 written by engine/jobfile.py.
@@ -211,7 +211,7 @@ def step_measurement(out: FioOutput, index: int, *, start_time: float | None, en
     """Step ``index`` of a batch (the ``index``-th of :func:`step_jobs`) as a Measurement, read by
     fio's version, at the start and end time its timeline gives (fio does not know them);
     ``duration_s``, the planned one, only where fio measured no run time. The one assembly of a
-    step's measurement: the executors make each step's with it, results/proof.py remakes it from
+    step's measurement: the executors make each step's with it, results/verify/proof.py remakes it from
     the raw file and the times the step's record holds."""
     return job_measurement(step_jobs(out)[index], major=out.major_version, start_time=start_time,
                            end_time=end_time, duration_s=duration_s)
