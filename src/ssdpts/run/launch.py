@@ -142,4 +142,4 @@ def start(req: RunRequest, where: Placed, fio, *, progress, ready: Callable[[], 
 
     return start_run(where.prep.spec, where.prep.target, executor=fio, out_dir=req.out_dir, confirm=req.confirm,
                      interactive=req.interactive and where.side is None, progress=progress, argv=list(req.argv),
-                     describe=req.describe, ready=ready, side=where.side)
+                     describe=req.describe, ready=ready, side=where.side, parts=where.prep.parts)

@@ -127,13 +127,15 @@ def _latmon_finish(store: RunStore, side) -> None:
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
               interactive: bool = False, progress=None, argv: list[str] | None = None,
               describe: str | None = None, ready: Callable[[], None] | None = None,
-              side=None) -> tuple[RunStore, dict]:
+              side=None, parts: list | None = None) -> tuple[RunStore, dict]:
     """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure.
 
     ``ready``: called once every check has passed, before the run directory is made and the first
     byte written; a parallel run (parallel.py) waits there until every other device passed too, and
     raises to stop when one did not. ``side``: where the device's checks, purge and telemetry run
     (device/side.py; default: this host, on ``target``; device/remote.py: the device's own host).
+    ``parts``: the run's plan when the caller made it for this spec and target (run/launch.py, which
+    previewed it), so that a run is planned once.
 
     Every check that can refuse comes before the first byte is written, to the device or anywhere
     else: the results disk, the ssdpts lock on the device (another run?), the safety verdict and the
@@ -144,7 +146,8 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     side = side or LocalSide(target)
     # the run's plan, made once: the claimed target below is this one (a file target is created at
     # this size, in this directory: the same logical block size)
-    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
+    if parts is None:
+        parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
     seal.configured_key()  # a seal key that cannot be read is refused before anything is written
