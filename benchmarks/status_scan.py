@@ -93,7 +93,7 @@ time.sleep(3600)
 
 def inside(tree: Path) -> None:
     """scan() in this process, and the time per run directory by state."""
-    from ssdpts.library import status as S
+    from ssdpts import status as S
 
     t0 = time.perf_counter()
     found = S.find_run_dirs([tree])

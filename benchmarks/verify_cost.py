@@ -1,4 +1,4 @@
-"""Cost of proving a long run (results/integrity.py, results/proof.py): `ssdpts verify` of a WSAT
+"""Cost of proving a long run (results/verify/integrity.py, results/verify/proof.py): `ssdpts verify` of a WSAT
 run of 1,440 samples — the 24-hour WSAT's count at the PTS's 1-minute step — made for real on a
 zram device with time-compressed steps, so that each sample has fio's own json+ output.
 

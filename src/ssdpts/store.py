@@ -9,7 +9,7 @@
 Integrity: each round's raw files are recorded in the manifest with size and SHA-256, and its
 step count, before its steps are appended (record_round); every manifest write carries the digest
 of each of its fields, sealed with the lab's key when one is configured (results/seal.py);
-results/integrity.py checks them.
+results/verify/integrity.py checks them.
 
 Durability: a round's step lines are written with one write() and fsync'd; JSON documents are
 replaced atomically (temporary file, fsync, rename, directory fsync). Progress is derived from
@@ -28,12 +28,21 @@ from pathlib import Path
 import re
 import shutil
 import time
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from . import atomic
 from .errors import RunFailed, UserError
 from .results import seal
 from .results.formats import FORMAT, upgrade
+
+
+class Record(Protocol):
+    """What the store writes: a record that serialises itself (results/records.py: Summary,
+    StepRecord), ``to_dict`` its fields and ``to_document`` the same under the current format."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def to_document(self) -> dict[str, Any]: ...
 
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
@@ -201,8 +210,8 @@ class RunStore:
         doc["updated"] = utc_now()
         self._write_manifest(doc)
 
-    # ---- integrity records (checked by results/integrity.py) -----------------------------------
-    def record_round(self, part_id: str, name: str, paths: list[Path], records: list[dict]) -> None:
+    # ---- integrity records (checked by results/verify/integrity.py) -----------------------------------
+    def record_round(self, part_id: str, name: str, paths: list[Path], records: list[Record]) -> None:
         """Record round ``name`` ("wipc", "round-003") of ``part_id``: the raw files it wrote, with size
         and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
         Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
@@ -210,7 +219,8 @@ class RunStore:
         files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
         doc = self.manifest()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
-        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records), "files": files}
+        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest([r.to_dict() for r in records]),
+                        "files": files}
         doc["updated"] = utc_now()
         self._write_manifest(doc)
 
@@ -235,10 +245,11 @@ class RunStore:
         return dropped
 
     # ---- steps --------------------------------------------------------------------------------
-    def append_steps(self, records: list[dict]) -> None:
+    def append_steps(self, records: list[Record]) -> None:
+        """The round's step records, each as it writes itself (StepRecord.to_document), one line each."""
         if not records:
             return
-        data = "".join(json.dumps({"format": FORMAT, **r}, separators=(",", ":"), default=str) + "\n" for r in records)
+        data = "".join(json.dumps(r.to_document(), separators=(",", ":"), default=str) + "\n" for r in records)
         path = self.path / STEPS
         try:
             self._repair_tail(path)
@@ -341,12 +352,12 @@ class RunStore:
     def rel(self, p: Path) -> str:
         return str(Path(p).relative_to(self.path))
 
-    def write_summary(self, doc: dict) -> None:
-        """summary.json, then its size and SHA-256 in the manifest (``summary_file``): a reader trusts
-        a summary whose checksum is the one recorded, and recomputes any other from its steps
-        (results/integrity.py)."""
+    def write_summary(self, summary: Record) -> None:
+        """summary.json (the record as it writes itself: Summary.to_document), then its size and
+        SHA-256 in the manifest (``summary_file``): a reader trusts a summary whose checksum is the
+        one recorded, and recomputes any other from its steps (results/verify/integrity.py)."""
         path = self.path / SUMMARY
-        write_json_atomic(path, {"format": FORMAT, **doc})
+        write_json_atomic(path, summary.to_document())
         try:
             self.update_manifest(summary_file=file_digest(path))
         except OSError as exc:

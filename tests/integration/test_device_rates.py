@@ -149,7 +149,7 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
             shown |= {ref[1]} if "marked" in row[1].flag else set()
     assert nxt["round"] not in window or nxt["key"] in shown  # QD1 4KiB read: mean and 99.999%
     # and a reader can recompute every figure from steps.jsonl alone (the proof's analysis)
-    from ssdpts.results.proof import summary_differences
+    from ssdpts.results.verify.proof import summary_differences
 
     diffs, _ = summary_differences(json.loads((store.path / "manifest.json").read_text()),
                                    json.loads((store.path / "summary.json").read_text()), raw)

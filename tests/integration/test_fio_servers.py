@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from ssdpts.results import integrity
+from ssdpts.results.verify import integrity
 
 from .conftest import ssdpts
 from .test_parallel_devices import _rounds_done, _run_dirs, _wait

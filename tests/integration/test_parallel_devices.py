@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from ssdpts.results import integrity
+from ssdpts.results.verify import integrity
 
 from .conftest import checksum, finished_steps, ssdpts, system_disk
 from .test_run_devices import recompute_and_compare, steps_of

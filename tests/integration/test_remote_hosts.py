@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from ssdpts.results import integrity
+from ssdpts.results.verify import integrity
 
 from .conftest import checksum, ssdpts
 from .test_fio_servers import wait_listening

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from ssdpts.library.status import scan
+from ssdpts.status import scan
 
 from .conftest import finished_steps
 

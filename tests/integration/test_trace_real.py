@@ -22,6 +22,7 @@ import time
 import numpy as np
 import pytest
 
+from ..run_schemas import assert_run_matches_schemas
 from .conftest import checksum, ssdpts, system_disk
 
 KNOWN_JOB = ["--rw=randrw", "--rwmixread=70", "--bssplit=4k/50:16k/30:64k/20", "--norandommap", "--randrepeat=1",
@@ -138,6 +139,7 @@ def test_record_replay_equal_counts_mix_and_sizes(make_loop, tmp_path):
     run_dir = next(runs.iterdir())
     doc = json.loads((run_dir / "replay.json").read_text())
     assert doc["trace"]["moved_ios"] == 0 and doc["iodepth"] == 4
+    assert_run_matches_schemas(run_dir)  # a real fio run on a loop device against schemas/
     # every figure from the raw json+ alone
     raw = []
     for r in doc["runs"]:
@@ -196,7 +198,6 @@ def test_timed_replay_keeps_the_trace_pace(make_loop, tmp_path):
     timed at 100% takes the trace's 0.8 s, at 200% half of it, replay_no_stall far less."""
     from ssdpts.engine.base import Area, Batch
     from ssdpts.engine.fio import FioExecutor
-    from ssdpts.engine.fioparse import parse_fio_output
     from ssdpts.workloads.iotrace import write_iolog
     from ssdpts.workloads.replay import ReplaySpec, replay_step, run_values
 
@@ -211,8 +212,8 @@ def test_timed_replay_keeps_the_trace_pace(make_loop, tmp_path):
                            ("fast", ReplaySpec(no_stall=True))):
             batch = Batch([replay_step(1, log, spec, 1, 60)], dev, Area(0, 16 * 2**20), 1, "libaio",
                           job_path=tmp_path / f"{name}.fio", output_path=tmp_path / f"{name}.json")
-            executor.run(batch)
-            v = run_values(parse_fio_output(batch.output_path.read_text()).jobs[0])
+            res = executor.run(batch)
+            v = run_values(res.measurements[0], res.timelines[0]["fio_job_runtime_ms"])
             assert (v["read_ios"], v["write_ios"]) == (3, 2)
             took[name] = v["completion_s"]
     finally:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ssdpts.results import analysis
+from ssdpts.results import analysis, steprecord
 from ssdpts.device.target import open_target
 from ssdpts.engine.base import Area
 from ssdpts.engine.fake import FakeExecutor
@@ -236,7 +236,7 @@ def test_no_window_spans_a_resumption_without_saying_so(tmp_path, batch, keep):
             assert spans is None
     # the same verdict when the summary is recomputed from the run directory alone (the reader's path
     # when summary.json is missing: report, compare, the library)
-    from ssdpts.results.reader import recompute_summary
+    from ssdpts.results.summary import recompute_summary
     from ssdpts.results.records import Manifest
 
     again = recompute_summary(Manifest.from_dict(json.loads((run / "manifest.json").read_text())), steps).to_dict()
@@ -311,5 +311,5 @@ def test_a_planned_idle_is_held_to_the_limit_both_ways(idle_ms, flagged):
             "workload": w, "measurement": {"lat_max_ns": 0}, "planned_idle_after_s": 2.0}
     rec = {**prev, "index": 2, "start_time": 101.0 + idle_ms / 1000, "end_time": 103.0 + idle_ms / 1000}
     del rec["planned_idle_after_s"]
-    b = analysis.boundary(prev, rec)
+    b = steprecord.boundary(prev, rec)
     assert b["planned_idle_ms"] == 2000.0 and b["over_limit"] is flagged, b

@@ -347,3 +347,33 @@ def test_observed_timeline_wins_over_job_start(fio_fixture):
     assert job_measurement(with_start, start_time=1000.0).start_time == 1000.0
     # without an observed start, fio >= 3.36's job_start
     assert job_measurement(with_start).start_time == pytest.approx(1_700_000_000.123)
+
+
+def test_the_format_home_reads_what_the_executors_and_the_proof_need(fio_fixture):
+    """engine/fioparse.py is the one reader of fio's output: a step's job clock, the jobs' errors, a
+    fio server's answer and each step's Measurement (the assembly the executors and
+    results/verify/proof.py share), on recorded fio 3.33 output."""
+    from ssdpts.engine.fioparse import (job_clock, job_errors, job_options, server_answered, step_jobs,
+                                        step_measurement, step_measurements)
+
+    out = parse_fio_output(fio_fixture(JSONPLUS))
+    # job_runtime per clone (fio sums it over a group's clones: s0002 ran 2); fio 3.33 writes no job_start
+    assert [job_clock(j, int(job_options(j)["numjobs"])) for j in out.jobs] == [(1005.0, None), (1010.5, None),
+                                                                                (1003.0, None)]
+    assert job_errors(out) == []
+    assert job_errors(parse_fio_output(fio_fixture("fio-3.33-job-error22-stderr-preamble.out"))) == [("1m", 22)]
+    client = fio_fixture("fio-3.33-client-jsonplus-6steps-zram.json")
+    assert server_answered(client) and not server_answered(fio_fixture(JSONPLUS))
+    assert not server_answered("") and not server_answered("HTTP/1.0 400 Bad request\n")
+    # each step's Measurement: the job of its index (a client's "All clients" sum is no step) at its times
+    cout = parse_fio_output(client)
+    assert len(step_jobs(cout)) == 6 and cout.jobs[-1]["jobname"] == "All clients"
+
+    class S:
+        duration_s = 0.05
+
+    tls = [{"start_unix_s": 100.0 + i, "end_unix_s": 100.5 + i} for i in range(6)]
+    ms = step_measurements(cout, [S()] * 6, tls)
+    for i, m in enumerate(ms):
+        want = job_measurement(cout.jobs[i], major=3, start_time=100.0 + i, end_time=100.5 + i, duration_s=0.05)
+        assert m == want == step_measurement(cout, i, start_time=100.0 + i, end_time=100.5 + i, duration_s=0.05)

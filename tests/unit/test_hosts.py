@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from ssdpts.cli.hosts import check_reachable, hosts_of, resolve, shells_of
+from ssdpts.cli.hosts import hosts_of, resolve, shells_of
+from ssdpts.run.launch import check_reachable
 from ssdpts.errors import UserError
 
 

@@ -14,7 +14,8 @@ from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor
 from ssdpts.errors import Interrupted, UserError
 from ssdpts.pts.runspec import RunSpec
-from ssdpts.results import integrity, seal
+from ssdpts.results import seal
+from ssdpts.results.verify import integrity
 from ssdpts.run.session import resume_run, start_run
 from ssdpts.store import RunStore
 

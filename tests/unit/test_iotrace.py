@@ -170,12 +170,52 @@ def test_replay_percentiles_never_above_the_measured_max():
     """fio's json+ bins are bucket midpoints: the top one can lie above the maximum fio measured
     (recorded fio 3.33 output, read: top bin 17,170,432 ns, max 17,080,884 ns). A replay's response
     times are capped at that maximum as ssdpts run's are (Measurement.lat_percentile_ns)."""
+    from ssdpts.engine.fioparse import job_measurement
     from ssdpts.workloads.replay import PCTS, run_values
 
     job = json.loads((TRACES.parent / "fio" / "fio-3.33-jsonplus-3steps-loop.json").read_text())["jobs"][0]
     lat = job["read"]["lat_ns"]
     assert max(int(b) for b in lat["bins"]) > lat["max"]  # the case this test is about
-    read = run_values(job)["types"]["read"]
+    read = run_values(job_measurement(job), job["job_runtime"])["types"]["read"]
     assert read["lat_max_us"] == pytest.approx(lat["max"] / 1000)
     assert read["lat_p99.99_us"] <= read["lat_max_us"]
     assert all(read[f"lat_p{p:g}_us"] <= read["lat_max_us"] for p in PCTS)
+
+
+
+def test_replay_figures_are_the_executors_measurements_without_any_fio_output(tmp_path):
+    """A replay's figures come from the Measurement the executor returns, not from a file read
+    behind its back: an executor that writes no fio output replays too, each run's IOs, bytes and
+    response times its measurement's, IOPS and MB/s over its measured duration."""
+    import dataclasses
+
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.base import BatchResult
+    from ssdpts.engine.fake import synth_measurement
+    from ssdpts.workloads.replay import start_replay
+
+    class Silent:  # measures, writes nothing where fio's output would be
+        name = "silent"
+        ran: list = []
+
+        def version(self):
+            return "silent-1"
+
+        def cancel_ahead(self):
+            return None
+
+        def run(self, batch):
+            step = batch.steps[0]
+            m = synth_measurement(dataclasses.replace(step, iolog=None, duration_s=0.5 + step.round / 10),
+                                  1000.0 * step.round, 0.0)
+            self.ran.append(m)
+            return BatchResult([m], m.duration_s, "silent-1", timelines=[{"source": "silent"}])
+
+    target = open_target(str(tmp_path / "t.img"), size_bytes=64 * 2**20)
+    store, doc = start_replay(ReplaySpec(runs=3), FIO_V3, target, executor=Silent(), out_dir=tmp_path / "runs",
+                              confirm=None, argv=["ssdpts", "trace", "replay"])
+    assert len(doc["runs"]) == 3 and not (store.path / "fio" / "replay-r01.json").exists()
+    for run, m in zip(doc["runs"], Silent.ran):
+        assert m.ios and run["completion_s"] == m.duration_s and run["ios"] == m.ios == run["read_ios"] + run["write_ios"]
+        assert run["iops"] == pytest.approx(m.iops) and run["mb_per_s"] == pytest.approx(m.bw_bytes_per_s / 1e6)
+        assert run["types"]["read"]["lat_mean_us"] == pytest.approx(m.read.lat_mean_ns / 1000)

@@ -24,6 +24,7 @@ from ssdpts.engine.jobfile import render_job_file
 from ssdpts.errors import Signalled, UserError
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.run.session import start_run
+from ssdpts.run.request import unfinished_runs
 
 # A child that speaks the protocol of progress.EventProgress: its mode is its first argument.
 CHILD = r'''
@@ -257,13 +258,13 @@ def test_resume_takes_run_directories_or_the_directory_holding_them(tmp_path):
     for name, status in (("r1", "interrupted"), ("r2", "complete"), ("r3", "failed")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "manifest.json").write_text(json.dumps({"status": status}))
-    assert cli_parallel.unfinished_runs([str(tmp_path)]) == [tmp_path / "r1", tmp_path / "r3"]
-    assert cli_parallel.unfinished_runs([str(tmp_path / "r2")]) == [tmp_path / "r2"]  # says 'complete' itself
-    assert cli_parallel.unfinished_runs([str(tmp_path / "nope")]) == [tmp_path / "nope"]  # says 'not a directory'
+    assert unfinished_runs([str(tmp_path)]) == [tmp_path / "r1", tmp_path / "r3"]
+    assert unfinished_runs([str(tmp_path / "r2")]) == [tmp_path / "r2"]  # says 'complete' itself
+    assert unfinished_runs([str(tmp_path / "nope")]) == [tmp_path / "nope"]  # says 'not a directory'
     (tmp_path / "r1" / "manifest.json").write_text(json.dumps({"status": "complete"}))
     (tmp_path / "r3" / "manifest.json").write_text(json.dumps({"status": "complete"}))
     with pytest.raises(UserError, match="holds no unfinished run directory"):
-        cli_parallel.unfinished_runs([str(tmp_path)])
+        unfinished_runs([str(tmp_path)])
 
 
 def test_event_progress_speaks_the_supervisors_protocol():

@@ -71,7 +71,7 @@ def test_a_run_directory_read_whole(run_dir):
 def test_a_run_directory_made_before_integrity_records_reads_as_older(run_dir):
     """Its missing records are what an older ssdpts wrote, not damage: nothing but the raw fio files
     the fixture left out is a problem, and its summary is read as written (results/seal.py)."""
-    from ssdpts.results import integrity
+    from ssdpts.results.verify import integrity
 
     res = integrity.check(run_dir)
     assert res.version is None and {p.what for p in res.problems} == {"is missing"}

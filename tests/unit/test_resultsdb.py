@@ -116,7 +116,7 @@ def test_add_and_rows(runs, tmp_path):
 def test_the_library_keeps_what_a_run_was_when_it_was_first_added(runs, tmp_path):
     """An edit after 'db add', however consistent (here through the store itself, every digest
     written again): named by the library, kept damaged when added again, and after a rebuild."""
-    from ssdpts.results.integrity import check
+    from ssdpts.results.verify.integrity import check
 
     run = tmp_path / "runs" / runs["a"].name
     shutil.copytree(runs["a"], run)

@@ -21,6 +21,7 @@ from ssdpts.run.session import resume_run, start_run
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts
 from ssdpts.pts.workload import Step, Workload
+from ssdpts.results.records import StepRecord
 from ssdpts.store import RunStore
 
 KiB = 1024
@@ -526,7 +527,7 @@ def test_only_a_lost_fio_server_is_called_one(tmp_path, lost):
 
 
 def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
-    from ssdpts.results import integrity
+    from ssdpts.results.verify import integrity
     from ssdpts.store import file_digest
 
     run_dir, _ = small_baseline
@@ -542,7 +543,7 @@ def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
 def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseline):
     """A crash between recording a round's checksums and appending its steps: not damage; resume
     measures the round again and the finished run verifies."""
-    from ssdpts.results import integrity
+    from ssdpts.results.verify import integrity
 
     with pytest.raises(Interrupted):
         start(tmp_path, SMALL, FakeExecutor(interrupt_on_batch=4))  # after iops rounds 1-2
@@ -551,7 +552,7 @@ def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseli
     job, out = store.fio_paths("iops", "round-003")
     job.write_text("; in flight\n")
     out.write_text("{}")
-    store.record_round("iops", "round-003", [job, out], [{"test": "iops"}] * 56)
+    store.record_round("iops", "round-003", [job, out], [StepRecord.from_dict(store.steps()[0])] * 56)
     res = integrity.check(run_dir)
     assert res.intact and any("round 3 of iops" in n and "in flight" in n for n in res.notes)
     ex = FakeExecutor()

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from ssdpts.library import status as S
+from ssdpts import status as S
 from ssdpts.cli.main import main
 from ssdpts.device.target import open_target
 from ssdpts.engine.fake import FakeExecutor

@@ -13,6 +13,9 @@ import pytest
 
 from ssdpts.errors import RunFailed, UserError
 from ssdpts.store import FORMAT, RunStore, read_json, write_json_atomic
+from ssdpts.measurement import DirectionStats, Measurement
+from ssdpts.pts.workload import Workload
+from ssdpts.results.records import StepRecord
 
 
 @pytest.fixture
@@ -22,8 +25,13 @@ def run(tmp_path: Path) -> RunStore:
     s.unlock()
 
 
-def rec(test="iops", part="", phase="round", rnd=1, index=1, **extra) -> dict:
-    return {"test": test, "part": part, "phase": phase, "round": rnd, "index": index, **extra}
+def rec(test="iops", part="", phase="round", rnd=1, index=1, **extra) -> StepRecord:
+    """A step record as the runner hands it to the store (fields beyond a step's kept as they are)."""
+    w = Workload(pattern="rand", read_pct=100, block_size_bytes=4096, threads=1, iodepth=1)
+    d = DirectionStats(0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return StepRecord.from_dict({"test": test, "part": part, "phase": phase, "round": rnd, "index": index,
+                                 "workload": w.to_dict(), "measurement": Measurement(d, d, 1.0, 0.0, 1.0).to_dict(),
+                                 **extra})
 
 
 # ---- creation --------------------------------------------------------------------------------------
@@ -160,7 +168,7 @@ def test_appending_after_a_torn_line_keeps_the_file_readable(run: RunStore):
 def test_complete_last_record_without_newline_is_kept(run: RunStore):
     run.append_steps([rec(index=1)])
     with open(run.path / "steps.jsonl", "a") as f:
-        f.write(json.dumps({"format": FORMAT, **rec(index=2)}))  # lost only its "\n"
+        f.write(json.dumps(rec(index=2).to_document()))  # lost only its "\n"
     assert [s["index"] for s in run.steps()] == [1, 2]
     run.append_steps([rec(index=3)])
     assert [s["index"] for s in run.steps()] == [1, 2, 3]
@@ -177,7 +185,7 @@ def test_corrupt_middle_line_is_a_user_error(run: RunStore):
 
 def test_step_of_another_format_is_refused(run: RunStore):
     with open(run.path / "steps.jsonl", "a") as f:
-        f.write(json.dumps({"format": FORMAT + 1, **rec()}) + "\n")
+        f.write(json.dumps({**rec().to_document(), "format": FORMAT + 1}) + "\n")
     with pytest.raises(UserError, match="not a format-1 step record"):
         run.steps()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ssdpts.pts.plan import build_parts
-from ssdpts.results import analysis, timing
+from ssdpts.results import steprecord, summary, timing
 from ssdpts.results.records import Manifest, StepRecord
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
@@ -107,9 +107,9 @@ def test_the_summary_uses_the_device_rates_and_says_so(recorded):
     new = [seen(s, runtime(s) * changed.get(i, 1.0)) for i, s in enumerate(ws)]
     new[9]["device"]["gap_ms"] = 85.0  # the block layer saw 85 ms without IO before sample 10
     for i, r in enumerate(new):
-        r["boundary"] = analysis.boundary(new[i - 1] if i else None, r)
-    before = analysis.summarize_part(parts[0], ws, target.size_bytes)
-    after = analysis.summarize_part(parts[0], new, target.size_bytes)
+        r["boundary"] = steprecord.boundary(new[i - 1] if i else None, r)
+    before = summary.summarize_part(parts[0], ws, target.size_bytes)
+    after = summary.summarize_part(parts[0], new, target.size_bytes)
     b, a = before.table.series, after.table.series
     for i, (x, y) in enumerate(zip(b, a)):
         want = x.iops / changed.get(i, 1.0)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 
 from ssdpts.run.cpus import check_list
+from ssdpts.run.request import check_path
 from ..errors import UserError
 from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT_PCT, OCP_PAIRS, OCP_PROBE_GAP_MS,
                            OCP_TRIM_MIB_S_PER_TB, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
@@ -152,14 +152,6 @@ PURGE_METHODS = ("none", "nvme-sanitize-block", "nvme-sanitize-crypto", "nvme-fo
                  "scsi-sanitize-block", "scsi-sanitize-crypto", "scsi-format", "discard", "zero-fill", "file-recreate")
 
 
-@dataclass
-class Prepared:
-    spec: RunSpec
-    target: object
-    parts: list
-    size_bytes: int | None
-
-
 def _size(option: str, text: str | None) -> int:
     if not text:
         return 0
@@ -199,7 +191,8 @@ def _judged(text: str | None) -> tuple[str, ...]:
     return tuple("p999" if x == "p99.9" else x for x in text.replace(" ", "").lower().split(",") if x)
 
 
-def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
+def build_spec(args: argparse.Namespace, tests: tuple[str, ...], cpus: str) -> RunSpec:
+    """The RunSpec the options ask for (``cpus``: --cpus, or this device's share of --cpus-per-device)."""
     from ..engine.fio import default_ioengine
 
     return RunSpec(
@@ -212,7 +205,7 @@ def build_spec(args: argparse.Namespace, tests: tuple[str, ...]) -> RunSpec:
         op_ceiling_ms=args.op_ceiling_ms, op_mid=args.op_mid,
         dirth_block_size=_size("--dirth-block-size", args.dirth_block_size), dirth_read_pct=args.dirth_read_pct,
         wsat_pattern=args.wsat_pattern, ar_segments=args.ar_segments,
-        ar_amount_bytes=_size("--ar-amount", args.ar_amount), cpus=check_list(args.cpus) if args.cpus else "",
+        ar_amount_bytes=_size("--ar-amount", args.ar_amount), cpus=check_list(cpus) if cpus else "",
         realtime=bool(getattr(args, "realtime", False)),
         ocp_limit_pct=args.ocp_limit, ocp_judge=_judged(getattr(args, "ocp_judge", None)), ocp_read_s=args.ocp_read_s, ocp_trim_size=_size("--ocp-trim-size", args.ocp_trim_size),
         ocp_trim_rate=args.ocp_trim_rate, ocp_burst_s=args.ocp_burst_s, ocp_settle_s=args.ocp_settle_s,
@@ -241,27 +234,6 @@ PATH_OPTIONS = {"target": "--target", "out": "--out", "describe": "--describe", 
 FIO_PATHS = ("target", "out")
 
 
-def check_path(label: str, path: str, *, fio: bool = True, resolved: str | None = None) -> None:
-    """Refuse, in one line (exit 2, before anything is written), a path that fio's job file cannot
-    hold as it is named (engine/jobfile.py path_problem: control characters, ';', '#', '${...}',
-    fio's $keywords, blanks at the ends); with ``fio`` False, one holding a control character (a
-    path that never reaches fio). ``resolved``: the path as fio would be given it (absolute,
-    symbolic links followed), checked too."""
-    from ..engine.jobfile import control_problem, path_problem
-
-    for p in dict.fromkeys([path] + ([resolved] if resolved else [])):
-        why = (path_problem if fio else control_problem)(p)
-        if why is not None:
-            that = "" if p == path else f" (that is {_shown(p)})"
-            raise UserError(f"{label} {_shown(path)}{that}: {why}")
-
-
-def _shown(path: str) -> str:
-    """A path as a one-line message shows it: quoted and escaped when it has control characters or
-    blanks at its ends, which the line would hide."""
-    return path if path.isprintable() and path == path.strip() else ascii(path)
-
-
 def check_paths(args: argparse.Namespace, labels: dict[str, str] | None = None,
                 fio: tuple[str, ...] = FIO_PATHS) -> None:
     """Every path option of a command that makes a run (PATH_OPTIONS; ``labels``: other names for
@@ -288,31 +260,7 @@ def check_paths(args: argparse.Namespace, labels: dict[str, str] | None = None,
 def open_target_option(args: argparse.Namespace, target=None):
     """--target (or TARGET) and --size: the target and the size of a file to create (None).
     ``target``: the target already opened where it is (a device on another host, device/remote.py)."""
-    from ..device.target import open_target
+    from ssdpts.run.launch import open_target_at
 
     size = size_option(args)
-    target = target or open_target(args.target, size_bytes=size)
-    check_path("--target", args.target, resolved=target.real_path)  # the name fio's job file gets
-    if size is not None and target.kind == "block":
-        raise UserError(f"--size applies to file targets only: {args.target} is a block device; drop --size")
-    return target, size
-
-
-def prepare(args: argparse.Namespace, target=None) -> Prepared:
-    """Validate everything that can be validated without touching a device. ``target``: the
-    target as its host's agent opened it (device/remote.py), instead of opening --target here."""
-    from ..pts.plan import build_parts
-
-    check_paths(args)
-    tests = expand_tests(args.tests)
-    spec = build_spec(args, tests)
-    if spec.realtime:
-        if getattr(args, "fio_server", None) or getattr(args, "host", None):
-            raise UserError("--realtime sets the priority of fio on this host; a fio server's fio runs with the "
-                            "server's own (start it with 'chrt -f 1 fio --server'): drop --realtime")
-        from ..engine import rtsched
-
-        rtsched.check()
-    target, size = open_target_option(args, target)
-    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
-    return Prepared(spec=spec, target=target, parts=parts, size_bytes=size)
+    return open_target_at(args.target, size, target), size

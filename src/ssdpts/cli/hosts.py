@@ -1,11 +1,11 @@
 """``--host NAME=SERVER`` and ``--target NAME:/dev/X``: a device's fio run by a fio server
-(``fio --server`` on the device's host) through ``fio --client`` (engine/fioclient.py, docs/hosts.md)."""
+(``fio --server`` on the device's host) through ``fio --client`` (engine/fioclient.py, docs/hosts.md).
+The options become each target's ``Placement`` (run/request.py); reaching the server and starting
+the host's agent is the run side's (run/launch.py)."""
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
-import socket
 
 from ..errors import UserError
 
@@ -62,60 +62,22 @@ def shells_of(args: argparse.Namespace, hosts: dict[str, str]) -> dict[str | Non
     return out
 
 
-def remote_side(path: str, server: str | None, name: str | None, shells: dict[str | None, list[str]],
-                size_bytes: int | None = None):
-    """The device side of a target whose host has a --remote-shell (device/remote.py), else None."""
-    shell = shells.get(name)  # name None: --fio-server's shell
-    if shell is None:
-        return None
-    if not server:
-        raise UserError(f"--remote-shell for {name or path}: the device's fio needs that host's fio server too: "
-                        "give --host NAME=ADDRESS and --target NAME:PATH (or --fio-server)")
-    from ..device.remote.remote import RemoteSide
+def placements(args: argparse.Namespace, targets: list[str]) -> list:
+    """Each target's Placement: its path on its host, its fio server (``--host NAME=SERVER`` with
+    ``--target NAME:PATH``, else --fio-server's), its host's --remote-shell."""
+    from ssdpts.run.request import Placement
 
-    return RemoteSide(shell, path, name=name or server, size_bytes=size_bytes)
-
-
-def check_reachable(server: str, remote: bool = False) -> None:
-    """Without a remote shell (``remote``), device identity, safety checks, claim, purge and telemetry
-    run here, on this host's view of the device: so the fio server must run on this host (loopback,
-    or one of its addresses). With one, they run on the server's host (device/agent.py)."""
-    from ..engine.fioclient import server_address
-
-    try:
-        server = server_address(server)
-    except ValueError as exc:
-        raise UserError(f"--fio-server: {exc}") from None
-    if remote:
-        return
-    addr = server.split(":", 1)[1] if server.startswith(("ip:", "ip6:")) else server
-    addr = addr.rsplit(",", 1)[0].strip("[]")
-    try:
-        infos = {i[4][0] for i in socket.getaddrinfo(addr, None)}
-    except OSError:
-        raise UserError(f"fio server {server}: cannot resolve {addr}: check the address") from None
-    own = set()
-    try:
-        own = {i[4][0] for i in socket.getaddrinfo(socket.gethostname(), None)}
-    except OSError:
-        pass
-    if not all(ipaddress.ip_address(a.split("%")[0]).is_loopback or a in own for a in infos):
-        raise UserError(f"fio server {server} is on another host: the device's checks, purge and telemetry must run "
-                        "there too: give --remote-shell NAME='ssh HOST' for its --host NAME (ssdpts installed on that "
-                        "host; docs/hosts.md), nothing was written")
-
-
-def executor(server: str | None, remote: bool = False, side=None):
-    """The executor of a target: local fio, or a fio server's; with the device host's agent
-    (``side``: device/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
-    there (engine/fioclient.py, docs/hosts.md)."""
-    from ..engine.fio import FioExecutor
-
-    if not server:
-        return FioExecutor()
-    from ..engine.fioclient import FioClientExecutor
-
-    check_reachable(server, remote)
-    fio = FioClientExecutor(server, agent=side)
-    fio.check()
-    return fio
+    hosts = hosts_of(args)
+    if len(targets) > 1:
+        shells = shells_of(args, hosts)
+        where = [resolve(t, hosts) for t in targets]
+    else:
+        where = [resolve(targets[0], hosts)]
+        shells = shells_of(args, hosts)
+    fio_server = getattr(args, "fio_server", None)
+    out = []
+    for t, (path, server, name) in zip(targets, where):
+        shell = shells.get(name)  # name None: --fio-server's shell
+        out.append(Placement(given=t, path=path, server=server or fio_server, host=name,
+                             shell=tuple(shell) if shell is not None else None))
+    return out

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
-import json
 import os
 from pathlib import Path
 import shlex
@@ -115,70 +113,53 @@ def _nargs0(longs: dict, tok: str) -> bool:
     return len(hits) == 1 and longs[hits[0]].nargs == 0
 
 
-def run_parallel(args: argparse.Namespace, targets: list[str]) -> int:
-    """Every device checked here (as its own run will check it again), confirmed at the terminal
-    when there is one, then one supervised solo run per device."""
-    from ssdpts.run import cpus
+def run_parallel(req, tests: list[str], shared: list[str]) -> int:
+    """Every device of the request (run/request.py) checked here (as its own run will check it
+    again), confirmed at the terminal when there is one, then one supervised solo run per device:
+    ``ssdpts run TESTS SHARED`` with the device's own options (``shared``: the options every device
+    shares, solo_argv)."""
+    from contextlib import ExitStack
+
+    from ssdpts.run import cpus, launch
     from ..device.safety import guard as safety
     from ..pts.plan import required_bytes
-    from .common import prepare
-    from .hosts import check_reachable, hosts_of, remote_side, resolve, shells_of
 
-    hosts = hosts_of(args)
-    shells = shells_of(args, hosts)
-    # --fio-server names the server of every target not given as NAME:PATH (as for one target): it must
-    # not be dropped, or the paths would be run on this host instead of the server's
-    where = [(path, server or getattr(args, "fio_server", None), name)
-             for path, server, name in (_named(t, resolve, t, hosts) for t in targets)]
-    shell_of = [shells.get(name) for _p, _s, name in where]  # name None: --fio-server's shell
     seen: dict[str, str] = {}
-    for t, (path, server, name), shell in zip(targets, where, shell_of):
-        key = f"{name or server}:{path}" if shell else os.path.realpath(path)  # a remote path names a device there
-        other = seen.setdefault(key, t)
-        if other != t:
-            raise UserError(f"{t} and {other} are the same device on {'its host' if shell else 'this host'}: "
+    for pl in req.targets:
+        key = f"{pl.host or pl.server}:{pl.path}" if pl.remote else os.path.realpath(pl.path)  # a remote path names a device there
+        other = seen.setdefault(key, pl.given)
+        if other != pl.given:
+            raise UserError(f"{pl.given} and {other} are the same device on {'its host' if pl.remote else 'this host'}: "
                             "give each device once")
-    preps, sides = [], []
-    try:
-        for t, (path, server, name), shell in zip(targets, where, shell_of):
-            if server:
-                _named(t, check_reachable, server, shell is not None)
-            side = _named(t, remote_side, path, server, name, shells) if shell else None
-            sides.append(side)
-            a = copy.copy(args)
-            a.target = path
-            preps.append(_named(t, prepare, a, side.target if side else None))
-        _one_run_per_device(targets, preps, sides)
-        confirm = confirmations(args.destroy_data_on, [p.target for p in preps])
-        pins = (cpus.split(args.cpus_per_device, len(targets)) if args.cpus_per_device
-                else [args.cpus or ""] * len(targets))
+    with ExitStack() as stack:
+        placed = [named(pl.given, stack.enter_context, launch.placed(req, pl)) for pl in req.targets]
+        preps, sides = [w.prep for w in placed], [w.side for w in placed]
+        _one_run_per_device([pl.given for pl in req.targets], preps, sides)
+        confirm = confirmations(list(req.confirmations), [p.target for p in preps])
+        pins = (cpus.split(req.cpus_per_device, len(req.targets)) if req.cpus_per_device
+                else [req.cpus] * len(req.targets))
         tokens = []
-        for t, prep, conf, side in zip(targets, preps, confirm, sides):
+        for pl, prep, conf, side in zip(req.targets, preps, confirm, sides):
             needed = required_bytes(prep.parts) if prep.target.kind == "block" else prep.target.size_bytes
             if side is not None:  # checked where the device is; no terminal there to ask at
-                _named(t, side.check, needed, conf)
+                named(pl.given, side.check, needed, conf)
             else:
-                _named(t, safety.check_writable, prep.target, needed_bytes=needed, confirm=conf,
-                       interactive=sys.stdin.isatty())
+                named(pl.given, safety.check_writable, prep.target, needed_bytes=needed, confirm=conf,
+                      interactive=req.interactive)
             tokens.append(conf or safety.confirm_token(prep.target) if prep.target.kind == "block" else None)
-    finally:
-        for side in sides:
-            if side is not None:
-                side.close()
-    shared = solo_argv(args.run_parser, sys.argv[1:])
     children = []
-    for t, (path, server, name), shell, tok, pin in zip(targets, where, shell_of, tokens, pins):
-        argv = ["run", *args.tests, *shared]
-        if name is not None:  # the host keeps its name (messages, the manifest's device_host)
-            argv += ["--host", f"{name}={server}", "--target", f"{name}:{path}"]
-            argv += ["--remote-shell", f"{name}={shlex.join(shell)}"] if shell else []
+    for pl, tok, pin in zip(req.targets, tokens, pins):
+        argv = ["run", *tests, *shared]
+        if pl.host is not None:  # the host keeps its name (messages, the manifest's device_host)
+            argv += ["--host", f"{pl.host}={pl.server}", "--target", f"{pl.host}:{pl.path}"]
+            argv += ["--remote-shell", f"{pl.host}={shlex.join(pl.shell)}"] if pl.shell else []
         else:
-            argv += ["--target", path, *(["--fio-server", server] if server else [])]
-            argv += ["--remote-shell", shlex.join(shell)] if shell else []
+            argv += ["--target", pl.path, *(["--fio-server", pl.server] if pl.server else [])]
+            argv += ["--remote-shell", shlex.join(pl.shell)] if pl.shell else []
         argv += ["--destroy-data-on", tok] if tok else []
         argv += ["--cpus", pin] if pin else []
-        children.append(_child(t if server else os.path.basename(t) or t, argv))
-    return _supervise(children, args.quiet)
+        children.append(_child(pl.given if pl.server else os.path.basename(pl.given) or pl.given, argv))
+    return _supervise(children, req.quiet)
 
 
 def _one_run_per_device(targets: list[str], preps: list, sides: list) -> None:
@@ -199,7 +180,7 @@ def _one_run_per_device(targets: list[str], preps: list, sides: list) -> None:
                                 "other's data and measures it too; give each device once")
 
 
-def _named(target: str, fn, *a, **kw):
+def named(target: str, fn, *a, **kw):
     """A check of one of many targets; its refusal names the target."""
     try:
         return fn(*a, **kw)
@@ -215,54 +196,34 @@ def _child(label: str, argv: list[str]):
     return Child(label=label, argv=argv)
 
 
-def unfinished_runs(paths: list[str]) -> list[Path]:
-    """RUN_DIR arguments of resume: run directories, or directories holding run directories (the
-    --out of a parallel run): of those, every run that is not complete."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        runs = [d for d in sorted(p.iterdir()) if (d / "manifest.json").exists()] if p.is_dir() else []
-        if (p / "manifest.json").exists() or not runs:
-            out.append(p)  # a run directory, or not one at all: resume says what is wrong with it
-            continue
-        found = [d for d in runs if _status(d) != "complete"]
-        if not found:
-            raise UserError(f"{p} holds no unfinished run directory: nothing to resume")
-        out += found
-    return list(dict.fromkeys(out))
-
-
-def _status(run_dir: Path) -> str | None:
-    try:
-        return json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("status")
-    except (OSError, ValueError):
-        return None  # damaged: 'resume' of it says how
-
-
-def resume_parallel(args: argparse.Namespace, run_dirs: list[Path]) -> int:
-    """One supervised 'ssdpts resume RUN_DIR' per unfinished run; --destroy-data-on values go to
-    the run whose target they name."""
+def resume_parallel(req) -> int:
+    """One supervised 'ssdpts resume RUN_DIR' per unfinished run of the request (run/request.py);
+    --destroy-data-on values go to the run whose target they name."""
+    from ssdpts.run.request import recorded
     from ..device.remote.remote import side_for
     from ..device.target import open_target
 
     def target_of(d: Path):
+        rec = recorded(d)
+        if rec.target_path is None:
+            return None  # the child says what is wrong with it
         try:
-            man = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-            side = side_for(man.get("device_host"), man["target"]["path"])
+            side = side_for(rec.device_host, rec.target_path)
             if side is None:
-                return open_target(man["target"]["path"])
+                return open_target(rec.target_path)
             with side:
                 return side.target
         except (OSError, ValueError, KeyError, TypeError, UserError, Interrupted):
             return None  # the child says what is wrong with it
 
-    confirm = confirmations(args.destroy_data_on, [target_of(d) for d in run_dirs])
+    confirm = confirmations(list(req.confirmations), [target_of(d) for d in req.run_dirs])
     children = []
-    for d, conf in zip(run_dirs, confirm):
-        argv = ["resume", str(d), *(["--keep-window"] if args.keep_window else [])]
+    for d, conf in zip(req.run_dirs, confirm):
+        argv = ["resume", str(d), *(["--keep-window"] if req.keep_window else [])]
         argv += ["--destroy-data-on", conf] if conf else []
         t = target_of(d)
         children.append(_child(os.path.basename(t.path) if t else d.name, argv))
-    return _supervise(children, args.quiet)
+    return _supervise(children, req.quiet)
 
 
 def _supervise(children: list, quiet: bool) -> int:

@@ -56,7 +56,7 @@ def warn_damage(run_dirs) -> None:
     import sys
 
     from ..library.db import compare_with_library
-    from ..results import integrity
+    from ..results.verify import integrity
 
     for d in run_dirs:
         res = integrity.check(d)

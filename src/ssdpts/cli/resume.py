@@ -3,9 +3,6 @@ the same time, each its own process, as 'ssdpts run' on several devices)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from .parallel import add_events_fd
 
 
@@ -33,45 +30,36 @@ def add_parser(sub) -> None:
 
 
 def cmd(args) -> int:
-    from .hosts import executor
-    from ssdpts.run.progress import make_progress
+    from ssdpts.run.launch import executor
+    from ssdpts.run.progress import EventProgress, make_progress
+    from ssdpts.run.request import recorded
     from ssdpts.run.session import resume_run
-    from ssdpts.run.progress import EventProgress
-    from .parallel import events_ready, one_confirmation, resume_parallel, run_one, unfinished_runs
+    from .parallel import events_ready, one_confirmation, resume_parallel, run_one
+    from .request import resume_request
 
-    run_dirs = unfinished_runs(args.run_dir)
-    if len(run_dirs) > 1:
-        return resume_parallel(args, run_dirs)
+    req = resume_request(args)
+    if len(req.run_dirs) > 1:
+        return resume_parallel(req)
     from ..device.remote.remote import side_for
 
-    events = EventProgress(args.events_fd) if args.events_fd is not None else None
-    man = _manifest(run_dirs[0])
-    where = man.get("device_host")  # the device is on the fio server's host: its agent again, by the recorded shell
-    fio = executor(man.get("fio_server"), remote=bool(where))
+    events = EventProgress(req.events_fd) if req.events_fd is not None else None
+    run_dir = req.run_dirs[0]
+    rec = recorded(run_dir)  # where it ran: a resume runs there too
+    where = rec.device_host  # the device is on the fio server's host: its agent again, by the recorded shell
+    fio = executor(rec.fio_server, remote=bool(where))
     sides = []
 
     def start():
-        side = side_for(where, man["target"]["path"]) if where else None
+        side = side_for(where, rec.target_path) if where else None
         if side is not None:
             sides.append(side)
             fio.use_agent(side)  # the step gate runs where the device is (engine/fioclient.py)
-        return resume_run(run_dirs[0], executor=fio, progress=events or make_progress(args.quiet),
-                          interactive=sys.stdin.isatty() and side is None,
-                          confirm=one_confirmation(args.destroy_data_on), keep_window=args.keep_window,
+        return resume_run(run_dir, executor=fio, progress=events or make_progress(req.quiet),
+                          interactive=req.interactive and side is None,
+                          confirm=one_confirmation(list(req.confirmations)), keep_window=req.keep_window,
                           ready=events_ready(events), side=side)
     try:
         return run_one(start, events)
     finally:
         for side in sides:
             side.close()
-
-
-def _manifest(run_dir: Path) -> dict:
-    """The run's manifest, for where it ran (``fio_server``, ``device_host``): a resume runs there too."""
-    import json
-
-    try:
-        man = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # resume_run says what is wrong with the directory
-    return man if isinstance(man, dict) else {}

@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
 
 def cmd(args) -> int:
     from ..errors import UserError
-    from ssdpts.library.status import counts, scan
+    from ssdpts.status import counts, scan
 
     if args.interval <= 0:
         raise UserError(f"--interval {args.interval:g}: give a positive number of seconds")
@@ -56,7 +56,7 @@ def cmd(args) -> int:
 
 
 def _doc(dirs, runs) -> dict:
-    from ssdpts.library.status import counts
+    from ssdpts.status import counts
 
     return {"format": 1, "kind": "status", "dirs": list(dirs), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "counts": counts(runs), "runs": [r.to_dict() for r in runs]}
@@ -112,7 +112,7 @@ def render(dirs, runs, *, show_complete: bool = False, stamp: bool = False):
     from rich.console import Group
     from rich.text import Text
 
-    from ssdpts.library.status import counts
+    from ssdpts.status import counts
 
     n = counts(runs)
     head = f"{len(runs)} run{'s' if len(runs) != 1 else ''} under {', '.join(map(str, dirs))}"

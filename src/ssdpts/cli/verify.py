@@ -27,7 +27,8 @@ def add_parser(sub) -> None:
 def cmd(args) -> int:
     from ..errors import UserError
     from ..library.db import compare_with_library
-    from ..results import integrity, seal
+    from ..results import seal
+    from ..results.verify import integrity
 
     key = seal.load_key(args.seal_key, "--seal-key") if args.seal_key else seal.configured_key()
     if args.require_seal and key is None:

@@ -13,9 +13,9 @@ in flight while the next step issued, and how many IOs were issued while another
   pages becomes two 512 KiB requests on a loop device, 128 segments each): ``attribute`` gives a
   piece to the step whose block size it divides. Requests can also merge: traced devices should
   have merging off (``queue/nomerges`` = 2; benchmarks/boundaries.py sets it on its scratch device).
-* A private instance (``instances/<name>``) so that other tracers on the host keep the global
-  buffer; the events are filtered to the one device; ``trace_clock=mono`` is CLOCK_MONOTONIC, the
-  clock of ``time.monotonic()``. The buffer is streamed to a file by ``cat trace_pipe`` (a reader
+* A private instance (engine/tracefs.py: other tracers on the host keep the global buffer; the
+  events filtered to the one device; ``trace_clock=mono``, the clock of ``time.monotonic()``).
+  The buffer is streamed to a file by ``cat trace_pipe`` (a reader
   in its own process: no Python thread competes with the run for the GIL or a CPU slice), which
   ends by itself when tracing is switched off and the buffer is drained.
 * ``blktrace`` itself is not used: its ioctl is refused by some kernels (this CI's among them).
@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import os
 from pathlib import Path
-import re
 import shutil
 import subprocess
 import time
@@ -34,7 +33,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-TRACEFS = Path("/sys/kernel/tracing")
+from .tracefs import BIO_EVENTS, RQ_EVENTS, Instance, TracefsUnavailable, ensure_mounted
 
 class TraceUnavailable(RuntimeError):
     """Block tracing cannot run here; the message says why and what to do."""
@@ -52,17 +51,6 @@ def is_request_based(name: str) -> bool:
     return Path(f"/sys/block/{name}/mq").is_dir()
 
 
-def ensure_tracefs() -> Path:
-    if (TRACEFS / "instances").is_dir():
-        return TRACEFS
-    if os.geteuid() != 0:
-        raise TraceUnavailable("block tracing needs root (tracefs)")
-    r = subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, text=True)
-    if r.returncode != 0 or not (TRACEFS / "instances").is_dir():
-        raise TraceUnavailable(f"cannot mount tracefs at {TRACEFS}: {r.stderr.strip() or 'no instances/'}")
-    return TRACEFS
-
-
 class BlockTrace:
     """``with BlockTrace("/dev/loop3", out_path) as t: ...; ios = t.ios()``."""
 
@@ -75,31 +63,24 @@ class BlockTrace:
         if level == "rq" and not is_request_based(self.name):
             raise TraceUnavailable(f"{device} is bio-based (no requests): trace it at level 'bio'")
         self.level = level or ("rq" if is_request_based(self.name) else "bio")
-        self.events = ("block_rq_issue", "block_rq_complete") if self.level == "rq" else \
-            ("block_bio_queue", "block_bio_complete")
-        self.inst: Path | None = None
+        self.events = RQ_EVENTS if self.level == "rq" else BIO_EVENTS
+        self.inst: Instance | None = None
         self._cat: subprocess.Popen | None = None
         self.overrun = 0
 
-    def _w(self, rel: str, value: str) -> None:
-        assert self.inst is not None
-        (self.inst / rel).write_text(value)
-
     def __enter__(self) -> "BlockTrace":
-        root = ensure_tracefs()
-        self.inst = root / "instances" / f"ssdpts-{os.getpid()}-{time.monotonic_ns() % 10**9}"
-        self.inst.mkdir()
         try:
-            self._w("tracing_on", "0")
-            self._w("trace_clock", "mono")
-            self._w("buffer_size_kb", str(self.buffer_kb))
-            for ev in self.events:
-                self._w(f"events/block/{ev}/filter", f"dev == {self.dev}")
-                self._w(f"events/block/{ev}/enable", "1")
-            self._w("trace", "")
+            root = ensure_mounted()
+        except TracefsUnavailable as exc:
+            raise TraceUnavailable(str(exc)) from None
+        self.inst = Instance(f"ssdpts-{os.getpid()}-{time.monotonic_ns() % 10**9}", self.events, f"dev == {self.dev}",
+                             self.buffer_kb, root)
+        try:
+            self.inst.enable(True)
+            self.inst.clear()
             self._out = open(self.out_path, "wb")
-            self._cat = subprocess.Popen([shutil.which("cat") or "cat", str(self.inst / "trace_pipe")], stdout=self._out)
-            self._w("tracing_on", "1")
+            self._cat = subprocess.Popen([shutil.which("cat") or "cat", str(self.inst.pipe)], stdout=self._out)
+            self.inst.record(True)
         except BaseException:
             self._teardown()
             raise
@@ -112,7 +93,7 @@ class BlockTrace:
         if self.inst is None:
             return
         try:
-            self._w("tracing_on", "0")
+            self.inst.record(False)
         except OSError:
             pass
         if self._cat is not None:
@@ -122,23 +103,8 @@ class BlockTrace:
                 self._cat.kill()
                 self._cat.wait()
             self._out.close()
-        for cpu in self.inst.glob("per_cpu/cpu*/stats"):
-            try:
-                m = re.search(r"^overrun: (\d+)", cpu.read_text(), re.M)
-                self.overrun += int(m.group(1)) if m else 0
-            except OSError:
-                pass
-        for ev in self.events:
-            try:
-                self._w(f"events/block/{ev}/enable", "0")
-            except OSError:
-                pass
-        for _ in range(50):
-            try:
-                self.inst.rmdir()
-                break
-            except OSError:  # EBUSY while the last reader closes
-                time.sleep(0.1)
+        self.overrun += self.inst.overrun()
+        self.inst.remove(wait_s=0.1)
         self.inst = None
 
     def ios(self) -> "TracedIOs":

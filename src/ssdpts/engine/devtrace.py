@@ -41,7 +41,8 @@ import sys
 import threading
 import time
 
-from .devtrace_child import TRACEFS
+from .devtrace_child import INSTANCE_PREFIX
+from .tracefs import TracefsUnavailable, ensure_mounted, remove_orphans
 
 SOURCE = "block layer (kernel block tracepoints)"
 ARM_WAIT_S = 0.2  # the longest a release after a settle waits for the child's window (a few ms)
@@ -70,19 +71,11 @@ def traced_device(target_path: str) -> tuple[str, str, str]:
 
 
 def _tracefs_ready() -> None:
-    if os.geteuid() != 0:
-        raise Unavailable("the kernel's block tracepoints need root")
-    if not (TRACEFS / "instances").is_dir():
-        r = subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, text=True,
-                           check=False)
-        if r.returncode != 0 or not (TRACEFS / "instances").is_dir():
-            raise Unavailable(f"tracefs cannot be mounted at {TRACEFS} ({r.stderr.strip() or 'no instances/'})")
-    for d in (TRACEFS / "instances").glob("ssdpts-dev-*"):  # left by a child killed with SIGKILL
-        try:
-            if not Path(f"/proc/{int(d.name.rsplit('-', 1)[1])}").exists():
-                d.rmdir()
-        except (ValueError, OSError):
-            pass
+    try:
+        ensure_mounted()
+    except TracefsUnavailable as exc:
+        raise Unavailable(str(exc)) from None
+    remove_orphans(INSTANCE_PREFIX)  # left by a child killed with SIGKILL
 
 
 class DeviceTrace:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 import resource
 import select
 import signal
@@ -15,6 +14,7 @@ import sys
 import time
 
 from .traceagg import TAIL_S, Aggregator, StepView, parse_chunk, view_json
+from .tracefs import BIO_EVENTS, RQ_EVENTS, Instance
 
 TICK_S = 0.01  # while tracing is on, what it holds is read this often
 START_TICK_S = 0.002  # while a released step's first IO is awaited, the kernel's event count is read this often
@@ -31,71 +31,21 @@ CHUNK_BYTES = 256 * 1024  # read and reduced at a time (~2,500 events, a few ms)
 # device at 400k IOPS (~50 bytes an event), what the child may fall behind on a busy host.
 BUFFER_TOTAL_KB = 64 * 1024
 BUFFER_MIN_KB = 4096
-TRACEFS = Path("/sys/kernel/tracing")
+INSTANCE_PREFIX = "ssdpts-dev-"
 
 
-class _Instance:
-    def __init__(self, dev: str, level: str):
-        self.root = TRACEFS / "instances" / f"ssdpts-dev-{os.getpid()}"
-        self.events = (("block_rq_issue", "block_rq_complete", "block_rq_requeue") if level == "rq"
-                       else ("block_bio_queue", "block_bio_complete"))
-        self.root.mkdir()
-        self.w("tracing_on", "0")
-        self.w("trace_clock", "mono")
-        self.w("buffer_size_kb", str(max(BUFFER_MIN_KB, BUFFER_TOTAL_KB // max(os.cpu_count() or 1, 1))))
-        for ev in self.events:  # this device's requests with data (a flush has none)
-            self.w(f"events/block/{ev}/filter", f"dev == {dev} && nr_sector > 0")
-        self.w("tracing_on", "1")
-        self.on = False
-        self._stats = sorted(self.root.glob("per_cpu/cpu*/stats"))
-
-    def w(self, rel: str, value: str) -> None:
-        (self.root / rel).write_text(value)
-
-    def switch(self, on: bool) -> None:
-        """The events themselves on or off, not the instance's recording: an enabled tracepoint costs
-        every IO its probe and filter even while the instance does not record (measured on zram at
-        700k IOPS: 7-13% fewer IOPS with recording switched off between windows). Enabling takes
-        ~11 ms (the kernel patches the tracepoint in), disabling under 1 ms; a window's start is
-        stamped after it."""
-        if on != self.on:
-            for ev in self.events:
-                self.w(f"events/block/{ev}/enable", "1" if on else "0")
-            self.on = on
-
-    def counts(self) -> tuple[int, int]:
-        """(events written since the start, events lost), over every CPU: what the kernel's own
-        counters say, without reading the events."""
-        written = lost = 0
-        for path in self._stats:
-            try:
-                text = path.read_text()
-            except OSError:
-                continue
-            for line in text.splitlines():
-                key, _, value = line.partition(":")
-                if key in ("entries", "read events", "overrun"):
-                    written += int(value)
-                if key == "overrun":
-                    lost += int(value)
-        return written, lost
-
-    def overrun(self) -> int:
-        return self.counts()[1]
-
-    def remove(self) -> None:
-        try:
-            self.w("tracing_on", "0")
-            for ev in self.events:
-                self.w(f"events/block/{ev}/enable", "0")
-        except OSError:
-            pass
-        for _ in range(50):
-            try:
-                self.root.rmdir()
-                return
-            except OSError:
-                time.sleep(0.05)
+def _instance(dev: str, level: str) -> Instance:
+    """This child's instance (``ssdpts-dev-<pid>``: engine/devtrace.py removes those of dead children)
+    on this device's requests with data (a flush has none), recording from the start: the events
+    themselves are switched on and off (``Instance.enable``): an enabled tracepoint costs every IO
+    its probe and filter even while the instance does not record (measured on zram at 700k IOPS:
+    7-13% fewer IOPS with recording switched off between windows). Enabling takes ~11 ms (the
+    kernel patches the tracepoint in), disabling under 1 ms; a window's start is stamped after it."""
+    events = (*RQ_EVENTS, "block_rq_requeue") if level == "rq" else BIO_EVENTS
+    inst = Instance(f"{INSTANCE_PREFIX}{os.getpid()}", events, f"dev == {dev} && nr_sector > 0",
+                    max(BUFFER_MIN_KB, BUFFER_TOTAL_KB // max(os.cpu_count() or 1, 1)))
+    inst.record(True)
+    return inst
 
 
 def _demote(_sig, _frame) -> None:  # pragma: no cover - child
@@ -140,15 +90,15 @@ def _child(dev: str, level: str) -> int:  # pragma: no cover - runs as its own p
     except (OSError, AttributeError):
         pass
     _priority()
-    inst = _Instance(dev, level)
+    inst = _instance(dev, level)
     agg = Aggregator()
     out = sys.stdout
-    pipe = os.open(inst.root / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
+    pipe = os.open(inst.pipe, os.O_RDONLY | os.O_NONBLOCK)
     stdin = sys.stdin.fileno()
     os.set_blocking(stdin, False)
     buf, inbuf = b"", b""
     print("ready", flush=True)
-    inst.switch(True)
+    inst.enable(True)
     agg.window_opened(time.monotonic_ns())
     quit_after: int | None = None
     overrun, checked = 0, 0
@@ -165,12 +115,12 @@ def _child(dev: str, level: str) -> int:  # pragma: no cover - runs as its own p
                 agg.started_ns, armed = now, None
             want = agg.want_open(now)
             if want and not inst.on:
-                inst.switch(True)
+                inst.enable(True)
                 agg.window_opened(time.monotonic_ns())
                 _log(agg, "open")
             elif not want and inst.on:
                 agg.window_closed(time.monotonic_ns())
-                inst.switch(False)
+                inst.enable(False)
                 _log(agg, "close")
             nxt = agg.next_open_ns()
             # While a released step's first IO is awaited (and TAIL_S after it), the events wait in
@@ -212,7 +162,7 @@ def _child(dev: str, level: str) -> int:  # pragma: no cover - runs as its own p
                     # after hearing it, so that the step's first IO is seen
                     agg.idle = False
                     if not inst.on:
-                        inst.switch(True)
+                        inst.enable(True)
                         agg.window_opened(time.monotonic_ns())
                         _log(agg, "open to arm")
                     out.write("armed\n")
@@ -289,12 +239,12 @@ def _read_all(fd: int, limit: int = 1 << 30) -> bytes | None:  # pragma: no cove
     return b"".join(parts)
 
 
-def _drain(pipe: int, agg: Aggregator, inst: _Instance, rest: bytes = b"") -> int:  # pragma: no cover - child
+def _drain(pipe: int, agg: Aggregator, inst: Instance, rest: bytes = b"") -> int:  # pragma: no cover - child
     """Read what the trace holds up to now (tracing switched off first), feed it; returns now."""
     now = time.monotonic_ns()
     if inst.on:
         agg.window_closed(now)
-    inst.switch(False)
+    inst.enable(False)
     while True:  # a bounded piece at a time (trace_pipe gives about a page a read)
         chunk = _read_all(pipe, CHUNK_BYTES)
         if not chunk:

@@ -31,13 +31,14 @@ import subprocess
 import time
 
 from ..errors import RunFailed, UserError
+from ..measurement import Measurement
 from ..pts.workload import Step
 from .base import Batch, BatchResult
 from .devtrace import DeviceTrace, Unavailable as TraceUnavailable, device_view
 from .gate import Entry, Gate, check_tmpdir
 from .sampler import Sampler, local_counters
-from .fioparse import FioOutputError, job_measurement, parse_fio_output, step_jobs
-from .jobfile import render_job_file
+from .fioparse import FioOutput, FioOutputError, job_clock, job_errors, parse_fio_output, step_jobs, step_measurements
+from .jobfile import GATED_HEADER, render_job_file
 
 _PR_SET_PDEATHSIG = 1
 
@@ -173,7 +174,7 @@ class FioExecutor:
                            listener=lambda kind, e: holder[0].on_gate(kind, e) if holder else None)
         try:
             text, _ = render_job_file(batch, [(gate.prerun(e), gate.postrun(e)) for e in entries])
-            job_path.write_text(_JOB_HEADER + text)
+            job_path.write_text(GATED_HEADER + text)
             log = open(log_path, "w")
         except BaseException:
             gate.close_entries(entries)
@@ -426,38 +427,37 @@ class FioExecutor:
             raise RunFailed(f"fio failed (exit {rc}): {said or exc}: see {batch.output_path}") from None
         jobs = step_jobs(out)  # a fio client's output has an "All clients" sum after the steps
         errs = out.error_lines + [ln.strip() for ln in console.splitlines() if "err=" in ln or "error" in ln.lower()]
-        job_errors = [j for j in jobs if int(j.get("error", 0) or 0)]
-        if job_errors:
-            code = int(job_errors[0]["error"])
+        failed = job_errors(out)
+        if failed:
+            name, code = failed[0]
             detail = errs[0] if errs else os.strerror(code) if code < 200 else f"error {code}"
-            raise RunFailed(f"fio reported an I/O error in job {job_errors[0].get('jobname')}: {detail}: "
+            raise RunFailed(f"fio reported an I/O error in job {name}: {detail}: "
                             f"check the device and {batch.output_path}")
         if rc != 0:
             raise RunFailed(f"fio exited with status {rc}: {errs[0] if errs else first_line(console) or 'no message'}: "
                             f"see {batch.output_path}")
         if len(jobs) != len(batch.steps):
             raise RunFailed(f"fio reported {len(jobs)} results for {len(batch.steps)} steps: see {batch.output_path}")
-        try:
-            timelines = [step_timeline(j, s, e) for j, s, e in
-                         zip(jobs, batch.steps, entries or [None] * len(batch.steps))]
-            if entries is None:  # recorded output without the gate (tests): the end-of-run stamp
-                _timeline_from_end(timelines, out.timestamp_ms / 1000.0 if out.timestamp_ms else wall_start + wall)
-            ms = [job_measurement(j, major=out.major_version, start_time=tl["start_unix_s"],
-                                  end_time=tl["end_unix_s"], duration_s=s.duration_s)
-                  for j, s, tl in zip(jobs, batch.steps, timelines)]
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
-                            f"see {batch.output_path}") from None
+        if entries is None:  # recorded output without the gate (tests): the end-of-run stamp
+            end = out.timestamp_ms / 1000.0 if out.timestamp_ms else wall_start + wall
+            ms, timelines = measure(batch, out, lambda jobs: timelines_from_end(jobs, batch.steps, end))
+        else:
+            ms, timelines = measure(batch, out, lambda jobs: [step_timeline(j, s, e)
+                                                              for j, s, e in zip(jobs, batch.steps, entries)])
         warnings = [ln for ln in out.preamble.splitlines() if ln.strip() and not _HOOK_LINE.match(ln.strip())]
         return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version, warnings=warnings,
                            timelines=timelines)
 
 
-_JOB_HEADER = """\
-; ssdpts: every step waits in exec_prerun until ssdpts releases it (the step gate, see
-; docs/methodology.md "Step boundaries"); outside ssdpts, delete the exec_prerun, exec_postrun
-; and wait_for lines and add startdelay= to run this file with fio alone.
-"""
+def measure(batch: Batch, out: FioOutput, timelines_of) -> tuple[list[Measurement], list[dict]]:
+    """Each step's Measurement (engine/fioparse.py) at the times of its timeline, and the timelines
+    (``timelines_of``: the step jobs' timelines); output not in the form ssdpts reads fails the round."""
+    try:
+        timelines = timelines_of(step_jobs(out))
+        return step_measurements(out, batch.steps, timelines), timelines
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
+                        f"see {batch.output_path}") from None
 
 
 def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
@@ -473,13 +473,11 @@ def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
     timeline means the same with every fio. ``late_ms``: how long after its release the last clone
     reached its barrier (fio created or set up the job late: the boundary's idle then comes from
     fio's job creation, not from the gate)."""
-    clones = max(step.clones, 1)
-    runtime_ms = job.get("job_runtime")
+    runtime_ms, start_ms = job_clock(job, step.clones)
     tl: dict = {
         "source": "gate",
         "released_unix_s": None, "ready_unix_s": None, "started_unix_s": None, "end_signal_unix_s": None,
-        "fio_job_runtime_ms": None if runtime_ms is None else round(float(runtime_ms) / clones, 3),
-        "fio_job_start_unix_ms": int(job["job_start"]) if job.get("job_start") else None,
+        "fio_job_runtime_ms": runtime_ms, "fio_job_start_unix_ms": start_ms,
         "chained": False, "late_ms": None, "start_unix_s": None, "last_start_unix_s": None, "end_unix_s": None,
     }
     if entry is None:
@@ -508,14 +506,18 @@ def step_timeline(job: dict, step: Step, entry: Entry | None) -> dict:
     return tl
 
 
-def _timeline_from_end(timelines: list[dict], end_unix_s: float) -> None:
-    """Without the gate's timestamps: steps back to back, ending at fio's end-of-run stamp."""
+def timelines_from_end(jobs: list[dict], steps: list[Step], end_unix_s: float,
+                       source: str = "fio end of run") -> list[dict]:
+    """Without the gate's timestamps: steps back to back, ending at ``end_unix_s`` (fio's end-of-run
+    stamp, or when its client had the result)."""
+    timelines = [step_timeline(j, s, None) for j, s in zip(jobs, steps)]
     t = end_unix_s
     for tl in reversed(timelines):
         rt = (tl["fio_job_runtime_ms"] or 0.0) / 1000.0
-        tl["source"] = "fio end of run"
+        tl["source"] = source
         tl["start_unix_s"], tl["end_unix_s"] = round(t - rt, 6), round(t, 6)
         t -= rt
+    return timelines
 
 
 def _check_gate_waits(run: _Run, i: int, e: Entry, now: float, first_due: float) -> None:

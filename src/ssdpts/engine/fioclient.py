@@ -37,18 +37,13 @@ import time
 from ..errors import HostLost, Interrupted, RunFailed, UserError
 from .base import Batch, BatchResult
 from .devtrace import Unavailable as TraceUnavailable
-from .fio import _PR_SET_PDEATHSIG, FioExecutor, _Run, _prepare_child, _stop, _timeline_from_end
+from .fio import _PR_SET_PDEATHSIG, FioExecutor, _Run, _prepare_child, _stop, measure, timelines_from_end
 from .gateproxy import AgentClock, GateProxy, RemoteTrace
-from .fioparse import FioOutputError, job_measurement, parse_fio_output, step_jobs
-from .jobfile import render_job_file
+from .fioparse import FioOutputError, job_errors, parse_fio_output, server_answered, step_jobs
+from .jobfile import STONEWALL_HEADER, render_job_file
 
 # fio's client, when its server is gone: "client: host=127.0.0.1 disconnected" (fio 3.33).
 _GONE = re.compile(r"client: host=(\S+) disconnected|fio: connect: |failed to connect|Connection refused", re.I)
-
-_JOB_HEADER = """\
-; ssdpts: run by a fio server through 'fio --client'; each step a stonewall, scheduled by fio (the
-; step gate needs the controlling host's FIFOs, see engine/fioclient.py)
-"""
 
 
 def server_address(text: str) -> str:
@@ -88,7 +83,6 @@ class FioClientExecutor(FioExecutor):
         nothing: it exits 1 without a word both when connected and when anything else listens
         there (measured: an HTTP server). So the probe is a job for fio's null engine, which opens
         no file and moves no data: only a fio server sends back its JSON (``client_stats``)."""
-        import json
         import tempfile
 
         with tempfile.NamedTemporaryFile("w", suffix=".fio", prefix="ssdpts-probe-") as job:
@@ -104,11 +98,7 @@ class FioClientExecutor(FioExecutor):
         if _GONE.search(said):
             raise UserError(f"fio server {self.server} does not answer ({said.splitlines()[-1].strip()}): start "
                             f"'fio --server' there and run again (nothing was written)")
-        try:
-            answer = json.loads(out.stdout[out.stdout.index("{"):])
-        except ValueError:
-            answer = {}
-        if not isinstance(answer, dict) or not answer.get("client_stats"):
+        if not server_answered(out.stdout):
             raise UserError(f"{self.server} did not answer as a fio server (exit {out.returncode}, no fio JSON): "
                             f"give the address of a running 'fio --server' (nothing was written)")
 
@@ -219,7 +209,7 @@ class FioClientExecutor(FioExecutor):
             raise RunFailed("planned idle periods (HIR) need the step gate, which a fio server on another host "
                             "cannot use: run HIR with fio on the device's own host")
         text, _ = render_job_file(batch, stonewall=True)
-        job_path.write_text(_JOB_HEADER + text)
+        job_path.write_text(STONEWALL_HEADER + text)
         cmd = [self.binary, f"--client={self.server}", "--output-format=json+", f"--output={out_path}",
                str(job_path)]
         _call(batch, 0)
@@ -256,29 +246,18 @@ class FioClientExecutor(FioExecutor):
         except FioOutputError as exc:
             raise RunFailed(f"fio --client={self.server} failed (exit {rc}): {exc}: see {batch.output_path}") from None
         jobs = step_jobs(out)
-        bad = [j for j in jobs if int(j.get("error", 0) or 0)]
-        if bad:
-            code = int(bad[0]["error"])
-            raise RunFailed(f"fio on {self.server} reported an I/O error in job {bad[0].get('jobname')}: "
+        failed = job_errors(out)
+        if failed:
+            name, code = failed[0]
+            raise RunFailed(f"fio on {self.server} reported an I/O error in job {name}: "
                             f"{os.strerror(code) if code < 200 else f'error {code}'}: check the device and "
                             f"{batch.output_path}")
         if rc != 0 or len(jobs) != len(batch.steps):
             said = next((ln.strip() for ln in (out.preamble + "\n" + console).splitlines() if ln.strip()), "")
             raise RunFailed(f"fio --client={self.server} exited with status {rc} and {len(jobs)} results for "
                             f"{len(batch.steps)} steps{': ' + said if said else ''}: see {batch.output_path}")
-        try:
-            from .fio import step_timeline
-
-            timelines = [step_timeline(j, s, None) for j, s in zip(jobs, batch.steps)]
-            _timeline_from_end(timelines, wall_start + wall)
-            for tl in timelines:
-                tl["source"] = "fio end of run (fio server)"
-            ms = [job_measurement(j, major=out.major_version, start_time=tl["start_unix_s"],
-                                  end_time=tl["end_unix_s"], duration_s=s.duration_s)
-                  for j, s, tl in zip(jobs, batch.steps, timelines)]
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise RunFailed(f"fio's JSON result is not in the form ssdpts reads ({exc.__class__.__name__}: {exc}): "
-                            f"see {batch.output_path}") from None
+        ms, timelines = measure(batch, out, lambda jobs: timelines_from_end(jobs, batch.steps, wall_start + wall,
+                                                                            "fio end of run (fio server)"))
         return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version,
                            warnings=[ln for ln in out.preamble.splitlines() if ln.strip()], timelines=timelines)
 

@@ -1,4 +1,11 @@
-"""Read fio's JSON / json+ output, from fio 2.1 to 3.43, into Measurement records.
+"""fio's output format, read in one place: fio's JSON / json+ output, from fio 2.1 to 3.43 (a
+local run's ``jobs``, a fio server's ``client_stats``), into Measurement records.
+
+Everything ssdpts reads from fio's output goes through this module: the executors (engine/fio.py,
+engine/fioclient.py, with its server probe), and results/verify/proof.py, which rebuilds each step's
+measurement from the raw file with the same parser and the same assembly (:func:`step_measurement`)
+to prove the step records (what it proves is the records, not this code). The job file fio reads is
+written by engine/jobfile.py.
 
 Real captures are not always pure JSON: fio prints warnings and error lines (``fio: pid=0,
 err=22/...``), ``hostname=...`` banners in client/server mode, or ``fio: terminating on signal 2``
@@ -80,6 +87,34 @@ def step_jobs(out: FioOutput) -> list[dict]:
     """The jobs that are steps, in order: fio --client adds an "All clients" sum after the jobs,
     even of one server, which is not a step."""
     return [j for j in out.jobs if j.get("jobname") != "All clients"]
+
+
+def server_answered(text: str) -> bool:
+    """Whether ``fio --client``'s output is a fio server's answer: a JSON document with
+    ``client_stats`` (only a fio server sends one back; engine/fioclient.py's probe)."""
+    try:
+        return bool(parse_fio_output(text).raw.get("client_stats"))
+    except FioOutputError:
+        return False
+
+
+def job_errors(out: FioOutput) -> list[tuple[str, int]]:
+    """(job name, fio's error code) of every step job fio reports an error for, in order."""
+    return [(str(j.get("jobname")), int(j["error"])) for j in step_jobs(out) if int(j.get("error", 0) or 0)]
+
+
+def job_options(job: dict) -> dict:
+    """The options fio reports a job ran with (``job options``: numjobs, iodepth, bs, rw, rwmixread, ...)."""
+    return job.get("job options") or {}
+
+
+def job_clock(job: dict, clones: int) -> tuple[float | None, int | None]:
+    """fio's own clock of a step's job: ``job_runtime`` per clone in ms (from the job's clock start
+    until its IO loop ended and its in-flight IOs completed; fio sums it over a group's clones) and
+    ``job_start`` in ms since the epoch (fio >= 3.36); None where fio does not write them."""
+    runtime_ms = job.get("job_runtime")
+    return (None if runtime_ms is None else round(float(runtime_ms) / max(clones, 1), 3),
+            int(job["job_start"]) if job.get("job_start") else None)
 
 
 def _lat_block(d: dict, major: int) -> tuple[dict, float, str]:
@@ -169,6 +204,24 @@ def job_measurement(job: dict, *, major: int = 3, start_time: float | None = Non
         lat_kind=kind, error=int(job.get("error", 0) or 0), jobname=str(job.get("jobname", "")),
         cpu_usr_pct=_cpu(job.get("usr_cpu")), cpu_sys_pct=_cpu(job.get("sys_cpu")), trim=trim,
     )
+
+
+def step_measurement(out: FioOutput, index: int, *, start_time: float | None, end_time: float | None,
+                     duration_s: float | None) -> Measurement:
+    """Step ``index`` of a batch (the ``index``-th of :func:`step_jobs`) as a Measurement, read by
+    fio's version, at the start and end time its timeline gives (fio does not know them);
+    ``duration_s``, the planned one, only where fio measured no run time. The one assembly of a
+    step's measurement: the executors make each step's with it, results/verify/proof.py remakes it from
+    the raw file and the times the step's record holds."""
+    return job_measurement(step_jobs(out)[index], major=out.major_version, start_time=start_time,
+                           end_time=end_time, duration_s=duration_s)
+
+
+def step_measurements(out: FioOutput, steps, timelines: list[dict]) -> list[Measurement]:
+    """Every step of a batch (``steps``: pts.workload.Step, in the job file's order) at the start
+    and end times of its timeline (engine/fio.py step_timeline)."""
+    return [step_measurement(out, i, start_time=tl["start_unix_s"], end_time=tl["end_unix_s"],
+                             duration_s=s.duration_s) for i, (s, tl) in enumerate(zip(steps, timelines))]
 
 
 def _cpu(v) -> float | None:

@@ -18,6 +18,17 @@ from ..measurement import PERCENTILES
 from ..pts.workload import Step
 from .base import Batch
 
+# The comment at the head of a job file ssdpts keeps, saying how the file is scheduled.
+GATED_HEADER = """\
+; ssdpts: every step waits in exec_prerun until ssdpts releases it (the step gate, see
+; docs/methodology.md "Step boundaries"); outside ssdpts, delete the exec_prerun, exec_postrun
+; and wait_for lines and add startdelay= to run this file with fio alone.
+"""
+STONEWALL_HEADER = """\
+; ssdpts: run by a fio server through 'fio --client'; each step a stonewall, scheduled by fio (the
+; step gate needs the controlling host's FIFOs, see engine/fioclient.py)
+"""
+
 
 # ---- paths in a job file --------------------------------------------------------------------
 # How fio (3.33, and unchanged since) reads the value of an option in a job file:

@@ -39,7 +39,7 @@ from ssdpts.results.reader import RunResults, find_run_dirs, read_run
 from ssdpts.results.registry import RUN_FIELDS
 
 if TYPE_CHECKING:
-    from ssdpts.results.integrity import Problem, Result
+    from ssdpts.results.verify.integrity import Problem, Result
 
 SCHEMA_VERSION = 4  # 2: measurements.point (the extended tests' cells); 3: run_digests; 4: parts' timing
 ENV_DB = "SSDPTS_DB"
@@ -184,7 +184,7 @@ def load_complete(path: str | Path) -> tuple[RunResults, Result]:
     if run.status != "complete":
         raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
                         f"(finish it with 'ssdpts resume {path}', then add it)")
-    from ssdpts.results.integrity import check
+    from ssdpts.results.verify.integrity import check
 
     res = check(path)
     return replace(run, damage=tuple(p.line() for p in res.problems)), res  # added, but marked damaged
@@ -474,7 +474,7 @@ def _keep_digests(old: Path, new: ResultsDB) -> None:
 def held_changes(held: dict[str, Any], uid: str, now: dict[str, str], db_path: Path) -> list[Problem]:
     """What differs between a run directory now (``uid``, ``now``: its digests) and what the library
     recorded of it when it first added it: one problem per entry (results/seal.py digest_changes)."""
-    from ssdpts.results.integrity import Problem
+    from ssdpts.results.verify.integrity import Problem
     from ssdpts.results.seal import digest_changes
 
     when = f"when the results library {db_path} added the run ({held['added']})"
@@ -493,7 +493,7 @@ def held_changes(held: dict[str, Any], uid: str, now: dict[str, str], db_path: P
 
 
 def compare_with_library(res: Result, db_path: str | Path | None = None) -> tuple[list[Problem], str | None]:
-    """A checked run directory (results/integrity.py) against the digests the results library holds
+    """A checked run directory (results/verify/integrity.py) against the digests the results library holds
     of it: (a problem naming each later edit, a note when the library cannot say). ``db_path`` None:
     the default library (docs/results-db.md "Where it lives"), consulted only when it exists."""
     path = Path(db_path) if db_path is not None else default_path()

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..pts.registry import TESTS
 from ..store import MANIFEST, SUMMARY, STEPS, RunStore
-from .proof import trusted_summary
+from .verify.proof import trusted_summary
 from .records import Manifest, PartResult, StepRecord, Summary
 
 PARTIAL_STATUSES = ("interrupted", "failed", "running")
@@ -145,7 +145,7 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
         raise UserError(f"{path} has no {SUMMARY} yet (status {manifest.status or 'unknown'}): let the run finish "
                         f"or 'ssdpts resume {path}', then {need_summary}")
     else:
-        summary = recompute_summary(manifest, records or [])
+        summary = _rebuilt(manifest, records or [])
         notes = (MISSING_SUMMARY_NOTE,)
     typed_steps = None if not steps else _steps(path, records or [])
     return RunResults(path, manifest, summary, typed_steps, notes)
@@ -155,7 +155,7 @@ def read_run_checked(path: str | Path) -> tuple[RunResults, list[str]]:
     """A run with its steps (:func:`read_run`) and the problems 'ssdpts verify' finds in it (one line
     each), steps.jsonl read once for both: a report needs both, and a long run's file is 10 MB of JSON.
     Steps whose values differ from fio's output are read with fio's values (the problems name them)."""
-    from .integrity import check
+    from .verify.integrity import check
 
     path = Path(path)
     _check_dir(path)
@@ -176,21 +176,15 @@ def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
     return tuple(out)
 
 
-def recompute_summary(manifest: Manifest, records: list[dict]) -> Summary:
-    """The results of a run from its step records, planned for the target it ran on."""
-    from ssdpts.results.analysis import kept_sessions, summarize_typed
-    from ..pts.plan import build_parts
+def _rebuilt(manifest: Manifest, records: list[dict]) -> Summary:
+    """The results of a run that stopped before writing summary.json (summary.recompute_summary)."""
+    from .summary import recompute_summary as recompute
 
     try:
-        spec, target = manifest.run_spec_and_target()
-        # The steps a target cannot take (0.5KiB on a 4Kn drive) were never planned: plan the same.
-        parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
+        return recompute(manifest, records)
     except UserError as exc:
         raise UserError(f"cannot rebuild the results: summary.json is missing and {exc}; re-run or restore "
                         "summary.json") from None
-    deviations = list(manifest.deviations) if manifest.deviations is not None else spec.deviations()
-    return summarize_typed(parts, records, target.size_bytes, status=manifest.status or "running",
-                           deviations=deviations, keep=kept_sessions(dict(manifest.doc)))
 
 
 def find_run_dirs(dirs: Iterable[str | Path]) -> list[Path]:

@@ -3,7 +3,7 @@ as frozen records (DESIGN.md conventions 1 and 2; docs/results-format.md is the 
 
 Each record reads its JSON form with ``from_dict`` — tolerant of fields older files lack (they
 read as None or empty) — and the summary records write it back with ``to_dict``, which is what
-analysis.summarize stores: one model for writing and reading. The tables inside the summary
+summary.summarize stores: one model for writing and reading. The tables inside the summary
 belong to their tests (pts/iops.py etc.). Format versions are checked by formats.py first.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from ..device.purge.base import PurgeRecord
 from ..device.target import Target
@@ -23,6 +23,32 @@ from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from ..pts.workload import Workload
 from . import timing
+from .formats import FORMAT, upgrade
+
+
+class Document:
+    """A record that is a document of the run directory (manifest.json, summary.json, a line of
+    steps.jsonl): written as its ``to_dict`` under the current format, read by its ``from_dict``
+    after formats.py has upgraded an older format (or refused a newer one)."""
+
+    __slots__ = ()
+    KIND: ClassVar[str]  # formats.KINDS: which migrations apply
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]):
+        raise NotImplementedError
+
+    def to_document(self) -> dict[str, Any]:
+        """The document as the store writes it: the format first, then the record."""
+        return {"format": FORMAT, **self.to_dict()}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], where: str):
+        """The record of a document of any format this ssdpts reads (``where`` names it in messages)."""
+        return cls.from_dict(upgrade(dict(doc), where, kind=cls.KIND))
 
 
 def _int(v: Any) -> int | None:
@@ -145,7 +171,7 @@ class PartResult:
     series: dict[str, Series] = field(default_factory=dict)
     samples: int | None = None  # WSAT only
     # Added to format 1 (None: written before they were): the round limit after a
-    # re-preconditioning resume, the step boundaries (analysis.boundary_summary, kept as recorded:
+    # re-preconditioning resume, the step boundaries (summary.boundary_summary, kept as recorded:
     # docs/results-format.md), the resumptions the part continued through.
     round_limit: int | None = None
     boundaries: Mapping[str, Any] | None = None
@@ -213,15 +239,17 @@ class PartResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(Document):
     """summary.json: the status, the deviations from the PTS and every part's results."""
+
+    KIND: ClassVar[str] = "summary"
 
     status: str | None
     pts_compliant: bool
     deviations: tuple[str, ...]
     tests: dict[str, tuple[str, ...]]  # test -> its part ids, in run order
     parts: dict[str, PartResult]
-    boundaries: Mapping[str, Any] | None = None  # over every part (analysis.run_boundary_summary); None: not recorded
+    boundaries: Mapping[str, Any] | None = None  # over every part (summary.run_boundary_summary); None: not recorded
     timing: Mapping[str, Any] | None = None  # over every part (timing.run_timing); None: not recorded
 
     def to_dict(self) -> dict[str, Any]:
@@ -417,9 +445,20 @@ class Manifest:
 # ==================================================================================================
 
 
+# the fields of a step line in the order the run writes them (steprecord.step_record): a record
+# read back writes its fields in the order it was read
+STEP_FIELDS = ("test", "part", "phase", "round", "index", "session", "key", "label", "workload",
+               "planned_duration_s", "planned_io_bytes", "start_time", "end_time", "measurement", "telemetry",
+               "fio_json", "fio_job_index", "planned_idle_after_s", "beside", "batch_wall_s", "timeline", "device",
+               "boundary")
+
+
 @dataclass(frozen=True, slots=True)
-class StepRecord:
-    """One line of steps.jsonl: one finished step, what it asked and what it measured."""
+class StepRecord(Document):
+    """One line of steps.jsonl: one finished step, what it asked and what it measured; written by
+    the store as ``to_document`` (steprecord.step_record makes it), read back by ``from_dict``."""
+
+    KIND: ClassVar[str] = "step"
 
     test: str
     part: str
@@ -439,12 +478,53 @@ class StepRecord:
     # ``measurement`` has the device's rates where the check found fio's off
     rate_check: Mapping[str, Any] | None = None
     mark: str | None = None
+    # what the line records besides (written as recorded): the session that ran it (0: the first
+    # run, n: the n-th resume), the plan, fio's own measurement (``measurement`` above is the
+    # device's view of it), the batch, its timeline, the block layer's view, the boundary into it
+    session: int = 0
+    planned_duration_s: float | None = None
+    planned_io_bytes: int | None = None
+    planned_idle_after_s: float | None = None
+    beside: Mapping[str, Any] | None = None
+    batch_wall_s: float | None = None
+    timeline: Mapping[str, Any] | None = None
+    device: Mapping[str, Any] | None = None
+    boundary: Mapping[str, Any] | None = None
+    fio_measurement: Measurement | None = None
+    fields_written: tuple[str, ...] = ()  # the line's fields in their order (empty: STEP_FIELDS)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # fields this ssdpts does not know, kept
+
+    def to_dict(self) -> dict[str, Any]:
+        values = {"test": self.test, "part": self.part, "phase": self.phase, "round": self.round, "index": self.index,
+                  "session": self.session, "key": self.key, "label": self.label, "workload": self.workload.to_dict(),
+                  "planned_duration_s": self.planned_duration_s, "planned_io_bytes": self.planned_io_bytes,
+                  "start_time": self.start_time, "end_time": self.end_time,
+                  "measurement": (self.fio_measurement or self.measurement).to_dict(), "telemetry": self.telemetry,
+                  "fio_json": self.fio_json, "fio_job_index": self.fio_job_index,
+                  "planned_idle_after_s": self.planned_idle_after_s, "beside": self.beside,
+                  "batch_wall_s": self.batch_wall_s, "timeline": self.timeline, "device": self.device,
+                  "boundary": self.boundary, **self.extra}
+        if self.fields_written:
+            return {k: values[k] for k in self.fields_written}
+        optional = {"planned_idle_after_s", "beside", "device"}  # written only when the step has them
+        return {k: values[k] for k in (*STEP_FIELDS, *self.extra) if k not in optional or values[k] is not None}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "StepRecord":
         w = Workload.from_dict(d["workload"])
         tel = d.get("telemetry")
+
+        def m(k: str) -> Mapping[str, Any] | None:
+            v = d.get(k)
+            return v if isinstance(v, Mapping) else None
+
         return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
                    str(d.get("key") or w.key), str(d.get("label") or w.label), w, timing.as_device_did(d),
                    tel if isinstance(tel, Mapping) else None, num(d.get("start_time")), num(d.get("end_time")),
-                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d))
+                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d),
+                   session=int(d.get("session") or 0), planned_duration_s=d.get("planned_duration_s"),
+                   planned_io_bytes=d.get("planned_io_bytes"), planned_idle_after_s=d.get("planned_idle_after_s"),
+                   beside=m("beside"), batch_wall_s=d.get("batch_wall_s"), timeline=m("timeline"), device=m("device"),
+                   boundary=m("boundary"), fio_measurement=Measurement.from_dict(d["measurement"]),
+                   fields_written=tuple(k for k in d if k != "format"),
+                   extra={k: v for k, v in d.items() if k not in STEP_FIELDS and k != "format"})

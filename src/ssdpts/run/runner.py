@@ -7,7 +7,7 @@ Each batch (WIPC, a round) is handed to the executor with the batch that follows
 stop rule holds (``Batch.next``), so that the executor can start it without a gap (PTS: no delay
 between preconditioning, rounds and steps); when the stop rule does hold, what was started ahead
 is cancelled and disclosed in the manifest. Every step record carries its observed timeline and
-the boundary to the step before it (analysis.boundary); telemetry snapshots carry their own time
+the boundary to the step before it (steprecord.boundary); telemetry snapshots carry their own time
 and are matched to each step's observed start and end.
 """
 
@@ -18,7 +18,9 @@ import errno
 import time
 from typing import Callable, Protocol
 
-from ssdpts.results import analysis
+from ssdpts.results import analysis, steprecord
+from ssdpts.results.records import StepRecord
+from ssdpts.results.summary import bound_part, summarize
 from ssdpts.run import cpus
 from ssdpts.engine.base import Area, Batch, Executor
 from ssdpts.errors import DeviceAlarm, DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
@@ -116,10 +118,10 @@ def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
 
 
 def write_summary(ctx: RunContext, status: str) -> dict:
-    summary = analysis.summarize(ctx.parts, ctx.store.steps(), ctx.capacity_bytes, status=status,
-                                 deviations=ctx.deviations, keep=ctx.keep)
+    summary = summarize(ctx.parts, ctx.store.steps(), ctx.capacity_bytes, status=status,
+                        deviations=ctx.deviations, keep=ctx.keep)
     ctx.store.write_summary(summary)
-    return summary
+    return summary.to_dict()
 
 
 def execute(ctx: RunContext) -> dict:
@@ -132,7 +134,7 @@ def execute(ctx: RunContext) -> dict:
             drop_incomplete_rounds(store, ctx.parts)
             for n, part in enumerate(ctx.parts, start=1):
                 # a part planned from an earlier one's results (CBW's operating points) is planned now
-                run_part(ctx, analysis.bound_part(part, ctx.parts, store.steps(), ctx.capacity_bytes, ctx.keep), n)
+                run_part(ctx, bound_part(part, ctx.parts, store.steps(), ctx.capacity_bytes, ctx.keep), n)
         except (KeyboardInterrupt, Interrupted) as exc:
             _close(ctx.progress)
             why = _interruption(exc)
@@ -379,21 +381,22 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
     recs = []
     prev = after
     for i, (s, m) in enumerate(zip(steps, res.measurements)):
-        rec = analysis.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session)
+        rec = steprecord.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session)
         rec["batch_wall_s"] = round(res.wall_s, 4)
         rec["timeline"] = res.timelines[i] if i < len(res.timelines) else None
         if i < len(res.devices) and res.devices[i] is not None:
             rec["device"] = res.devices[i]  # the block layer's view (engine/devtrace.py)
-        rec["boundary"] = analysis.boundary(prev, rec)
+        rec["boundary"] = steprecord.boundary(prev, rec)
         rec["telemetry"] = _telemetry(src, ctx.snapshots, rec)
         recs.append(rec)
         prev = rec
     # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
+    typed = [StepRecord.from_dict(r) for r in recs]  # what the store writes: the records
     try:
-        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], recs)
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], typed)
     except OSError as exc:
         raise disk_error(out, exc, ctx.store.path) from None
-    ctx.store.append_steps(recs)
+    ctx.store.append_steps(typed)
     for w in res.warnings:
         ctx.progress.message(f"fio: {w}")
     _warn_cpu_bound(ctx, part, name, recs)

@@ -27,16 +27,18 @@ from ssdpts.engine.jobfile import path_problem
 from ssdpts.results.analysis import kept_sessions
 from ssdpts.errors import HostLost, Interrupted, UserError
 from ssdpts.run.runner import RunContext, close_trace, execute
+from ssdpts.pts.parts import Part
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
-from ssdpts.results import integrity, seal
+from ssdpts.results import seal
+from ssdpts.results.verify import integrity
 from ssdpts.store import RunStore, utc_now
 
 
-def _context(store: RunStore, spec: RunSpec, side, executor: Executor, progress, info: dict | None,
-             telemetry_source, session: int = 0, keep: frozenset[int] = frozenset(), latmon=None) -> RunContext:
+def _context(store: RunStore, spec: RunSpec, parts: list[Part], side, executor: Executor, progress,
+             info: dict | None, telemetry_source, session: int = 0, keep: frozenset[int] = frozenset(),
+             latmon=None) -> RunContext:
     target = side.target
-    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     ar = active_range_bytes(target.size_bytes, spec.ar_pct)
     return RunContext(
         store=store, parts=parts, executor=executor, filename=target.real_path,
@@ -56,9 +58,10 @@ def run_deviations(spec: RunSpec, target: Target, method: PurgeChoice) -> list[s
     return out
 
 
-def _execute(store: RunStore, spec: RunSpec, side, executor: Executor, progress, info: dict | None,
-             session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
-    """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run."""
+def _execute(store: RunStore, spec: RunSpec, parts: list[Part], side, executor: Executor, progress,
+             info: dict | None, session: int = 0, keep: frozenset[int] = frozenset()) -> dict:
+    """Write cache per profile (restored afterwards, also after an interrupt), telemetry, run.
+    ``parts``: the run's plan (pts/plan.build_parts), made once when the run started or resumed."""
     try:
         try:
             src = side.start_telemetry(info)
@@ -76,7 +79,7 @@ def _execute(store: RunStore, spec: RunSpec, side, executor: Executor, progress,
         # the tests only: the report is drawn at normal priority; a new way to the storage found
         # mid-round stops the run at once (run/alarm.py)
         with rtsched.realtime(spec.realtime), alarm.armed(side):
-            return execute(_context(store, spec, side, executor, progress, info, src, session, keep, mon))
+            return execute(_context(store, spec, parts, side, executor, progress, info, src, session, keep, mon))
     finally:
         _latmon_finish(store, side)
         restored = side.finish()
@@ -126,13 +129,15 @@ def _latmon_finish(store: RunStore, side) -> None:
 def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
               interactive: bool = False, progress=None, argv: list[str] | None = None,
               describe: str | None = None, ready: Callable[[], None] | None = None,
-              side=None) -> tuple[RunStore, dict]:
+              side=None, parts: list | None = None) -> tuple[RunStore, dict]:
     """Check, create the run directory, run. Returns (store, summary); raises on refusal/failure.
 
     ``ready``: called once every check has passed, before the run directory is made and the first
     byte written; a parallel run (parallel.py) waits there until every other device passed too, and
     raises to stop when one did not. ``side``: where the device's checks, purge and telemetry run
     (device/side.py; default: this host, on ``target``; device/remote.py: the device's own host).
+    ``parts``: the run's plan when the caller made it for this spec and target (run/launch.py, which
+    previewed it), so that a run is planned once.
 
     Every check that can refuse comes before the first byte is written, to the device or anywhere
     else: the results disk, the ssdpts lock on the device (another run?), the safety verdict and the
@@ -141,7 +146,10 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
 
     progress = progress or NullProgress()
     side = side or LocalSide(target)
-    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
+    # the run's plan, made once: the claimed target below is this one (a file target is created at
+    # this size, in this directory: the same logical block size)
+    if parts is None:
+        parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
     needed = required_bytes(parts)
     space = preflight.results_space(out_dir, parts)
     seal.configured_key()  # a seal key that cannot be read is refused before anything is written
@@ -176,7 +184,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
             progress.message(space.warning)
         for line in got.audit_failed:
             progress.message(line)
-        return store, _execute(store, spec, side, executor, progress, got.info)
+        return store, _execute(store, spec, parts, side, executor, progress, got.info)
 
 
 def _writing(target: Target) -> dict:
@@ -327,7 +335,7 @@ def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Cal
     from ssdpts.results.records import Summary
 
     def mark(status: str, error: str | None = None) -> None:
-        store.write_summary(Summary(status, False, tuple(deviations), {}, {}).to_dict())
+        store.write_summary(Summary(status, False, tuple(deviations), {}, {}))
         store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
 
     def partial() -> None:
@@ -446,5 +454,5 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
         for note in damage.notes:
             progress.message(note)
-        return _execute(store, spec, side, executor, progress, man.get("device"),
+        return _execute(store, spec, parts, side, executor, progress, man.get("device"),
                         session=len(resumptions), keep=kept_sessions(man))

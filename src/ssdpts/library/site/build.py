@@ -124,12 +124,12 @@ def _render_report(run_dir: str, out: str) -> str | None:
 def _read(path: Path, db_row: dict) -> tuple[dict, list[dict], dict]:
     """(index row, headline columns, run data) of one run directory of the library."""
     from ssdpts.results.reader import read_run
-    from ssdpts.library.status import quick_problems
+    from ssdpts.status import quick_problems
 
     run = read_run(path, need_summary="'ssdpts db site'")
     problems = quick_problems(path, dict(run.manifest.doc), complete=run.status == "complete")
     if db_row.get("status") == "damaged" and not problems:  # the library's proof found it: say what (rare, costly)
-        from ssdpts.results.integrity import check
+        from ssdpts.results.verify.integrity import check
 
         problems = [p.line() for p in check(path).problems] or [
             f"the library marked it damaged when it was added, but it checks intact now: 'ssdpts db add {path}' again"]

@@ -30,9 +30,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UserError
-from ..store import MANIFEST, STEPS, SUMMARY, RunStore, file_digest, steps_digest
-from . import proof, seal
+from ...errors import UserError
+from ...store import MANIFEST, STEPS, SUMMARY, RunStore, file_digest, steps_digest
+from .. import seal
+from . import proof
 
 CONFIGURED = "configured"  # check(key=...): the key $SSDPTS_SEAL_KEY names, if any
 
@@ -238,7 +239,7 @@ def _round_lines(steps: list[dict], js: str | None) -> list[dict]:
 
 
 def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) -> list[dict]:
-    """Each step recomputed from its fio output (results/proof.py): a value that differs is a
+    """Each step recomputed from its fio output (results/verify/proof.py): a value that differs is a
     problem naming it. Returns the steps with fio's values in place of altered ones."""
     bad, res.steps_proven, fake = proof.check_steps(run_dir, steps, skip)
     if fake:
@@ -263,8 +264,8 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
     may still differ from what this ssdpts's analysis makes of the steps (written by another
     version, or when the run stopped and before resume dropped the round in flight), and one made
     before checksums were recorded may come from an older analysis: those differences are notes
-    (readers present what the steps give, results/proof.py trusted_summary)."""
-    from ..store import read_json
+    (readers present what the steps give, results/verify/proof.py trusted_summary)."""
+    from ...store import read_json
 
     present = (run_dir / SUMMARY).is_file()
     complete = man.get("status") == "complete"

@@ -8,11 +8,18 @@ wrote; this module proves that what it says follows from the files below it:
   step names (``fio_json``, ``fio_job_index``), at the start and end time the step's timeline gave
   (fio does not know them); its ``workload`` is the job fio ran (``numjobs``, ``iodepth``, ``bs``,
   the read mix);
-* summary.json is what analysis.py makes of the steps (planned for the target the run recorded).
+* summary.json is what summary.py makes of the steps (planned for the target the run recorded).
 
 A value that differs is named, with both values and what it affects. Floats are compared to 12
 significant digits: the recomputation runs the same code on the same numbers, so anything more is
 an edit.
+
+The step's measurement is remade by the executors' own parser and assembly
+(``fioparse.step_measurement``), not by a second reading of fio's format: what this proves is the
+records, not the parser (the unit tests on recorded fio outputs prove that). It stays independent of
+the records: its inputs are the raw fio file (whose bytes the round's digests prove) and, from the
+step's record, only what fio cannot know (the start and end times, the planned duration); every
+other number of the record is compared, never used.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..engine.fioparse import FioOutput, FioOutputError, job_measurement, parse_fio_output, step_jobs
+from ...engine.fioparse import FioOutput, FioOutputError, job_options, parse_fio_output, step_jobs, step_measurement
 
 _REL = 1e-12
 
@@ -104,7 +111,7 @@ def _load(path: Path) -> FioOutput | None:
 
 
 def _workload_diffs(workload: dict, job: dict, beside: dict | None = None) -> list[Difference]:
-    opts = job.get("job options") or {}
+    opts = job_options(job)
     if beside and str(opts.get("rw", "")) in ("trim", "randtrim"):
         # fio reports a step with a job beside it (OCP's deallocation) under the options of that job
         return [Difference(f"beside.{k}", beside.get(k), f"{opt}={opts[opt]}")
@@ -154,8 +161,8 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
             bad.append(StepCheck(n, rec, (Difference("fio_job_index", idx, f"one of the {len(jobs)} jobs"),), None))
             continue
         try:
-            m = job_measurement(jobs[idx], major=out.major_version, start_time=float(meas["start_time"]),
-                                end_time=float(meas["end_time"]), duration_s=rec.get("planned_duration_s")).to_dict()
+            m = step_measurement(out, idx, start_time=float(meas["start_time"]), end_time=float(meas["end_time"]),
+                                 duration_s=rec.get("planned_duration_s")).to_dict()
         except (KeyError, TypeError, ValueError) as exc:
             bad.append(StepCheck(n, rec, (Difference("measurement", f"unreadable ({exc})", "a measurement"),), None))
             continue
@@ -177,28 +184,16 @@ def describe_step(rec: dict) -> str:
 # --- the summary from the steps -----------------------------------------------------------------
 
 
-def recompute_summary(manifest: dict, records: list[dict], status: str | None = None) -> dict:
-    """summary.json as analysis.py makes it of these step records, planned for the target the run
-    recorded (without the "format" key)."""
-    from ssdpts.results.analysis import kept_sessions, summarize
-    from ..pts.plan import build_parts
-    from .records import Manifest
-
-    man = Manifest.from_dict(manifest)
-    spec, target = man.run_spec_and_target()
-    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
-    deviations = list(man.deviations) if man.deviations is not None else spec.deviations()
-    return summarize(parts, records, target.size_bytes, status=status or man.status or "running",
-                     deviations=deviations, keep=kept_sessions(manifest))
-
-
 def summary_differences(manifest: dict, summary: dict, records: list[dict]) -> tuple[list[Difference], dict]:
     """Where summary.json differs from what its steps give, and what they give. A summary without a
     recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
     analysis did not write is not a difference."""
-    from .seal import version_of
+    from ..records import Manifest
+    from ..seal import version_of
+    from ..summary import recompute_summary
 
-    again = json.loads(json.dumps(recompute_summary(manifest, records, summary.get("status")), default=str))
+    again = json.loads(json.dumps(recompute_summary(Manifest.from_dict(manifest), records, summary.get("status")).to_dict(),
+                                  default=str))
     diffs = list(differences({k: v for k, v in summary.items() if k != "format"}, again))
     if not isinstance(manifest.get("summary_file"), dict) and version_of(manifest) is None:
         diffs = [d for d in diffs if "(missing)" != d.recorded and "(nothing)" != d.recomputed]
@@ -217,8 +212,8 @@ def summary_state(run_dir: Path, manifest: dict, key=None) -> str:
     """What proves summary.json (one of the states above). A run of the current format (results/seal.py)
     records its summary whenever ssdpts writes it; so did every complete run whose rounds carry the
     step lines' checksums (they came with it). ``key``: the seal key to check the manifest's seal with."""
-    from ..store import SUMMARY
-    from . import seal
+    from ...store import SUMMARY
+    from .. import seal
 
     recorded = manifest.get("summary_file")
     if not isinstance(recorded, dict):
@@ -246,7 +241,7 @@ def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tu
     that does not match its steps is presented as the run's results only when ssdpts's own records
     prove it was written so (an analysis other than this one's), or when the run was made before
     summaries were recorded (read as it always was): 'ssdpts verify' notes the difference."""
-    from . import seal
+    from .. import seal
 
     if manifest.get("kind") is not None:
         return summary, None
