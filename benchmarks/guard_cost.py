@@ -29,8 +29,9 @@ from pathlib import Path
 
 from _devices import loop_device, zram_device
 
-from ssdpts.device import marker, safety
-from ssdpts.device.claim import Claim
+from ssdpts.device import marker
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety.claim import Claim
 from ssdpts.device.target import open_target
 
 

@@ -32,7 +32,7 @@ import time
 from _devices import loop_device, zram_device
 from boundaries import _batch, cpu_load, report, rounds_of, run_gate
 
-from ssdpts.device.remote import RemoteSide
+from ssdpts.device.remote.remote import RemoteSide
 from ssdpts.engine import blocktrace as bt
 from ssdpts.engine.fio import FioExecutor
 from ssdpts.engine.fioclient import FioClientExecutor

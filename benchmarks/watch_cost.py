@@ -27,7 +27,7 @@ import time
 
 from _devices import loop_device
 
-from ssdpts.device.claim import Claim
+from ssdpts.device.safety.claim import Claim
 from ssdpts.device.target import open_target
 
 

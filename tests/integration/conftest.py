@@ -31,7 +31,7 @@ def require_root_and_losetup() -> None:
 
 def system_disk() -> str:
     """The disk behind / (/dev/vda on the CI machine). Only ever inspected, never opened for writing."""
-    from ssdpts.device import safety
+    from ssdpts.device.safety import guard as safety
 
     disks = safety._system_disks()
     if os.path.exists("/dev/vda") and "vda" in disks:

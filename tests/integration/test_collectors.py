@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import fields, host, identify, purge, safety, telemetry, writecache
+from ssdpts.device import fields, identify, telemetry, writecache
+from ssdpts.device.host import host
+from ssdpts.device.purge import registry as purge
+from ssdpts.device.safety import guard as safety
 from ssdpts.device.target import open_target
 
 from .conftest import system_disk
@@ -181,6 +184,6 @@ def test_doctor_runs_here(tmp_path: Path) -> None:
 
 
 def audit_checks():
-    from ssdpts.device import audit
+    from ssdpts.device.host import audit
 
     return audit.audit()

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import marker, purge, safety
+from ssdpts.device import marker
+from ssdpts.device.purge import registry as purge
+from ssdpts.device.safety import guard as safety
 from ssdpts.device.target import list_block_devices, open_target
 from ssdpts.errors import UserError
 
@@ -375,7 +377,7 @@ def test_zero_fill_purge_zeroes_loop(make_loop) -> None:
 def test_purge_is_judged_by_its_effect(make_loop) -> None:
     """The sampled blocks written before a purge: gone after a discard of the loop device, but a
     'purge' that did nothing (as QEMU's no-op FORMAT UNIT) fails the run, naming the method."""
-    from ssdpts.device import purge_check
+    from ssdpts.device.purge import check as purge_check
     from ssdpts.errors import RunFailed
 
     dev = make_loop("64M")

@@ -258,7 +258,7 @@ def test_a_replay_purge_that_erases_nothing_fails_the_run(make_loop, tmp_path, m
     run' purge is: a discard made to erase nothing (as QEMU's no-op FORMAT UNIT) fails the replay
     run naming the method, nothing replayed, the run directory marked failed; the real discard
     passes the same check."""
-    from ssdpts.device import purge
+    from ssdpts.device.purge import registry as purge
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor
     from ssdpts.errors import RunFailed

@@ -132,7 +132,7 @@ def test_the_system_disk_under_a_loop_device_is_refused(make_loop, tmp_path, mon
     """What the running system lives on, under a loop device: refused naming it. (This host refuses a
     loop device over its system disk even read-only, so a device of ours stands for the system
     disk: its filesystem is made one of the system's mount points.)"""
-    from ssdpts.device import safety
+    from ssdpts.device.safety import guard as safety
     from ssdpts.device.target import open_target
 
     low = make_loop("64M")

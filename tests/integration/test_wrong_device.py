@@ -244,7 +244,7 @@ def test_second_run_or_resume_on_a_busy_device_is_refused(make_loop, tmp_path):
     proc.kill()  # SIGKILL: the kernel drops the claim and the lock with the process
     proc.communicate(timeout=60)
     assert _fio_children_gone(run)
-    from ssdpts.device.claim import Claim
+    from ssdpts.device.safety.claim import Claim
     from ssdpts.device.target import open_target
 
     with Claim(open_target(dev)):  # the device is free again
@@ -404,14 +404,14 @@ def test_purge_beside_the_claim(make_loop, monkeypatch, method, lend):
     """blkdiscard --force (discard, BLKZEROOUT) works while the run holds the device. A tool that
     insists on its own exclusive open (blkdiscard without --force stands in for one) meets EBUSY and
     is lent the claim, which is taken back at once."""
-    from ssdpts.device import purge
-    from ssdpts.device.claim import Claim
+    from ssdpts.device.purge import fallback, registry as purge
+    from ssdpts.device.safety.claim import Claim
     from ssdpts.device.target import open_target
 
     dev = make_loop("64M")
     random_fill(dev)
     if lend:
-        monkeypatch.setattr(purge, "_blkdiscard_force", lambda tools: [])
+        monkeypatch.setattr(fallback, "_blkdiscard_force", lambda tools: [])
         r = subprocess.run(["blkdiscard", dev], capture_output=True, text=True)
         assert r.returncode == 0  # nobody holds it yet: without --force it works...
         random_fill(dev)

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ssdpts.device.remote import RemoteSide, parse_shell, side_for
+from ssdpts.device.remote.remote import RemoteSide, parse_shell, side_for
 from ssdpts.errors import HostLost, UserError
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

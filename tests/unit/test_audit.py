@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import audit, host
+from ssdpts.device.host import audit
+from ssdpts.device.host import host
 from ssdpts.device.tools import FakeTools
 
 

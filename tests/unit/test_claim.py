@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from ssdpts.device import claim as claim_mod
+from ssdpts.device.safety import claim as claim_mod
 from ssdpts.device import marker
-from ssdpts.device.claim import Claim
-from ssdpts.device.locks import holder_of, lock_dir
+from ssdpts.device.safety.claim import Claim
+from ssdpts.device.safety.locks import holder_of, lock_dir
 from ssdpts.device.target import open_target
 from ssdpts.errors import UserError
 
@@ -77,7 +77,7 @@ def test_lock_dir_falls_back_when_unwritable(tmp_path, monkeypatch):
 
 
 def test_guard_on_a_file_target(tmp_path):
-    from ssdpts.device import safety
+    from ssdpts.device.safety import guard as safety
 
     path = tmp_path / "t.img"
     path.write_bytes(b"\0" * 4096)

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import ata, block, fields, host, identify, nvme, pcie, scsi, writecache
+from ssdpts.device import block, fields, identify, writecache
+from ssdpts.device.interfaces import ata
+from ssdpts.device.host import host
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.host import pcie
+from ssdpts.device.interfaces import scsi
 from ssdpts.device import target as tgt
 from ssdpts.device.tools import FakeTools, Sysfs
 from ssdpts.errors import UserError

@@ -349,7 +349,7 @@ def test_through_the_agent_a_file_has_no_monitor(tmp_path):
     """A device on another host is probed there (device/agent.py 'latmon'): the same one reason."""
     import sys
 
-    from ssdpts.device.remote import RemoteSide
+    from ssdpts.device.remote.remote import RemoteSide
 
     src = str(Path(__file__).resolve().parents[2] / "src")
     agent = (sys.executable, "-c", "import sys; from ssdpts.cli.main import main; sys.exit(main())")

@@ -15,7 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ssdpts.device import ata, mediawrites as mw, telemetry
+from ssdpts.device import mediawrites as mw, telemetry
+from ssdpts.device.interfaces import ata
 from ssdpts.device.tools import FakeTools
 from ssdpts.pts.wsat import WsatSample, WsatTable
 from ssdpts.report import datasheet

@@ -9,7 +9,7 @@ import pytest
 
 from ssdpts.cli.common import PURGE_METHODS
 from ssdpts.run.preview import supported_purges
-from ssdpts.device import purge
+from ssdpts.device.purge import registry as purge
 from ssdpts.device.target import open_target
 from tests.unit.test_purge_select import ata_info, nvme_info, target
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import nvme, scsi
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.interfaces import scsi
 from ssdpts.device.target import Target
 from ssdpts.device.tools import FakeTools, ReadOnlyRunner, ToolResult, Tools
 from ssdpts.errors import RunFailed

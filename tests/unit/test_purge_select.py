@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import ata, nvme, purge, scsi
-from ssdpts.device.ata import parse_hdparm_identify, parse_smartctl
+from ssdpts.device.interfaces import ata
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.purge import registry as purge
+from ssdpts.device.interfaces import scsi
+from ssdpts.device.interfaces.ata import parse_hdparm_identify, parse_smartctl
 from ssdpts.device.fields import build_group
 from ssdpts.device.target import Target
 from ssdpts.device.tools import FakeTools

@@ -468,7 +468,7 @@ def test_a_second_resume_while_running_is_refused(tmp_path):
 # ---- the guard between rounds, integrity records, order of checks -----------------------------------
 
 def test_device_unsafe_between_rounds_stops_interrupted_and_resumes(tmp_path, small_baseline, monkeypatch):
-    from ssdpts.device.claim import Claim
+    from ssdpts.device.safety.claim import Claim
     from ssdpts.errors import DeviceUnsafe
 
     calls = {"n": 0}

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ssdpts.device import fingerprint, marker, purge, safety, usage
+from ssdpts.device import fingerprint, marker
+from ssdpts.device.purge import registry as purge
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety import usage
 from ssdpts.device import target as tgt
 from ssdpts.device.target import Target, open_target
 from ssdpts.errors import UserError

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ssdpts.device import fields, nvme, nvme_admin, telemetry
+from ssdpts.device import fields, nvme_admin, telemetry
+from ssdpts.device.interfaces import nvme
 from ssdpts.device import target as tgt
 from ssdpts.device.tools import FakeTools, Sysfs
 

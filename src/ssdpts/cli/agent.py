@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
 def cmd(args) -> int:
     import sys
 
-    from ..device.agent import serve
+    from ..device.remote.agent import serve
     from ..engine.gatehost import GateHost
 
     replies, sys.stdout = sys.stdout, sys.stderr  # a stray print must not break the controller's stream

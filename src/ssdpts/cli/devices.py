@@ -14,8 +14,8 @@ def cmd(args) -> int:
 
     from rich.markup import escape
 
-    from ..device.safety import assess
-    from ..device.stack import resolve
+    from ..device.safety.guard import assess
+    from ..device.safety.stack import resolve
     from ..device.target import list_block_devices
 
     t = Table(title="block devices")

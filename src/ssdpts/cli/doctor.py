@@ -38,7 +38,7 @@ def cmd(args) -> int:
 
     from rich.console import Console
 
-    from ..device import audit
+    from ..device.host import audit
 
     console = Console(soft_wrap=True)
     if args.undo:

@@ -47,7 +47,7 @@ def resolve(target: str, hosts: dict[str, str]) -> tuple[str, str | None, str | 
 
 def shells_of(args: argparse.Namespace, hosts: dict[str, str]) -> dict[str | None, list[str]]:
     """--remote-shell values by host NAME (None: the shell of --fio-server's host)."""
-    from ..device.remote import parse_shell
+    from ..device.remote.remote import parse_shell
 
     out: dict[str | None, list[str]] = {}
     for text in getattr(args, "remote_shell", None) or []:

@@ -47,7 +47,7 @@ def cmd(args) -> int:
     src.close()
     hostfacts = None
     if args.host:
-        from ..device import host
+        from ..device.host import host
 
         hostfacts = host.collect(use_lshw=True)
     if args.json:

@@ -68,7 +68,7 @@ def one_confirmation(values: list[str] | None) -> str | None:
 def confirmations(values: list[str] | None, targets: list) -> list[str | None]:
     """Each target's --destroy-data-on: the one value that names it (safety.confirmation_matches);
     a value naming none of them is refused (a typo must not go unnoticed)."""
-    from ..device import safety
+    from ..device.safety import guard as safety
 
     out: list[str | None] = [None] * len(targets)
     for v in values or []:
@@ -121,7 +121,7 @@ def run_parallel(req, tests: list[str], shared: list[str]) -> int:
     from contextlib import ExitStack
 
     from ssdpts.run import cpus, launch
-    from ..device import safety
+    from ..device.safety import guard as safety
     from ..pts.plan import required_bytes
 
     seen: dict[str, str] = {}
@@ -166,7 +166,7 @@ def _one_run_per_device(targets: list[str], preps: list, sides: list) -> None:
     """Two targets of this host that share a device or file anywhere in their stacks (two loop
     devices over one file or its hard link, a loop device over another target, two partitions of
     one disk) are one device: refused before anything is written, as their runs' locks would."""
-    from ..device.claim import lock_keys
+    from ..device.safety.claim import lock_keys
 
     owner: dict[str, tuple[str, str]] = {}
     for t, prep, side in zip(targets, preps, sides):
@@ -200,7 +200,7 @@ def resume_parallel(req) -> int:
     """One supervised 'ssdpts resume RUN_DIR' per unfinished run of the request (run/request.py);
     --destroy-data-on values go to the run whose target they name."""
     from ssdpts.run.request import recorded
-    from ..device.remote import side_for
+    from ..device.remote.remote import side_for
     from ..device.target import open_target
 
     def target_of(d: Path):

@@ -40,7 +40,7 @@ def cmd(args) -> int:
     req = resume_request(args)
     if len(req.run_dirs) > 1:
         return resume_parallel(req)
-    from ..device.remote import side_for
+    from ..device.remote.remote import side_for
 
     events = EventProgress(req.events_fd) if req.events_fd is not None else None
     run_dir = req.run_dirs[0]

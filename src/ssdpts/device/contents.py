@@ -31,7 +31,7 @@ import mmap
 import os
 from typing import Any
 
-from ssdpts.device.signatures import probe_signatures
+from ssdpts.device.safety.signatures import probe_signatures
 
 SAMPLES = 128
 SAMPLE_BYTES = 4096

@@ -114,14 +114,26 @@ def take(target: Target, fd: int | None = None) -> dict[str, Any]:
     if target.is_partition:
         fp["partition"] = {"disk": disk, "number": _int(os.path.join(base, "partition")),
                            "start_sector": _int(os.path.join(base, "start")), "sectors": sectors}
-    if fp["class"] == "loop":
-        fp["loop"] = loop_info(target.real_path, name, fd)
-    elif target.is_partition and os.path.isdir(os.path.join(diskdir, "loop")):
-        fp["loop"] = loop_info(f"/dev/{disk}", disk)  # a partition of a loop device: the disk's backing file
-    elif fp["class"] == "zram":
-        fp["zram"] = {"disksize_bytes": _int(os.path.join(base, "disksize")),
-                      "comp_algorithm": _selected(tgt.read_sysfs(os.path.join(base, "comp_algorithm")))}
+        if os.path.isdir(os.path.join(diskdir, "loop")):
+            fp["loop"] = loop_info(f"/dev/{disk}", disk)  # a partition of a loop device: the disk's backing file
+    ids = _IDS.get(fp["class"])
+    if ids is not None:
+        fp.update(ids(target, base, fd))
     return fp
+
+
+def _loop_ids(target: Target, base: str, fd: int | None) -> dict[str, Any]:
+    return {"loop": loop_info(target.real_path, target.name, fd)}
+
+
+def _zram_ids(target: Target, base: str, fd: int | None) -> dict[str, Any]:
+    return {"zram": {"disksize_bytes": _int(os.path.join(base, "disksize")),
+                     "comp_algorithm": _selected(tgt.read_sysfs(os.path.join(base, "comp_algorithm")))}}
+
+
+# What proves a device without a serial, by fingerprint class: a loop device's backing file, a zram
+# device's size and algorithm (docstring above).
+_IDS = {"loop": _loop_ids, "zram": _zram_ids}
 
 
 def loop_info(node: str, name: str, fd: int | None = None) -> dict[str, Any]:
@@ -251,15 +263,18 @@ def proven_same(before: dict[str, Any], now: dict[str, Any]) -> str | None:
 def why_unproven(before: dict[str, Any], now: dict[str, Any]) -> str:
     """Why :func:`proven_same` could not prove the identity, for the refusal or the prompt."""
     path = now.get("path") or before.get("path")
-    cls = before.get("class")
-    if cls == "zram":
-        return f"{path} is a zram device: it has no serial, and a reset and re-created zram device looks the same"
+    if before.get("class") in _NEVER_PROVEN:
+        return f"{path} is {_NEVER_PROVEN[before['class']]}"
     if before.get("loop"):
         if before.get("boot_id") != now.get("boot_id"):
             return f"{path} is a loop device and the machine was restarted since the run started"
         return (f"{path} is a loop device that was detached and attached again since the run started "
                 f"(diskseq {before.get('diskseq')}, now {now.get('diskseq')})")
     return f"{path} has no serial number or other unique id"
+
+
+# Devices whose identity nothing proves (fingerprint class → why), docstring above.
+_NEVER_PROVEN = {"zram": "a zram device: it has no serial, and a reset and re-created zram device looks the same"}
 
 
 def describe_difference(path: str, what: str, was: Any, now: Any) -> str:

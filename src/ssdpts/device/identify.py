@@ -6,8 +6,10 @@ tool's raw output (``raw_dir``, the run's ``device/`` directory) and returns the
 grouped by source (the catalogue is fields.py). A collector that cannot run (tool missing, not
 permitted, not applicable to this kind of device) never raises.
 
-Where each source lives: nvme.py (nvme-cli), ata.py (smartctl, hdparm), scsi.py (sdparm,
-sg_opcodes), block.py (sysfs queue, lsblk, the device class), pcie.py (sysfs links, lspci).
+Where each source lives: the interface objects (interfaces/: nvme.py for nvme-cli, ata.py for
+smartctl and hdparm, scsi.py for sdparm and sg_opcodes; block.py and file.py for the devices
+ssdpts has no tool for), block.py (sysfs queue, lsblk, the device class), host/pcie.py (sysfs
+links, lspci). The interface is chosen once from the device class (interfaces/choice.py).
 
 Read-only: the gathering is given a read-only tool runner (tools.py), so it can only run
 identify/log/get commands. Devices without a management interface (loop, zram, virtio, dm, md)
@@ -22,90 +24,43 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdpts.device import ata, block, nvme, pcie, scsi
+from ssdpts.device import block
 from ssdpts.device import target as tgt
 from ssdpts.device.fields import GROUPS, build_group, not_available
+from ssdpts.device.host import pcie
+from ssdpts.device.interfaces import choice
+from ssdpts.device.interfaces.base import Interface
 from ssdpts.device.target import Target
 from ssdpts.device.tools import TOOLS, Gather, Sysfs, Tools, as_str, fill_missing
 
-_INTERFACE = {"loop": "loop (file-backed block device)", "zram": "zram (compressed RAM block device)",
-              "virtio": "virtio-blk (virtual disk)", "dm": "device-mapper", "md": "md RAID",
-              "nbd": "network block device", "xen": "Xen virtual block device"}
 
 
-def _no_interface(cls: str, block_name: str) -> str:
-    return {
-        "loop": f"{block_name} is a loop device (a file seen as a disk): it has no SMART/NVMe/ATA/SCSI interface",
-        "zram": f"{block_name} is a zram device (compressed RAM): it has no SMART/NVMe/ATA/SCSI interface",
-        "virtio": f"{block_name} is a virtio disk: the hypervisor hides the physical drive and its SMART data",
-    }.get(cls, f"{block_name} is a {cls} device: not an NVMe, ATA or SCSI drive")
-
-
-def _identity(target: Target, cls: str, block_name: str, g: Gather, *, is_file: bool) -> dict[str, Any]:
+def _identity(target: Target, iface: Interface, block_name: str, g: Gather, *, is_file: bool) -> dict[str, Any]:
     """What sysfs and the Target already know; the interfaces' collectors fill in the rest."""
     ident: dict[str, Any] = {
-        "device_class": "file" if is_file else cls, "path": target.path, "kernel_name": target.name,
+        "device_class": "file" if is_file else iface.cls, "path": target.path, "kernel_name": target.name,
         "vendor": target.vendor, "model": target.model, "serial": target.serial, "firmware": target.firmware,
         "capacity_bytes": target.size_bytes, "logical_block_size_bytes": target.logical_block_size_bytes,
         "physical_block_size_bytes": target.physical_block_size_bytes, "transport": target.transport,
         "rotational": target.rotational, "wwn": target.wwid,
     }
-    devdir = os.path.join(g.sysfs.block_dir(block_name), "device")
-    # nvme: device/ is the controller's class device (nvme0); the driver is bound to its PCI parent.
-    driver = g.sysfs.driver_of(devdir) or (g.sysfs.driver_of(os.path.join(devdir, "device")) if cls == "nvme" else None)
+    driver = iface.driver(g, os.path.join(g.sysfs.block_dir(block_name), "device"))
     if driver:
         ident["driver"] = driver
-    if cls == "loop":
-        ident["loop_backing_file"] = g.sysfs.block_attr(block_name, "loop", "backing_file")
-        dio = g.sysfs.block_attr(block_name, "loop", "dio")
-        ident["loop_direct_io"] = None if dio is None else dio == "1"
-        ident["driver"] = ident.get("driver") or "loop"
-    elif cls == "zram":
-        ident["driver"] = ident.get("driver") or "zram"
-    ident["interface"] = _INTERFACE.get(cls)
+    iface.identity(ident, block_name, g)
+    ident["interface"] = iface.interface
     return ident
 
 
-def _management(target: Target, cls: str, block_name: str, g: Gather, ident: dict[str, Any],
+def _management(target: Target, iface: Interface, block_name: str, g: Gather, ident: dict[str, Any],
                 smart: dict[str, Any], groups: dict[str, tuple[dict | None, str]]) -> str:
     """The nvme / ata / scsi groups (and SMART) from the interface that manages the device.
-    Returns the device class, refined by what smartctl says (a SATA disk behind a SAS HBA)."""
-    disk_dev = f"/dev/{block_name}"
-    if cls == "nvme":
-        groups["nvme"] = nvme.collect(target, g, ident, smart)
-        if not smart and g.tools.which("smartctl"):
-            sc = ata.collect_smartctl(f"/dev/{nvme.nvme_names(target, g.sysfs)[0] or block_name}", g, cls)
-            if sc:
-                fill_missing(ident, sc["identity"])
-                fill_missing(smart, sc["smart"])
-        groups["ata"] = (None, f"{block_name} is an NVMe device (ATA fields do not apply)")
-        groups["scsi"] = (None, f"{block_name} is an NVMe device (SCSI fields do not apply)")
-    elif cls in ("ata", "scsi", "usb"):
-        groups["nvme"] = (None, f"{block_name} is not an NVMe device")
-        sc = ata.collect_smartctl(disk_dev, g, cls)
-        if sc:
-            # sysfs truncates ATA model strings to the 16-byte SCSI INQUIRY field: smartctl's are whole.
-            ident.update({k: v for k, v in sc["identity"].items() if v is not None})
-            smart.update({k: v for k, v in sc["smart"].items() if v is not None})
-            if sc["ata"] and cls != "scsi":
-                cls = "ata"
-            elif sc["scsi"] and cls != "ata":
-                cls = "scsi"
-        if cls == "ata":
-            groups["ata"] = ata.collect(disk_dev, g, dict(sc["ata"]) if sc and sc["ata"] else {})
-            groups["scsi"] = (None, f"{block_name} is an ATA device (SCSI fields do not apply)")
-        else:
-            groups["scsi"] = scsi.collect(disk_dev, g, dict(sc["scsi"]) if sc and sc["scsi"] else {})
-            groups["ata"] = (None, f"{block_name} is a SCSI device (ATA fields do not apply)")
-    else:
-        for grp in ("nvme", "ata", "scsi"):
-            groups[grp] = (None, _no_interface(cls, block_name))
+    Returns the device class, refined by what smartctl says (a SATA disk behind a USB bridge)."""
+    cls = iface.manage(target, block_name, g, ident, smart, groups)
     if smart:
         groups["smart"] = (smart, f"not reported by {smart.get('smart_source', 'the SMART tool')}")
     else:
-        why = _no_interface(cls, block_name) if cls not in ("nvme", "ata", "scsi", "usb") else (
-            g.collectors.get("nvme smart-log") or g.collectors.get("smartctl") or "no SMART tool answered")
-        groups["smart"] = (None, why)
+        groups["smart"] = (None, iface.no_smart(block_name, g))
     return cls
 
 
@@ -137,10 +92,11 @@ def gather(target: Target, *, tools: Tools | None = None, sysfs: Sysfs | None = 
         cls = block.device_class(target, g.sysfs)
         info["backing_device_class"] = cls
 
-    ident = _identity(target, cls, block_name, g, is_file=is_file)
+    iface = choice.for_class(cls)
+    ident = _identity(target, iface, block_name, g, is_file=is_file)
     smart: dict[str, Any] = {}
     groups: dict[str, tuple[dict | None, str]] = {}
-    cls = _management(target, cls, block_name, g, ident, smart, groups)
+    cls = _management(target, iface, block_name, g, ident, smart, groups)
     groups["queue"] = block.collect_queue(block_name, g)
     groups["lsblk"] = lsb = block.collect_lsblk(f"/dev/{block_name}", block_name, g)
     if lsb[0]:
@@ -189,7 +145,7 @@ def purge_facts(target: Target, *, tools: Tools | None = None, sysfs: Sysfs | No
     read-only gather() for devices with a device-level purge (nvme, ata, scsi, usb), and just the
     device class for the others (loop, zram, virtio, ...), which need no tool at all."""
     cls = block.device_class(target, sysfs)
-    if cls not in ("nvme", "ata", "scsi", "usb"):
+    if not choice.for_class(cls).managed:
         return {"device_class": cls}
     info, _ = gather(target, tools=tools, sysfs=sysfs)
     return info

@@ -37,13 +37,12 @@ import struct
 import time
 from typing import Any, Callable
 
-from . import nvme
-from . import target as tgt
-from .block import device_class
-from .fields import not_available
-from .nvme_admin import Admin
-from .target import Target
-from .tools import Sysfs
+from ssdpts.device import target as tgt
+from ssdpts.device.fields import not_available
+from ssdpts.device.interfaces import choice
+from ssdpts.device.nvme_admin import Admin, nvme_names
+from ssdpts.device.target import Target
+from ssdpts.device.tools import Sysfs
 
 LID, FID = 0xC3, 0xC5
 PAGE_BYTES, FEATURE_BYTES = 512, 4096
@@ -288,12 +287,11 @@ def make_monitor(target: Target, thresholds_ms: tuple = (), *, sysfs: Sysfs | No
 
 
 def _probe(target: Target, thresholds_ms: tuple, sysfs: Sysfs, admin_of: Callable[[str], Any]) -> Monitor | Unavailable:
-    cls = device_class(target, sysfs)
-    if cls != "nvme":
-        what = "a file" if cls == "file" else f"a {cls} device"
-        return Unavailable(not_available(f"{target.name} is {what}: the OCP latency monitor (log page C3h) is an "
-                                         "NVMe drive's"))
-    ctrl = nvme.nvme_names(target, sysfs)[0] or (target.parent or target.name)
+    iface = choice.of(target, sysfs)
+    if not iface.latency_monitor:
+        return Unavailable(not_available(f"{target.name} is {iface.named}: the OCP latency monitor (log page C3h) "
+                                         "is an NVMe drive's"))
+    ctrl = nvme_names(target, sysfs)[0] or (target.parent or target.name)
     ctrl_dev = f"/dev/{ctrl}"
     try:
         adm = admin_of(ctrl_dev)

@@ -1,5 +1,6 @@
 """NVMe admin commands through the kernel's passthrough ioctl (NVME_IOCTL_ADMIN_CMD on /dev/nvmeX,
-root: CAP_SYS_ADMIN): the one way ssdpts speaks to an NVMe controller without nvme-cli.
+root: CAP_SYS_ADMIN): the one way ssdpts speaks to an NVMe controller without nvme-cli; and the
+controller behind a namespace, as sysfs names it (:func:`nvme_names`).
 
 Used for reads (the SMART / Health log and OCP's C0h for telemetry, Identify, the latency monitor's
 C3h) and for one write-like command, Set Features of the OCP latency monitor (feature C5h, Save bit
@@ -11,7 +12,12 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import re
 import struct
+
+from ssdpts.device import target as tgt
+from ssdpts.device.target import Target
+from ssdpts.device.tools import Sysfs, as_int
 
 # struct nvme_passthru_cmd (linux/nvme_ioctl.h), 72 bytes:
 # opcode, flags, rsvd1, nsid, cdw2, cdw3, metadata, addr, metadata_len, data_len, cdw10..15, timeout_ms, result
@@ -69,3 +75,37 @@ class Admin:
 
     def uuid_list(self) -> bytes:
         return self.command(OPC_IDENTIFY, cdw10=0x17, length=4096)
+
+
+def nvme_names(target: Target, sysfs: Sysfs | None = None) -> tuple[str | None, int | None, int | None]:
+    """(controller, namespace id, namespaces on that controller) of an NVMe block device."""
+    sysfs = sysfs or tgt.host_sysfs()
+    disk = target.parent or target.name
+    ddir = sysfs.block_dir(disk)
+    ctrl = None
+    dev = os.path.realpath(os.path.join(ddir, "device"))
+    base = os.path.basename(dev)
+    if re.match(r"^nvme\d+$", base):
+        ctrl = base
+    elif base.startswith("nvme-subsys"):
+        try:
+            ctrl = next((e for e in sorted(os.listdir(dev)) if re.match(r"^nvme\d+$", e)), None)
+        except OSError:
+            ctrl = None
+    if ctrl is None:
+        m = re.match(r"^(nvme\d+)", disk)
+        ctrl = m.group(1) if m else None
+    nsid = as_int(sysfs.read(os.path.join(ddir, "nsid")))
+    if nsid is None:
+        m = re.search(r"n(\d+)$", disk)
+        nsid = int(m.group(1)) if m else None
+    count = None
+    for cdir in (sysfs.path("class", "nvme", ctrl or "-"), dev):
+        try:
+            names = [e for e in os.listdir(cdir) if re.match(r"^nvme\d+(c\d+)?n\d+$", e)]
+        except OSError:
+            continue
+        if names:
+            count = len({re.sub(r"c\d+n", "n", n) for n in names})
+            break
+    return ctrl, nsid, count

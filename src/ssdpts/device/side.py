@@ -1,5 +1,5 @@
 """Everything a run does to its device other than fio, behind one seam: on this host
-(:class:`LocalSide`) or on the device's own host through ``ssdpts agent`` (device/remote.py).
+(:class:`LocalSide`) or on the device's own host through ``ssdpts agent`` (device/remote/remote.py).
 
 A run (session.py) asks its side, in this order: claim the device (the ssdpts lock, the safety
 verdict and destruction confirmation, the kernel's exclusive claim), collect what identifies it
@@ -15,10 +15,14 @@ from dataclasses import asdict, dataclass
 import os
 from typing import Any, Callable, Iterator
 
-from . import audit, contents, fingerprint, host, identify, latmon, marker, purge_check, safety, telemetry, writecache
-from .claim import Claim
-from .purge import is_pts_purge, select_purge
-from .target import Target, open_target
+from ssdpts.device import contents, fingerprint, identify, latmon, marker, telemetry, writecache
+from ssdpts.device.host import audit
+from ssdpts.device.host import host
+from ssdpts.device.purge import check as purge_check
+from ssdpts.device.purge.registry import is_pts_purge, select_purge
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety.claim import Claim
+from ssdpts.device.target import Target, open_target
 
 Log = Callable[[str], None]
 
@@ -165,7 +169,7 @@ class LocalSide(DeviceSide):
         return self._cache.summary, self._cache.to_dict()
 
     def purge(self, requested: str, info: dict | None, log: Log) -> dict:
-        """Purge by the selected method, judged by its effect (device/purge_check.py): blocks written
+        """Purge by the selected method, judged by its effect (device/purge/check.py): blocks written
         before it must not survive it."""
         method = select_purge(self.target, requested, info=info)
         samples = purge_check.write_samples(self.target) if purge_check.applies(self.target, method.name) else None
@@ -202,7 +206,7 @@ class LocalSide(DeviceSide):
 
     def contents_changes(self, record: dict | None) -> list[str]:
         """What changed on the block device since the run recorded what it held (device/contents.py);
-        nothing for a file target (its marker says it: safety.py)."""
+        nothing for a file target (its marker says it: safety/guard.py)."""
         if self.target.kind != "block":
             return []
         return contents.changes(self.target.real_path, self.target.path, record)

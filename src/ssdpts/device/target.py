@@ -72,7 +72,7 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text.strip()).strip("_")
 
 
-# --- sysfs (shared with safety.py and the collectors) ---------------------------------------------
+# --- sysfs (shared with safety/guard.py and the collectors) ---------------------------------------------
 
 
 def host_sysfs(root: str | None = None) -> Sysfs:

@@ -36,11 +36,13 @@ import os
 import time
 from typing import Any, Callable, Iterable
 
-from ssdpts.device import ata, mediawrites, nvme
+from ssdpts.device import mediawrites
 from ssdpts.device import target as tgt
-from ssdpts.device.block import device_class, file_backing_disk
+from ssdpts.device.block import file_backing_disk
 from ssdpts.device.fields import not_available, value
-from ssdpts.device.nvme_admin import Admin
+from ssdpts.device.interfaces import ata, choice, nvme
+from ssdpts.device.interfaces.base import Interface
+from ssdpts.device.nvme_admin import Admin, nvme_names
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Sysfs, Tools, install_hint, parse_json
 
@@ -127,11 +129,7 @@ def _keep(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _smartctl_reader(dev: str, cls: str, tools: Tools) -> HealthReader:
-    argv = ["smartctl", "-j", "-A", dev]
-    if cls == "ata":
-        argv[3:3] = ["-l", "devstat"]
-    elif cls == "nvme":
-        argv[3:3] = ["-d", "nvme"]
+    argv = ["smartctl", "-j", "-A", *choice.for_class(cls).smartctl_health_args, dev]
 
     def read() -> dict[str, Any]:
         res = tools.run(argv, timeout=10, ok_codes=lambda rc: rc & 0x3 == 0)
@@ -220,11 +218,8 @@ class TelemetrySource:
             self._closer = None
 
 
-def _no_health_reason(cls: str, name: str) -> str:
-    what = {"loop": "a loop device (a file seen as a disk)", "zram": "a zram device (compressed RAM)",
-            "virtio": "a virtio disk (the hypervisor hides the physical drive)", "dm": "a device-mapper device",
-            "md": "an md RAID device", "file": "a file"}.get(cls, f"a {cls} device")
-    return not_available(f"{name} is {what}: no temperature/wear/throttle log; block-layer counters only")
+def _no_health_reason(iface: Interface, name: str) -> str:
+    return not_available(f"{name} is {iface.health_what}: no temperature/wear/throttle log; block-layer counters only")
 
 
 def make_source(target: Target, *, info: dict | None = None, prefer: str | None = None, tools: Tools | None = None,
@@ -250,7 +245,7 @@ class _Host:
 
 
 def _make_source(target: Target, info: dict | None, prefer: str | None, host: _Host) -> TelemetrySource:
-    cls = device_class(target, host.sysfs)
+    iface = choice.of(target, host.sysfs)
     block_name, block_reason = None, None
     if target.kind == "file":
         backing = file_backing_disk(target, host.sysfs)
@@ -274,42 +269,49 @@ def _make_source(target: Target, info: dict | None, prefer: str | None, host: _H
         limits = {"warning_temp_c": value(info, "nvme", "warning_temp_c"),
                   "critical_temp_c": value(info, "nvme", "critical_temp_c")}
     disk = target.parent or target.name
-    health: HealthReader | None = None
-    method = None
-    reasons: list[str] = []
-    closer = None
-    media: str | None = None
-    if cls == "loop":
-        health, method = _refssd_reader(target.name, host)
-        media = method and "the reference SSD's flash pages programmed (refssd ctl)"
-    if cls == "nvme":
-        health, method, reasons, closer, media = _nvme_health(target, disk, prefer, host, limits)
-    elif cls in ("ata", "scsi", "usb"):
-        if host.tools.which("smartctl") is None:
-            reasons.append(install_hint("smartctl"))
-        else:
-            reader = _smartctl_reader(f"/dev/{disk}", "ata" if cls == "ata" else "scsi", host.tools)
-            try:
-                first = reader()
-                health, method = reader, "smartctl"
-                media = _ata_media(first) if cls == "ata" else None
-            except (OSError, ValueError) as exc:
-                reasons.append(str(exc))
+    health, method, reasons, closer, media = None, None, [], None, None
+    if iface.health:
+        health, method, reasons, closer, media = _HEALTH[iface.health](target, disk, prefer, host, limits, iface)
     health_reason = None
     if health is None:
         health_reason = (not_available("; ".join(reasons)) if reasons
-                         else _no_health_reason(cls, disk))
+                         else _no_health_reason(iface, disk))
     return TelemetrySource(block_name=block_name, block_reason=block_reason, health=health, health_method=method,
                            health_reason=health_reason, limits=limits, closer=closer, sysfs=host.sysfs, media=media)
 
 
-def _nvme_health(target: Target, disk: str, prefer: str | None, host: _Host, limits: dict[str, Any]):
+def _smartctl_health(target: Target, disk: str, prefer: str | None, host: _Host, limits: dict[str, Any],
+                     iface: Interface):
+    """(reader, method, reasons, closer, media) of a disk smartctl speaks for (ATA, SCSI, a USB bridge)."""
+    health, method, media, reasons = None, None, None, []
+    if host.tools.which("smartctl") is None:
+        reasons.append(install_hint("smartctl"))
+    else:
+        reader = _smartctl_reader(f"/dev/{disk}", iface.cls, host.tools)
+        try:
+            first = reader()
+            health, method = reader, "smartctl"
+            media = _ata_media(first) if iface.smartctl_media else None
+        except (OSError, ValueError) as exc:
+            reasons.append(str(exc))
+    return health, method, reasons, None, media
+
+
+def _refssd_health(target: Target, disk: str, prefer: str | None, host: _Host, limits: dict[str, Any],
+                   iface: Interface):
+    """(reader, method, reasons, closer, media) of a loop device: the reference SSD's counters, where it rests on one."""
+    health, method = _refssd_reader(target.name, host)
+    return health, method, [], None, method and "the reference SSD's flash pages programmed (refssd ctl)"
+
+
+def _nvme_health(target: Target, disk: str, prefer: str | None, host: _Host, limits: dict[str, Any],
+                 iface: Interface):
     """(reader, method, reasons, closer, media) of an NVMe drive: the admin ioctl, else nvme-cli, else
     smartctl; the OCP C0h log beside it where the drive has one. ``limits`` gains id-ctrl's temperatures."""
     health: HealthReader | None = None
     method, closer, media, admin = None, None, None, None
     reasons: list[str] = []
-    ctrl = nvme.nvme_names(target, host.sysfs)[0] or disk
+    ctrl = nvme_names(target, host.sysfs)[0] or disk
     ctrl_dev = f"/dev/{ctrl}"
     if prefer in (None, "ioctl"):
         try:
@@ -333,7 +335,7 @@ def _nvme_health(target: Target, disk: str, prefer: str | None, host: _Host, lim
         except OSError as exc:
             reasons.append(str(exc))
     if health is None and host.tools.which("smartctl"):
-        reader = _smartctl_reader(ctrl_dev, "nvme", host.tools)
+        reader = _smartctl_reader(ctrl_dev, iface.cls, host.tools)
         try:
             reader()
             health, method = reader, "smartctl"
@@ -406,6 +408,10 @@ def _ata_media(first: dict[str, Any]) -> str:
     if "nand_program_pages" in first:
         return "ATA 247 + 248 program page counts (smartctl; WAF from their ratio)"
     return not_available("no ATA attribute known to count NAND writes (device/mediawrites.py lists them)")
+
+
+# Each interface names its health reader family (interfaces/base.py: Interface.health).
+_HEALTH = {"nvme": _nvme_health, "smartctl": _smartctl_health, "refssd": _refssd_health}
 
 
 # ==================================================================================================

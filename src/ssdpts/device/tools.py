@@ -106,14 +106,14 @@ class Tools:
         self._require_destructive(argv)
         if self.which(argv[0]) is None:
             raise RunFailed(f"{argv[0]} is not installed: install {PACKAGES.get(argv[0], 'util-linux')}, or {hint}")
-        from ssdpts.device.held import blocked_by_own_claim
+        from ssdpts.device.safety.held import blocked_by_own_claim
 
         try:
             rc, out, err = self._exec(argv, timeout)
             held = blocked_by_own_claim(argv, err + out) if rc != 0 else None
             if held is not None:
                 # The tool opens the device exclusively itself and met the run's own claim: lend it
-                # the claim (the ssdpts lock stays held) and run it again (device/claim.py).
+                # the claim (the ssdpts lock stays held) and run it again (device/safety/claim.py).
                 with held.lent(argv[0]):
                     rc, out, err = self._exec(argv, timeout)
         except subprocess.TimeoutExpired:

@@ -17,16 +17,16 @@ so a crash that skips the restore is undone by the next power cycle.
 
 from __future__ import annotations
 
-import os
 import re
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator
 
-from ssdpts.device import nvme, scsi
 from ssdpts.device import target as tgt
-from ssdpts.device.block import device_class
-from ssdpts.device.fields import value
+from ssdpts.device.interfaces import choice, nvme, scsi
+from ssdpts.device.interfaces import nvme
+from ssdpts.device.interfaces import scsi
+from ssdpts.device.interfaces.base import Plan
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Sysfs, Tools
 from ssdpts.errors import UserError
@@ -77,40 +77,11 @@ def parse_nvme_vwc(text: str) -> str | None:
     return None if dword is None else ("enabled" if dword & 1 else "disabled")
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    method: str
-    device: str
-    get_argv: tuple[str, ...]
-    set_argv: dict[str, tuple[str, ...]]  # state → argv
-    parse: str  # which parser reads get_argv's output: nvme | hdparm | sdparm
-    ok_rcs: tuple[int, ...] = (0,)  # get_argv exit statuses after which its output is read
-
-
 def plan(cls: str, dev: str, *, ctrl_dev: str | None = None, vwc_present: bool | None = None,
          kernel_write_cache: str | None = None) -> Plan | str:
     """How to read and set the write cache of a device of class ``cls``, or "not applicable: why"."""
-    if cls == "nvme":
-        if vwc_present is False:
-            return ("not applicable: the controller has no volatile write cache (id-ctrl VWC bit 0 = 0): "
-                    "every write is persistent")
-        c = ctrl_dev or dev
-        return Plan("nvme set-feature 0x06", c, ("nvme", "get-feature", c, "--feature-id=6"),
-                    {"enabled": ("nvme", "set-feature", c, "--feature-id=6", "--value=1"),
-                     "disabled": ("nvme", "set-feature", c, "--feature-id=6", "--value=0")}, "nvme")
-    if cls == "ata":
-        return Plan("hdparm -W", dev, ("hdparm", "-W", dev),
-                    {"enabled": ("hdparm", "-W1", dev), "disabled": ("hdparm", "-W0", dev)}, "hdparm")
-    if cls == "scsi":
-        return Plan("sdparm WCE", dev, ("sdparm", "--get=WCE", dev),
-                    {"enabled": ("sdparm", "--set=WCE", dev), "disabled": ("sdparm", "--clear=WCE", dev)}, "sdparm",
-                    scsi.SDPARM_GET_OK_RCS)
-    what = {"loop": "a loop device (the page cache of its backing file decides)",
-            "zram": "a zram device (RAM: nothing to flush)", "virtio": "a virtio disk (the hypervisor owns the cache)",
-            "dm": "a device-mapper device", "md": "an md RAID device", "file": "a file (the filesystem decides)",
-            "usb": "behind a USB bridge"}.get(cls, f"a {cls} device")
-    kernel = f"; kernel reports '{kernel_write_cache}'" if kernel_write_cache else ""
-    return f"not applicable: {os.path.basename(dev)} is {what}: it has no drive write cache ssdpts can control{kernel}"
+    return choice.for_class(cls).cache_plan_for(dev, ctrl_dev=ctrl_dev, vwc_present=vwc_present,
+                                                kernel_write_cache=kernel_write_cache)
 
 
 def _parse(kind: str, text: str) -> str | None:
@@ -126,12 +97,7 @@ def _kernel_state(target: Target, sysfs: Sysfs | None = None) -> str | None:
 
 
 def _plan_for(target: Target, info: dict | None, sysfs: Sysfs | None) -> Plan | str:
-    cls = device_class(target, sysfs)
-    disk = target.parent or target.name
-    ctrl = nvme.nvme_names(target, sysfs)[0] if cls == "nvme" else None
-    vwc = value(info or {}, "nvme", "volatile_write_cache_present") if cls == "nvme" else None
-    return plan(cls, f"/dev/{disk}", ctrl_dev=f"/dev/{ctrl}" if ctrl else None, vwc_present=vwc,
-                kernel_write_cache=_kernel_state(target, sysfs))
+    return choice.of(target, sysfs).cache_plan(target, info, sysfs, _kernel_state(target, sysfs))
 
 
 def read_state(p: Plan, tools: Tools | None = None) -> str:
@@ -177,10 +143,10 @@ def restore(record: WriteCacheRecord, target: Target | None = None, *, tools: To
     input record, unchanged, when there is nothing to restore); never raises."""
     if not record.changed or record.before not in STATES:
         return record
-    cls = {"nvme set-feature 0x06": "nvme", "hdparm -W": "ata", "sdparm WCE": "scsi"}.get(record.method)
-    if cls is None:
+    iface = choice.by_cache_method(record.method)
+    if iface is None:
         return record
-    p = plan(cls, record.device, ctrl_dev=record.device)
+    p = iface.cache_plan_for(record.device, ctrl_dev=record.device)
     assert isinstance(p, Plan)
     tools = tools or Tools(destructive=True)
     res = tools.change(list(p.set_argv[record.before]), timeout=60)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from ..device.purge_base import PurgeRecord
+from ..device.purge.base import PurgeRecord
 from ..device.target import Target
 from ..errors import UserError
 from ..measurement import Measurement

@@ -84,7 +84,7 @@ def remote_side(placement: Placement, size_bytes: int | None = None):
     if not placement.server:
         raise UserError(f"--remote-shell for {placement.host or placement.path}: the device's fio needs that host's "
                         "fio server too: give --host NAME=ADDRESS and --target NAME:PATH (or --fio-server)")
-    from ssdpts.device.remote import RemoteSide
+    from ssdpts.device.remote.remote import RemoteSide
 
     return RemoteSide(list(placement.shell), placement.path, name=placement.host or placement.server,
                       size_bytes=size_bytes)

@@ -117,7 +117,7 @@ def step_runs(steps) -> tuple[StepRun, ...]:
 def supported_purges(target, info: dict | None) -> list[str]:
     """The --purge methods ``target`` supports: those 'ssdpts run' would accept for it (select_purge
     on the device's capabilities, ``info``), strongest first as the registry lists them."""
-    from ssdpts.device.purge import method_names, select_purge
+    from ssdpts.device.purge.registry import method_names, select_purge
 
     out = []
     for name in method_names():
@@ -134,7 +134,8 @@ def supported_purges(target, info: dict | None) -> list[str]:
 def verdict(req: RunRequest, prep) -> tuple[bool, str]:
     """What 'ssdpts run' would say about the target before writing anything (device/safety.preview,
     the results directory on the target's stack), in its words."""
-    from ssdpts.device import safety, stack
+    from ssdpts.device.safety import guard as safety
+    from ssdpts.device.safety import stack
     from ssdpts.pts.plan import required_bytes
 
     target = prep.target
@@ -182,7 +183,7 @@ def preview(req: RunRequest, *, job_files: bool = False) -> Preview:
     """The plan of the request's one target, touching nothing (the device probed read-only for its
     purge methods). ``job_files``: each part's round-1 fio job file too."""
     from ssdpts.device.identify import purge_facts
-    from ssdpts.device.purge import select_purge
+    from ssdpts.device.purge.registry import select_purge
     from ssdpts.device.side import purge_choice
     from ssdpts.engine.jobfile import zoned_abs
     from ssdpts.pts.plan import active_range_bytes, segments_of

@@ -15,8 +15,10 @@ from typing import Callable
 
 from ssdpts import __version__
 from ssdpts.run import alarm, preflight
-from ssdpts.device import contents, fingerprint, identify, safety, stack
-from ssdpts.device.claim import Claim
+from ssdpts.device import contents, fingerprint, identify
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety import stack
+from ssdpts.device.safety.claim import Claim
 from ssdpts.device.side import Collected, LocalSide, PurgeChoice
 from ssdpts.device.target import Target, open_target
 from ssdpts.engine import rtsched

@@ -11,8 +11,13 @@ import os
 import re
 from typing import Any
 
-from ssdpts.device import purge_base
-from ssdpts.device.purge_base import Operation, State
+from ssdpts.device.fields import value
+from ssdpts.device.interfaces.ata import SmartctlInterface
+from ssdpts.device.interfaces.base import Capabilities, Plan
+from ssdpts.device.purge import base as purge_base
+from ssdpts.device.purge.base import Operation, State
+from ssdpts.device.purge.fallback import fallback
+from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Tools
 
 # sdparm --get exits 5 (illegal request) when the drive has no saved values page (QEMU's scsi-hd),
@@ -95,8 +100,9 @@ def progress_state(dev: str, tools: Tools) -> State:
 class SanitizePurge(purge_base.SanitizePurge):
     """sg_sanitize --block|--crypto --quick --early, polled with sg_requests --progress."""
 
-    device_cls, tool, interface, label = "scsi", "sg_sanitize", "scsi", "SCSI SANITIZE"
+    device_classes, tool, interface, label = ("scsi", "usb"), "sg_sanitize", "scsi", "SCSI SANITIZE"
     kinds = {"block": "block erase", "crypto": "cryptographic erase"}
+    capability = {"block": "sanitize_block_erase_supported", "crypto": "sanitize_crypto_erase_supported"}
     hint = "check sg_opcodes for SANITIZE support, or pass --purge=scsi-format"
 
     @property
@@ -119,7 +125,7 @@ def fmtpinfo(protection_type: int | None) -> list[str]:
 class FormatPurge(purge_base.CommandPollPurge):
     """sg_format --format (keeps the block size and protection type), polled with sg_requests."""
 
-    device_cls, tool = "scsi", "sg_format"
+    device_classes, tool = ("scsi", "usb"), "sg_format"
     name = "scsi-format"
     disclosure = "SCSI FORMAT UNIT (PTS purge)"
     hint = "check the drive, or pass --purge=discard (a disclosed fallback)"
@@ -130,9 +136,75 @@ class FormatPurge(purge_base.CommandPollPurge):
         super().__init__(notes, **seams)
         self.protection_type, self.timeout_s = protection_type, timeout_s
 
+    def configured(self, info: dict, target: Target) -> purge_base.DevicePurge:
+        return type(self)(protection_type=value(info, "scsi", "protection_type"))
+
     def state(self, dev: str) -> State:
         return progress_state(dev, self.tools)
 
     def operation(self, dev: str) -> Operation:
         argv = ["sg_format", "--format", "--quick", "--early", *fmtpinfo(self.protection_type), dev]
         return Operation(argv, f"sg_format {dev}", f"FORMAT UNIT of {dev}", " ".join(argv), 48 * 3600)
+
+
+class SCSI(SmartctlInterface):
+    """A SCSI/SAS disk: smartctl, sdparm and sg_opcodes, SANITIZE and FORMAT UNIT, the caching
+    mode page's WCE bit."""
+
+    cls = "scsi"
+    purges = (SanitizePurge, FormatPurge)
+    cache_method = "sdparm WCE"
+
+    def groups(self, disk_dev, block_name, g, sc, groups) -> None:
+        groups["scsi"] = collect(disk_dev, g, dict(sc["scsi"]) if sc and sc["scsi"] else {})
+        groups["ata"] = (None, f"{block_name} is a SCSI device (ATA fields do not apply)")
+
+    def device_purge(self, caps: Capabilities, target: Target, notes: list[str]):
+        """SANITIZE (block, then crypto erase), else FORMAT UNIT, else the fallback."""
+        v, info, dev = caps.v, caps.info, f"/dev/{target.parent or target.name}"
+        if caps.have("sg_sanitize") and v("scsi", "sanitize_block_erase_supported"):
+            return SanitizePurge("block", notes)
+        if caps.have("sg_sanitize") and v("scsi", "sanitize_crypto_erase_supported"):
+            return SanitizePurge("crypto", notes)
+        if v("scsi", "sanitize_block_erase_supported") is None:
+            notes.append(f"SANITIZE support of {dev} unknown (REPORT SUPPORTED OPERATION CODES not answered)")
+        else:
+            notes.append(f"{dev} does not support SANITIZE block or crypto erase")
+        if not caps.have("sg_format"):
+            notes.append("sg3-utils is not installed: install sg3-utils for FORMAT UNIT")
+            return fallback(info, target, notes)
+        if v("scsi", "format_unit_supported") is not False:
+            return FormatPurge(notes, protection_type=v("scsi", "protection_type"))
+        notes.append(f"{dev} does not report FORMAT UNIT")
+        return fallback(info, target, notes)
+
+    def write_cache(self, dev, *, ctrl_dev=None, vwc_present=None) -> Plan:
+        return Plan(self.cache_method, dev, ("sdparm", "--get=WCE", dev),
+                    {"enabled": ("sdparm", "--set=WCE", dev), "disabled": ("sdparm", "--clear=WCE", dev)}, "sdparm",
+                    SDPARM_GET_OK_RCS)
+
+
+class USB(SCSI):
+    """A disk behind a USB bridge: smartctl says whether it speaks ATA or SCSI; no device-level
+    purge (the bridge does not pass SANITIZE / FORMAT UNIT reliably) and no write cache control."""
+
+    cls = "usb"
+    purges = ()
+    cache_method = None
+
+    def __init__(self, ata: SmartctlInterface, scsi: SmartctlInterface, **texts: str):
+        super().__init__(**texts)
+        self.ata, self.scsi = ata, scsi
+
+    def refined(self, sc):
+        if sc and sc["ata"]:
+            return self.ata
+        return self.scsi if sc and sc["scsi"] else self
+
+    def device_purge(self, caps, target, notes):
+        notes.append(f"/dev/{target.parent or target.name} is behind a USB bridge: SCSI SANITIZE/FORMAT UNIT are "
+                     "not passed reliably")
+        return fallback(caps.info, target, notes)
+
+    def write_cache(self, dev, *, ctrl_dev=None, vwc_present=None) -> None:
+        return None

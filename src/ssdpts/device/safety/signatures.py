@@ -1,6 +1,6 @@
 """What is on a block device, read-only: ``blkid -p`` (a low-level probe: no cache, nothing
 written), else lsblk; which signatures make a device part of something bigger (a ZFS pool, an LVM
-volume group, an md array, bcache) and how safety.py names what it found."""
+volume group, an md array, bcache) and how guard.py names what it found."""
 
 from __future__ import annotations
 

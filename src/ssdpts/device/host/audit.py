@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ssdpts.atomic import write_atomic
-from ssdpts.device import host
 from ssdpts.device.fields import not_available
+from ssdpts.device.host import host
 from ssdpts.device.tools import Tools
 
 PROC_SYS = "/proc/sys"

@@ -6,7 +6,7 @@ or a partition itself), device-mapper and md write their members ("slaves" in sy
 keeps no holder link from a loop device to a block device it rests on (``losetup -f /dev/loop3``
 leaves ``/sys/block/loop3/holders`` empty), so nothing else tells that writing ``/dev/loop7``
 destroys the filesystem mounted from ``/dev/loop3``. :func:`resolve` walks the whole stack down;
-safety.py applies every check to every device in it, claim.py locks every one of them.
+guard.py applies every check to every device in it, claim.py locks every one of them.
 
 A backing file is known by its identity — the device and inode the kernel holds open
 (``LOOP_GET_STATUS64``), not the path it was opened by — so a hard link, a bind mount or a rename
@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass
 
 from ssdpts.device import target as tgt
-from ssdpts.device import usage
+from ssdpts.device.safety import usage
 
 _LOOP_GET_STATUS64 = 0x4C05
 # struct loop_info64: lo_device, lo_inode, lo_rdevice, lo_offset, lo_sizelimit (u64), then fields not read here
@@ -226,8 +226,8 @@ class Way:
 def ways(name: str, top: str | None = None, system: frozenset[str] = frozenset(), st: Stack | None = None) -> list[Way]:
     """Every block device that reaches what a test on kernel device ``name`` writes, other than
     ``name`` and its partitions: what the run probes and then holds exclusively for its whole length
-    (device/claim.py), so that a mkfs or a mount through any of them fails "busy". Device-mapper and
-    md holders are not listed: they hold their members themselves (safety.py refuses them).
+    (device/safety/claim.py), so that a mkfs or a mount through any of them fails "busy". Device-mapper and
+    md holders are not listed: they hold their members themselves (guard.py refuses them).
     ``system``: whole disks of the running system, never listed (refused before anything is held).
     ``st``: ``name``'s stack, when already resolved."""
     st = st or resolve(name)
@@ -298,7 +298,7 @@ def _whom(n: str, layer: str) -> str:
 
 
 def reasons(stack: Stack, top: str, system: dict[str, list[str]], proc: str) -> list[str]:
-    """Refusals for what lies under the target (the target itself is checked by safety.py): every
+    """Refusals for what lies under the target (the target itself is checked by guard.py): every
     device in its stack mounted, swap, built on by something else, or on the running system's disk;
     every other loop device resting on the same device or file in such use; a backing file that is
     an active swap file. ``top``: the target's path as the user gave it; ``system``: the running

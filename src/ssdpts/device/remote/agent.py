@@ -20,10 +20,10 @@ import sys
 import threading
 from typing import Any, Callable, TextIO
 
-from .. import __version__
-from ..errors import Interrupted, UserError
-from .side import LocalSide
-from .target import open_target
+from ssdpts import __version__
+from ssdpts.device.side import LocalSide
+from ssdpts.device.target import open_target
+from ssdpts.errors import Interrupted, UserError
 
 PROTOCOL = 2  # 2: the step gate and the device's trace there (engine/gatehost.py)
 

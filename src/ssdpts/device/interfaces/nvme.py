@@ -13,10 +13,13 @@ import os
 import re
 from typing import Any
 
-from ssdpts.device import purge_base
-from ssdpts.device import target as tgt
-from ssdpts.device.fields import not_available
-from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, estimate_timeout, quiet
+from ssdpts.device.fields import not_available, value
+from ssdpts.device.interfaces import ata
+from ssdpts.device.interfaces.base import Capabilities, Interface, Plan
+from ssdpts.device.nvme_admin import nvme_names
+from ssdpts.device.purge import base as purge_base
+from ssdpts.device.purge.base import DevicePurge, Log, Operation, PurgeRecord, State, estimate_timeout, quiet
+from ssdpts.device.purge.fallback import fallback
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Sysfs, Tools, as_int, as_str, bit, fill_missing, install_hint, parse_json
 from ssdpts.errors import RunFailed
@@ -335,39 +338,6 @@ def parse_sanitize_log(doc: dict) -> dict[str, Any]:
     }
 
 
-def nvme_names(target: Target, sysfs: Sysfs | None = None) -> tuple[str | None, int | None, int | None]:
-    """(controller, namespace id, namespaces on that controller) of an NVMe block device."""
-    sysfs = sysfs or tgt.host_sysfs()
-    disk = target.parent or target.name
-    ddir = sysfs.block_dir(disk)
-    ctrl = None
-    dev = os.path.realpath(os.path.join(ddir, "device"))
-    base = os.path.basename(dev)
-    if re.match(r"^nvme\d+$", base):
-        ctrl = base
-    elif base.startswith("nvme-subsys"):
-        try:
-            ctrl = next((e for e in sorted(os.listdir(dev)) if re.match(r"^nvme\d+$", e)), None)
-        except OSError:
-            ctrl = None
-    if ctrl is None:
-        m = re.match(r"^(nvme\d+)", disk)
-        ctrl = m.group(1) if m else None
-    nsid = as_int(sysfs.read(os.path.join(ddir, "nsid")))
-    if nsid is None:
-        m = re.search(r"n(\d+)$", disk)
-        nsid = int(m.group(1)) if m else None
-    count = None
-    for cdir in (sysfs.path("class", "nvme", ctrl or "-"), dev):
-        try:
-            names = [e for e in os.listdir(cdir) if re.match(r"^nvme\d+(c\d+)?n\d+$", e)]
-        except OSError:
-            continue
-        if names:
-            count = len({re.sub(r"c\d+n", "n", n) for n in names})
-            break
-    return ctrl, nsid, count
-
 def collect(target: Target, g: Gather, ident: dict, smart: dict) -> tuple[dict | None, str]:
     """The nvme group (and identity, SMART fields it knows) from nvme-cli: identify, features, logs."""
     ctrl, nsid, count = nvme_names(target, g.sysfs)
@@ -459,8 +429,9 @@ class SanitizePurge(purge_base.SanitizePurge):
     """nvme sanitize --sanact=2 (block erase) or 4 (crypto erase), polled with sanitize-log. It
     erases every namespace of the controller (purge.choose_purge uses it only for a lone namespace)."""
 
-    device_cls, tool, interface, label = "nvme", "nvme", "nvme", "NVMe Sanitize"
+    device_classes, tool, interface, label = ("nvme",), "nvme", "nvme", "NVMe Sanitize"
     kinds = {"block": "block erase", "crypto": "crypto erase", "overwrite": "overwrite erase"}
+    capability = {"block": "sanitize_block_erase_supported", "crypto": "sanitize_crypto_erase_supported"}
     hint = "check the drive's sanitize-log, or pass --purge=nvme-format"
     interval_s = 5
 
@@ -487,7 +458,7 @@ class FormatPurge(DevicePurge):
     """nvme format --ses=1 (user data erase) or 2 (crypto erase), keeping the LBA format in use.
     The command returns when the format is complete: nothing to poll."""
 
-    device_cls, tool = "nvme", "nvme"
+    device_classes, tool = ("nvme",), "nvme"
 
     def __init__(self, ses: int = 1, lbaf: int | None = None, notes: tuple[str, ...] | list[str] = (), **seams: Any):
         super().__init__(notes, **seams)
@@ -495,6 +466,14 @@ class FormatPurge(DevicePurge):
         self.name = "nvme-format" if ses == 1 else "nvme-format-crypto"
         kind = "user data erase" if ses == 1 else "cryptographic erase"
         self.disclosure = f"NVMe Format NVM, secure erase ({kind}, SES={ses}) (PTS purge)"
+        self.need = ("nvme", "format_nvm_supported" if ses == 1 else "format_crypto_erase_supported")
+
+    @classmethod
+    def variants(cls) -> list[DevicePurge]:
+        return [cls(1), cls(2)]
+
+    def configured(self, info: dict, target: Target) -> DevicePurge:
+        return type(self)(self.ses, value(info, "nvme", "lba_format_index"))
 
     def run(self, target: Target, log: Log = quiet) -> PurgeRecord:
         started, t0 = self._start(target, log)
@@ -515,3 +494,83 @@ class FormatPurge(DevicePurge):
         self.tools.must(argv, f"nvme format {disk}", "check the drive, or pass --purge=discard (a disclosed fallback)",
                         timeout=7300)
         return self._record(started, t0, f"nvme format --ses={self.ses} on {disk}, LBA format {lbaf} kept")
+
+
+class NVMe(Interface):
+    """An NVMe namespace: nvme-cli (and smartctl beside it), Sanitize and Format NVM, Set Features
+    0x06 for the write cache, the admin ioctl for health, the OCP latency monitor."""
+
+    cls, managed, health, latency_monitor = "nvme", True, "nvme", True
+    smartctl_health_args = ("-d", "nvme")
+    purges = (SanitizePurge, FormatPurge)
+    cache_method = "nvme set-feature 0x06"
+
+    def driver(self, g: Gather, devdir: str) -> str | None:
+        # device/ is the controller's class device (nvme0); the driver is bound to its PCI parent.
+        return g.sysfs.driver_of(devdir) or g.sysfs.driver_of(os.path.join(devdir, "device"))
+
+    def manage(self, target, block_name, g, ident, smart, groups) -> str:
+        groups["nvme"] = collect(target, g, ident, smart)
+        if not smart and g.tools.which("smartctl"):
+            sc = ata.collect_smartctl(f"/dev/{nvme_names(target, g.sysfs)[0] or block_name}", g, ("-d", "nvme"))
+            if sc:
+                fill_missing(ident, sc["identity"])
+                fill_missing(smart, sc["smart"])
+        groups["ata"] = (None, f"{block_name} is an NVMe device (ATA fields do not apply)")
+        groups["scsi"] = (None, f"{block_name} is an NVMe device (SCSI fields do not apply)")
+        return self.cls
+
+    def no_smart(self, block_name: str, g: Gather) -> str:
+        return g.collectors.get("nvme smart-log") or g.collectors.get("smartctl") or "no SMART tool answered"
+
+    def device_purge(self, caps: Capabilities, target: Target, notes: list[str]):
+        """Sanitize (block, then crypto erase) on a lone namespace, else Format NVM (SES=1) keeping
+        the LBA format in use, else the fallback; every method not used says why in ``notes``."""
+        v, name, info = caps.v, target.parent or target.name, caps.info
+        if not caps.have("nvme"):
+            notes.append(f"nvme-cli is not installed: install nvme-cli for a sanitize/format purge of {name}")
+            return fallback(info, target, notes)
+        if v("nvme", "sanicap") is None and v("nvme", "format_nvm_supported") is None:
+            why = (info.get("nvme") or {}).get("sanicap")
+            notes.append(f"the NVMe capabilities of {name} are unknown ({why or 'nvme id-ctrl gave nothing'}): "
+                         "run as root with nvme-cli installed for a PTS purge")
+            return fallback(info, target, notes)
+        n_ns = v("nvme", "namespaces_on_controller")
+        only = n_ns == 1
+        ctrl = v("nvme", "controller") or "the controller"
+        for action, key in (("block", "sanitize_block_erase_supported"), ("crypto", "sanitize_crypto_erase_supported")):
+            if not v("nvme", key):
+                continue
+            if only:
+                return SanitizePurge(action, notes)
+            notes.append(f"sanitize ({action} erase) not used: it erases every namespace of {ctrl} "
+                         f"({n_ns if n_ns is not None else 'an unknown number of'} namespaces)")
+        if not v("nvme", "sanitize_block_erase_supported") and not v("nvme", "sanitize_crypto_erase_supported"):
+            notes.append(f"{ctrl} does not support sanitize (id-ctrl sanicap = {v('nvme', 'sanicap')})")
+        if not v("nvme", "format_nvm_supported"):
+            notes.append(f"{ctrl} does not support Format NVM (id-ctrl oacs bit 1 = 0)")
+            return fallback(info, target, notes)
+        lbaf = v("nvme", "lba_format_index")
+        all_ns = v("nvme", "format_applies_to_all_namespaces") or v("nvme", "secure_erase_applies_to_all_namespaces")
+        if lbaf is None:
+            notes.append("format not used: the LBA format in use is unknown (nvme id-ns failed)")
+        elif all_ns and not only:
+            notes.append(f"format not used: on {ctrl} it applies to every namespace (id-ctrl fna = {v('nvme', 'fna')})")
+        else:
+            return FormatPurge(1, lbaf, notes)
+        return fallback(info, target, notes)
+
+    def write_cache(self, dev, *, ctrl_dev=None, vwc_present=None) -> Plan | str:
+        if vwc_present is False:
+            return ("not applicable: the controller has no volatile write cache (id-ctrl VWC bit 0 = 0): "
+                    "every write is persistent")
+        c = ctrl_dev or dev
+        return Plan(self.cache_method, c, ("nvme", "get-feature", c, "--feature-id=6"),
+                    {"enabled": ("nvme", "set-feature", c, "--feature-id=6", "--value=1"),
+                     "disabled": ("nvme", "set-feature", c, "--feature-id=6", "--value=0")}, "nvme")
+
+    def cache_plan(self, target, info, sysfs, kernel_write_cache):
+        ctrl = nvme_names(target, sysfs)[0]
+        return self.cache_plan_for(f"/dev/{target.parent or target.name}", ctrl_dev=f"/dev/{ctrl}" if ctrl else None,
+                                   vwc_present=value(info or {}, "nvme", "volatile_write_cache_present"),
+                                   kernel_write_cache=kernel_write_cache)

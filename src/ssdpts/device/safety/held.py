@@ -1,5 +1,5 @@
-"""The device claims this process holds (device/claim.py), by the st_rdev of the claimed node: a
-leaf, so that the tool runner (device/tools.py) and the safety verdict (device/safety.py) can ask
+"""The device claims this process holds (device/safety/claim.py), by the st_rdev of the claimed node: a
+leaf, so that the tool runner (device/tools.py) and the safety verdict (device/safety/guard.py) can ask
 about them without importing the claim. Safety's exclusive-open probe skips a device of ours (it
 would otherwise find it "in use" by ourselves); a purge tool that opens the device exclusively
 itself and meets our claim is lent it (:func:`blocked_by_own_claim`)."""

@@ -17,7 +17,7 @@ Two locks, taken before the first byte is written and held until the run ends (a
 
 Purge tools and the claim (checked in each tool's source and on a loop device): util-linux
 ``blkdiscard`` (>= 2.36) opens ``O_EXCL`` unless ``--force``, and ``nvme format`` (nvme-cli >= 2.0)
-unless ``--force``: ssdpts passes ``--force`` (purge.py), and both work beside the claim.
+unless ``--force``: ssdpts passes ``--force`` (purge/fallback.py), and both work beside the claim.
 ``dd``, ``hdparm`` (``O_RDONLY|O_NONBLOCK``), ``sg_format`` and ``sg_sanitize`` (sg3_utils'
 ``sg_cmds_open_device``) and ``nvme sanitize`` (sent to the controller's character device) do
 not open exclusively. A tool that does anyway (a version that adds it) fails with EBUSY; the purge
@@ -48,10 +48,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ssdpts.device import fingerprint, held, locks, safety, usage
-from ssdpts.device import stack as stack_mod
-from ssdpts.device.locks import _read_holder, lock_dir, lock_keys
+from ssdpts.device import fingerprint
 from ssdpts.device import target as tgt
+from ssdpts.device.safety import guard as safety
+from ssdpts.device.safety import held
+from ssdpts.device.safety import locks
+from ssdpts.device.safety import stack as stack_mod
+from ssdpts.device.safety import usage
+from ssdpts.device.safety.locks import _read_holder, lock_dir, lock_keys
 from ssdpts.device.target import Target
 from ssdpts.errors import DeviceUnsafe, UserError
 
@@ -194,7 +198,7 @@ class Claim:
 
     def hold_ways(self, st: "stack_mod.Stack | None" = None) -> None:
         """Open with ``O_EXCL``, and keep open until the run ends, every other block device through
-        which the target's storage is reached (device/stack.py ``ways``: the backing device under a
+        which the target's storage is reached (device/safety/stack.py ``ways``: the backing device under a
         loop device, every other loop device over the same file or device, loop devices resting on
         any of them): while they are held the kernel refuses ``mkfs``, ``mount`` (in any mount
         namespace), md, LVM and partition re-reads on each of them with EBUSY. One that is in use

@@ -1,6 +1,8 @@
 """What a purge is (PTS 2.0.2 §3.2, PTS.md §1): the record it leaves, the method protocol, and the
 shapes the device-level methods share. The methods themselves live next to the interface they
-drive (nvme.py, ata.py, scsi.py); the fallbacks, the choice and the registry are in purge.py.
+drive (interfaces/nvme.py, ata.py, scsi.py), each naming in its class the device classes it
+serves, its tool, its ``--purge`` names and the capability it needs; the fallbacks are in
+fallback.py, the choice and the registry in registry.py.
 
 Contract: ``PurgeMethod.run`` destroys data. Call it only after ``safety.check_writable(target,
 ...)`` passed for this target (the runner does). As a second line of defence every destructive
@@ -16,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ssdpts.device import safety
 from ssdpts.device.block import device_class
+from ssdpts.device.safety import guard as safety
 from ssdpts.device.target import Target
 from ssdpts.device.tools import PACKAGES, Tools
 from ssdpts.errors import RunFailed, UserError
@@ -98,14 +100,26 @@ def poll_until_done(check: Callable[[], State], *, timeout_s: float, what: str,
 
 
 class DevicePurge:
-    """A device-level purge (a PTS purge): which device class it serves, the tool it needs, the
-    safety re-check. Never applies to a partition: it would erase the whole disk, and the
-    confirmation named only the partition."""
+    """A device-level purge (a PTS purge): the device classes it serves, the tool it needs, the
+    capability identify must have found before it is sent by name (``need``), its ``--purge``
+    names (``variants``) and the instance a name gets (``configured``), the safety re-check.
+    Never applies to a partition: it would erase the whole disk, and the confirmation named only
+    the partition."""
 
-    device_cls = ""
+    device_classes: tuple[str, ...] = ()
     tool = ""
     name = ""
     disclosure = ""
+    need: tuple[str, str] | None = None  # (identify group, field) that must be true to run it by name
+
+    @classmethod
+    def variants(cls) -> list["DevicePurge"]:
+        """One instance per ``--purge`` name, for the registry."""
+        return [cls()]
+
+    def configured(self, info: dict, target: Target) -> "DevicePurge":
+        """A fresh instance for ``--purge=NAME``, with what it needs from identify's ``info``."""
+        return type(self)()
 
     def __init__(self, notes: tuple[str, ...] | list[str] = (), *, tools: Tools | None = None,
                  guard: Callable[[Target], None] = recheck):
@@ -114,8 +128,7 @@ class DevicePurge:
         self.guard = guard  # the safety re-check before anything is sent to the device
 
     def applies(self, target: Target) -> bool:
-        return (target.kind == "block" and not target.is_partition
-                and device_class(target) in (self.device_cls, "usb" if self.device_cls == "scsi" else ""))
+        return target.kind == "block" and not target.is_partition and device_class(target) in self.device_classes
 
     def _start(self, target: Target, log: Log) -> tuple[str, float]:
         self.guard(target)
@@ -177,6 +190,8 @@ class SanitizePurge(CommandPollPurge):
     interface = ""  # nvme | ata | scsi
     label = ""  # how the disclosure names the command ("NVMe Sanitize")
     kinds: dict[str, str] = {}  # action -> how the disclosure names it
+    actions: tuple[str, ...] = ("block", "crypto")  # the actions registered as --purge names
+    capability: dict[str, str] = {}  # action -> the field of the interface's identify group saying it is supported
 
     def __init__(self, action: str = "block", notes: tuple[str, ...] | list[str] = (), *,
                  timeout_s: float | None = None, **seams: Any):
@@ -184,6 +199,14 @@ class SanitizePurge(CommandPollPurge):
         self.action, self.timeout_s = action, timeout_s
         self.name = f"{self.interface}-sanitize-{action}"
         self.disclosure = f"{self.label}, {self.kinds[action]} (PTS purge)"
+        self.need = (self.interface, self.capability[action]) if action in self.capability else None
+
+    @classmethod
+    def variants(cls) -> list["DevicePurge"]:
+        return [cls(action) for action in cls.actions]
+
+    def configured(self, info: dict, target: Target) -> "DevicePurge":
+        return type(self)(self.action)
 
 
 def estimate_timeout(estimate_s: float | None, default_s: float) -> float:

@@ -1,6 +1,6 @@
 """The ssdpts lock of a device: files in ``/run/ssdpts`` (``$SSDPTS_LOCK_DIR``), one per whole disk
-and backing file a target rests on (device/stack.py), locked with ``flock`` by the run that holds
-the device and naming it (run directory, PID). What claim.py takes and holds; what safety.py, plan
+and backing file a target rests on (device/safety/stack.py), locked with ``flock`` by the run that holds
+the device and naming it (run directory, PID). What claim.py takes and holds; what guard.py, plan
 and devices read to say who holds a device (:func:`holder_of`, a peek that takes nothing)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ssdpts.device import stack
 from ssdpts.device import target as tgt
+from ssdpts.device.safety import stack
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
 

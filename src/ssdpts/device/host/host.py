@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .fields import Field, not_available
-from .tools import Tools
+from ssdpts.device.fields import Field, not_available
+from ssdpts.device.tools import Tools
 
 SYS_CPU = "/sys/devices/system/cpu"
 SYS_MODULE = "/sys/module"
@@ -232,19 +232,19 @@ def parse_lshw(doc: Any) -> dict[str, Any]:
     dimms = []
     installed = None
     for n in _walk(roots):
-        cls, nid = n.get("class"), str(n.get("id", ""))
-        if cls == "bus" and nid == "core":
+        hw_class, nid = n.get("class"), str(n.get("id", ""))  # lshw's node class (bus, memory, processor)
+        if hw_class == "bus" and nid == "core":
             out.setdefault("board", n.get("product"))
             out.setdefault("board_vendor", n.get("vendor"))
-        if cls == "memory" and nid.split(":")[0] == "memory" and str(n.get("description", "")).lower() == "system memory":
+        if hw_class == "memory" and nid.split(":")[0] == "memory" and str(n.get("description", "")).lower() == "system memory":
             installed = n.get("size") if isinstance(n.get("size"), int) else installed
-        if cls == "memory" and nid.startswith("bank") and isinstance(n.get("size"), int) and n["size"] > 0:
+        if hw_class == "memory" and nid.startswith("bank") and isinstance(n.get("size"), int) and n["size"] > 0:
             clock = n.get("clock")
             m = re.search(r"(\d+)\s*MHz", str(n.get("description", "")))
             speed = int(m.group(1)) if m else (round(clock / 1e6) if isinstance(clock, (int, float)) else None)
             dimms.append({"slot": n.get("slot"), "size_bytes": n["size"], "description": n.get("description"),
                           "speed_mts": speed, "vendor": n.get("vendor"), "part": n.get("product")})
-        if cls == "processor" and n.get("product") and "cpu_model" not in out:
+        if hw_class == "processor" and n.get("product") and "cpu_model" not in out:
             out["cpu_model"] = n.get("product")
     out["memory_dimms"] = dimms or None
     out["memory_installed_bytes"] = installed or (sum(d["size_bytes"] for d in dimms) if dimms else None)
@@ -356,7 +356,7 @@ def collect(fio_version: str | None = None, raw_dir: Path | None = None, *, use_
 
     One piece: independent probes of a few lines each, filling one flat record in HOST_FIELDS' order."""
     tools = tools or Tools()
-    from .. import __version__
+    from ssdpts import __version__
 
     out: dict[str, Any] = {
         "hostname": platform.node(), "kernel": platform.release(), "kernel_version": platform.version(),

@@ -1,7 +1,7 @@
 """Who uses a block device, as the kernel tells it: mounts (/proc/self/mountinfo), swap
 (/proc/swaps), holders stacked on it (dm, md, LVM: sysfs holders/ and slaves/), and the disks the
 running system lives on. Read-only; ``proc`` is the procfs root to read (tests give a fake one).
-safety.py turns these facts into refusals.
+guard.py turns these facts into refusals.
 """
 
 from __future__ import annotations

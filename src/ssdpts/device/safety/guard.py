@@ -30,13 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ssdpts.device import held, locks
-from ssdpts.device import stack as stack_mod
 from ssdpts.device import target as tgt
-from ssdpts.device import usage
-from ssdpts.device.signatures import _describe_signature, _member_reason, probe_signatures
-from ssdpts.device.marker import marker_path, marker_status
 from ssdpts.device.marker import changes as marker_changes
+from ssdpts.device.marker import marker_path, marker_status
+from ssdpts.device.safety import held
+from ssdpts.device.safety import locks
+from ssdpts.device.safety import stack as stack_mod
+from ssdpts.device.safety import usage
+from ssdpts.device.safety.signatures import _describe_signature, _member_reason, probe_signatures
 from ssdpts.device.target import Target
 from ssdpts.errors import UserError
 
@@ -352,7 +353,7 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
                 "(LVM, RAID, device-mapper or encryption built on it): remove that or pick another target"
             )
 
-    # 5. What it rests on (device/stack.py): a loop device's backing device or file, a partition's
+    # 5. What it rests on (device/safety/stack.py): a loop device's backing device or file, a partition's
     #    disk, device-mapper members, down to the bottom; each checked as the target is.
     stack = stack_mod.resolve(name)
     details["stack"] = [{"device": f"/dev/{la.name}", "on_top_of": f"/dev/{la.above}", "how": la.how}
@@ -416,7 +417,7 @@ def _assess_block(target: Target, needed_bytes: int, *, probe: bool = True) -> V
 def _probe_below(target: Target, stack: stack_mod.Stack, system: dict, holder, errors: list[str]) -> list[str]:
     """The exclusive-open probe of each backing device under the target (a mount in another
     namespace, a program holding it), and another ssdpts run holding any device or file of the
-    stack (its lock, device/claim.py)."""
+    stack (its lock, device/safety/claim.py)."""
     out = []
     below = {la.name: f"/dev/{la.name}" for la in stack.layers
              if la.how == "backing" and tgt.disk_of(la.name) not in system}
@@ -447,7 +448,7 @@ def _busy_use(node: str) -> str:
 
 def _probe_ways(target: Target, stack: stack_mod.Stack, system: dict, probed: set[str],
                 errors: list[str]) -> list[str]:
-    """The exclusive-open probe of every other way to the target's storage (device/stack.py
+    """The exclusive-open probe of every other way to the target's storage (device/safety/stack.py
     ``ways``: another loop device over the same file or device, at any offset, and loop devices
     resting on any of them): the kernel's claim sees a mount in any mount namespace, which this
     process's mount table does not. Each busy one is refused, naming what uses it (its mount
@@ -485,7 +486,7 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-# --- holders, mounts, swap (device/usage.py), read from PROC and SYSTEM_MOUNTPOINTS at call time ---
+# --- holders, mounts, swap (device/safety/usage.py), read from PROC and SYSTEM_MOUNTPOINTS at call time ---
 
 def whole_disks(name: str) -> set[str]:
     """The whole disks under kernel device ``name`` (usage.whole_disks)."""

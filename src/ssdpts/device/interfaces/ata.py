@@ -10,12 +10,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ssdpts.device.fields import not_available
-from ssdpts.device import mediawrites, purge_base
-from ssdpts.device.purge_base import DevicePurge, Log, Operation, PurgeRecord, State, quiet
+from ssdpts.device import mediawrites
+from ssdpts.device.fields import not_available, value
+from ssdpts.device.interfaces.base import Capabilities, Interface, Plan
+from ssdpts.device.purge import base as purge_base
+from ssdpts.device.purge.base import DevicePurge, Log, Operation, PurgeRecord, State, quiet
+from ssdpts.device.purge.fallback import fallback
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Gather, Tools, as_int, as_str, bit, parse_json
-from ssdpts.errors import RunFailed
+from ssdpts.errors import RunFailed, UserError
 
 
 def _devstat(doc: dict) -> dict[str, int]:
@@ -248,11 +251,10 @@ def parse_hdparm_identify(text: str) -> dict[str, Any]:
 # ==================================================================================================
 
 
-def collect_smartctl(dev: str, g: Gather, cls: str) -> dict[str, dict[str, Any]] | None:
-    """``smartctl -j -x`` of an ATA, SCSI or NVMe device → {"identity", "smart", "ata", "scsi"}."""
-    argv = ["smartctl", "-j", "-x", dev]
-    if cls == "nvme":
-        argv[3:3] = ["-d", "nvme"]
+def collect_smartctl(dev: str, g: Gather, args: tuple[str, ...] = ()) -> dict[str, dict[str, Any]] | None:
+    """``smartctl -j -x`` of an ATA, SCSI or NVMe device → {"identity", "smart", "ata", "scsi"};
+    ``args``: the device type where smartctl cannot tell it (``-d nvme``)."""
+    argv = ["smartctl", "-j", "-x", *args, dev]
     # smartctl's exit status is a bit mask: bits 0-1 = could not run/open; others describe health.
     res = g.tools.run(argv, timeout=60, ok_codes=lambda rc: rc & 0x3 == 0)
     g.note("smartctl", res)
@@ -298,7 +300,7 @@ class SecurityErasePurge(DevicePurge):
     """hdparm --security-set-pass then --security-erase[-enhanced]; the drive must not be frozen.
     hdparm returns when the erase is done: nothing to poll."""
 
-    device_cls, tool = "ata", "hdparm"
+    device_classes, tool = ("ata",), "hdparm"
 
     def __init__(self, enhanced: bool = True, notes: tuple[str, ...] | list[str] = (), *,
                  estimate_min: int | None = None, **seams: Any):
@@ -307,6 +309,17 @@ class SecurityErasePurge(DevicePurge):
         self.estimate_min = estimate_min
         self.name = "ata-secure-erase-enhanced" if enhanced else "ata-secure-erase"
         self.disclosure = f"ATA {'ENHANCED ' if enhanced else ''}SECURITY ERASE UNIT (PTS purge)"
+        self.need = ("ata", "enhanced_erase_supported" if enhanced else "security_supported")
+
+    @classmethod
+    def variants(cls) -> list[DevicePurge]:
+        return [cls(True), cls(False)]
+
+    def configured(self, info: dict, target: Target) -> DevicePurge:
+        if value(info, "ata", "security_frozen"):
+            raise UserError(frozen_advice(f"/dev/{target.name}"))
+        return type(self)(self.enhanced, estimate_min=value(info, "ata", "enhanced_erase_time_min" if self.enhanced
+                                                              else "security_erase_time_min"))
 
     def run(self, target: Target, log: Log = quiet) -> PurgeRecord:
         started, t0 = self._start(target, log)
@@ -346,8 +359,9 @@ def sanitize_state(dev: str, tools: Tools) -> State:
 class SanitizePurge(purge_base.SanitizePurge):
     """hdparm --sanitize-block-erase / --sanitize-crypto-scramble, polled with --sanitize-status."""
 
-    device_cls, tool, interface, label = "ata", "hdparm", "ata", "ATA SANITIZE"
+    device_classes, tool, interface, label = ("ata",), "hdparm", "ata", "ATA SANITIZE"
     kinds = {"block": "block erase", "crypto": "crypto scramble"}
+    capability = {"block": "sanitize_block_erase_supported", "crypto": "sanitize_crypto_scramble_supported"}
     hint = "check hdparm -I (SANITIZE feature set), or pass --purge=discard"
 
     @property
@@ -360,3 +374,85 @@ class SanitizePurge(purge_base.SanitizePurge):
 
     def state(self, dev: str) -> State:
         return sanitize_state(dev, self.tools)
+
+
+# ==================================================================================================
+# The interfaces smartctl speaks for: ATA here, SCSI and a USB bridge in scsi.py
+# ==================================================================================================
+
+
+class SmartctlInterface(Interface):
+    """A disk smartctl identifies (ATA, SCSI, or either behind a USB bridge): its identity and
+    SMART fields from ``smartctl -j -x``, then its own group from its own tools."""
+
+    managed, health = True, "smartctl"
+
+    def manage(self, target, block_name, g, ident, smart, groups) -> str:
+        disk_dev = f"/dev/{block_name}"
+        groups["nvme"] = (None, f"{block_name} is not an NVMe device")
+        sc = collect_smartctl(disk_dev, g)
+        if sc:
+            # sysfs truncates ATA model strings to the 16-byte SCSI INQUIRY field: smartctl's are whole.
+            ident.update({k: v for k, v in sc["identity"].items() if v is not None})
+            smart.update({k: v for k, v in sc["smart"].items() if v is not None})
+        iface = self.refined(sc)
+        iface.groups(disk_dev, block_name, g, sc, groups)
+        return iface.cls
+
+    def refined(self, sc: dict | None) -> "SmartctlInterface":
+        """The interface smartctl found the device to speak (a USB bridge's disk: ATA or SCSI)."""
+        return self
+
+    def groups(self, disk_dev: str, block_name: str, g: Gather, sc: dict | None,
+               groups: dict[str, tuple[dict | None, str]]) -> None:
+        raise NotImplementedError
+
+    def no_smart(self, block_name: str, g: Gather) -> str:
+        return g.collectors.get("nvme smart-log") or g.collectors.get("smartctl") or "no SMART tool answered"
+
+
+class ATA(SmartctlInterface):
+    """A SATA/ATA disk: smartctl and hdparm, SANITIZE and SECURITY ERASE UNIT, ``hdparm -W``."""
+
+    cls = "ata"
+    smartctl_health_args = ("-l", "devstat")
+    smartctl_media = True
+    purges = (SanitizePurge, SecurityErasePurge)
+    cache_method = "hdparm -W"
+
+    def groups(self, disk_dev, block_name, g, sc, groups) -> None:
+        groups["ata"] = collect(disk_dev, g, dict(sc["ata"]) if sc and sc["ata"] else {})
+        groups["scsi"] = (None, f"{block_name} is an ATA device (SCSI fields do not apply)")
+
+    def device_purge(self, caps: Capabilities, target: Target, notes: list[str]):
+        """SANITIZE (block erase, then crypto scramble), else (ENHANCED) SECURITY ERASE UNIT unless
+        a password is set or the drive is frozen, else the fallback."""
+        v, info = caps.v, caps.info
+        dev = f"/dev/{target.parent or target.name}"
+        if not caps.have("hdparm"):
+            notes.append(f"hdparm is not installed: install hdparm for an ATA sanitize/security erase of {dev}")
+            return fallback(info, target, notes)
+        if v("ata", "sanitize_block_erase_supported"):
+            return SanitizePurge("block", notes)
+        if v("ata", "sanitize_crypto_scramble_supported"):
+            return SanitizePurge("crypto", notes)
+        if v("ata", "sanitize_supported") is None and v("ata", "security_supported") is None:
+            notes.append(f"the ATA capabilities of {dev} are unknown (hdparm -I / smartctl gave nothing): "
+                         "run as root with hdparm and smartmontools installed for a PTS purge")
+            return fallback(info, target, notes)
+        if not v("ata", "security_supported"):
+            notes.append(f"{dev} supports neither SANITIZE nor the ATA security feature set")
+        elif v("ata", "security_locked") or v("ata", "security_enabled"):
+            notes.append(f"ATA security erase not used: {dev} has a security password set (enabled/locked); "
+                         "disable it with hdparm --security-disable PASSWORD, then run again")
+        elif v("ata", "security_frozen"):
+            notes.append(frozen_advice(dev))
+        else:
+            enhanced = bool(v("ata", "enhanced_erase_supported"))
+            est = v("ata", "enhanced_erase_time_min" if enhanced else "security_erase_time_min")
+            return SecurityErasePurge(enhanced, notes, estimate_min=est)
+        return fallback(info, target, notes)
+
+    def write_cache(self, dev, *, ctrl_dev=None, vwc_present=None) -> Plan:
+        return Plan(self.cache_method, dev, ("hdparm", "-W", dev),
+                    {"enabled": ("hdparm", "-W1", dev), "disabled": ("hdparm", "-W0", dev)}, "hdparm")

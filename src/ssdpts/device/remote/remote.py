@@ -1,4 +1,4 @@
-"""The device side of a run on another host: ``ssdpts agent PATH`` there (device/agent.py),
+"""The device side of a run on another host: ``ssdpts agent PATH`` there (device/remote/agent.py),
 started through the user's command prefix (``--remote-shell``, e.g. ``ssh -o BatchMode=yes rack1``)
 and asked, request by request, what a local run asks device/side.py's LocalSide.
 
@@ -19,13 +19,13 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from .. import errors
-from ..errors import HostLost, UserError
-from .side import Collected, DeviceSide
-from .target import Target
+from ssdpts import errors
+from ssdpts.device.side import Collected, DeviceSide
+from ssdpts.device.target import Target
+from ssdpts.errors import HostLost, UserError
 
 Log = Callable[[str], None]
-AGENT_PROTOCOL = 2  # device/agent.py PROTOCOL
+AGENT_PROTOCOL = 2  # device/remote/agent.py PROTOCOL
 
 
 def parse_shell(text: str) -> list[str]:
@@ -257,7 +257,7 @@ class RemoteSide(DeviceSide):
 
     def finish(self) -> dict | None:
         """The write cache restored there; an agent already gone restored it itself when its stdin
-        closed (device/agent.py), so nothing is lost by not asking."""
+        closed (device/remote/agent.py), so nothing is lost by not asking."""
         try:
             return self._call("finish")
         except HostLost:
