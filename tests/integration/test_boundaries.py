@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pytest
 
-from ssdpts.results import analysis
+from ssdpts.results import steprecord
 from ssdpts.engine import blocktrace as bt
 
 from .conftest import ssdpts
@@ -87,7 +87,7 @@ def allowed_idle_ms(idles_ms: list[float], stall_ms: float) -> float:
     boundary waits for a shell to start and for one to end) when that is more. Continuous in the
     stall: a host that stalled fio by 9.8 ms cannot be held to 10 ms when one at 10.2 ms is allowed
     30 ms. On a calm host (stalls of 1-4 ms here) the limit itself applies."""
-    return max(analysis.IDLE_LIMIT_MS, float(np.median(idles_ms)) + 2 * stall_ms) + analysis.RESOLUTION_MS
+    return max(steprecord.IDLE_LIMIT_MS, float(np.median(idles_ms)) + 2 * stall_ms) + steprecord.RESOLUTION_MS
 
 
 @pytest.mark.parametrize("kind", ["loop", pytest.param("zram", marks=pytest.mark.slow)])  # zram: make test-full
@@ -141,7 +141,7 @@ def test_lat_boundaries_at_the_block_layer(kind, make_loop, make_zram, tmp_path)
     # that stall exceeds the limit is held to that instead (a boundary waits for a shell to start
     # and one to end: allowed_idle_ms), and the medians within and between rounds to the limit.
     host_stall_ms = max(stall_inside_steps_ms(ios, owner), spawn_ms)
-    limit, res = analysis.IDLE_LIMIT_MS, analysis.RESOLUTION_MS
+    limit, res = steprecord.IDLE_LIMIT_MS, steprecord.RESOLUTION_MS
     recorded = [(s["round"], s["index"], s["boundary"]["kind"], s["boundary"]["idle_ms"], s["boundary"]["overlap_ms"])
                 for s in steps]
     allowed = allowed_idle_ms([r[3] for r in recorded], host_stall_ms)
@@ -259,7 +259,7 @@ def test_realtime_holds_every_lat_boundary_to_the_limit_under_cpu_load(make_loop
     # scheduler running starved normal tasks for a moment), a boundary is held to the median
     # boundary plus twice that stall instead (allowed_idle_ms, as in the test above), and the
     # test says so.
-    limit, res = analysis.IDLE_LIMIT_MS, analysis.RESOLUTION_MS
+    limit, res = steprecord.IDLE_LIMIT_MS, steprecord.RESOLUTION_MS
     stall_ms = stall_inside_steps_ms(ios, owner)
     allowed = allowed_idle_ms([s["boundary"]["idle_ms"] for s in steps], stall_ms)
     over = [(s["round"], s["index"], s["boundary"]["idle_ms"]) for s in steps

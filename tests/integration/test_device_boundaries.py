@@ -25,7 +25,7 @@ import time
 import numpy as np
 import pytest
 
-from ssdpts.results import analysis
+from ssdpts.results import steprecord
 from ssdpts.device.target import open_target
 from ssdpts.engine import blocktrace as bt
 from ssdpts.engine.fio import FioExecutor
@@ -156,10 +156,10 @@ def test_a_stall_at_the_device_is_measured_and_flagged_under_load(kind, make_loo
     unseen = [(b["after"], b["source"], b["gap_ms"]) for b, _ in theirs if b["source"] != "block layer"]
     assert not unseen, unseen
     worst = max(abs(b["gap_ms"] - g) for b, g in theirs)
-    assert worst <= analysis.RESOLUTION_MS, worst
+    assert worst <= steprecord.RESOLUTION_MS, worst
 
     # the summary: worst idle within and between rounds within 2 ms of the trace's, the count over the limit
-    limit = analysis.IDLE_LIMIT_MS + analysis.DEVICE_RESOLUTION_MS
+    limit = steprecord.IDLE_LIMIT_MS + steprecord.DEVICE_RESOLUTION_MS
     sb = summary["parts"]["lat"]["boundaries"]
     for group, within in (("within_rounds", True), ("between_rounds", False)):
         gaps = [g for b, g in theirs if (b["kind"] == "step") == within]

@@ -114,7 +114,7 @@ def check_wait_state(res: dict, rel_mean: float, rel_each: float, rel_last: floa
     assert len(lengths) >= len(bursts)
     # the observed timelines (what steps.jsonl records and the boundaries are computed from) give
     # the same idles as the counters, and the boundary rule holds them to their plan, not to 10 ms
-    from ssdpts.results.analysis import boundary
+    from ssdpts.results.steprecord import boundary
 
     tls = res["timelines"]
     recs = [{"phase": "round", "round": s.round, "index": s.index, "session": 0, "start_time": tl["start_unix_s"], "end_time": tl["end_unix_s"],

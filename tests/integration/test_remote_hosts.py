@@ -196,9 +196,9 @@ def test_device_on_another_host_through_its_agent(other_host, make_zram, tmp_pat
     assert within and all(b["overlap_ms"] == 0 for b in within), within
     # the median within the limit, or, when this host stalled a shell meanwhile (two runs share its
     # cores), within twice that stall: a boundary waits for a shell to start and one to end
-    from ssdpts.results import analysis
+    from ssdpts.results import steprecord
 
-    limit = max(analysis.IDLE_LIMIT_MS, 2 * probe.worst_ms) + analysis.RESOLUTION_MS
+    limit = max(steprecord.IDLE_LIMIT_MS, 2 * probe.worst_ms) + steprecord.RESOLUTION_MS
     assert sorted(b["idle_ms"] for b in within)[len(within) // 2] <= limit, (limit, within)
     mine = json.loads((runs[local] / "manifest.json").read_text())
     assert mine["status"] == "complete" and "device_host" not in mine and mine["executor"] == "fio"
@@ -261,21 +261,21 @@ def _within_local_limits(steps: list[dict], stall_ms: float) -> None:
     """As tests/integration/test_boundaries.py holds a local run: no overlap at a TC1/QD1 boundary,
     every idle (beyond a planned one) within the limit and the resolution, or, when this host stalled
     a shell by stall_ms meanwhile, the median plus twice that (allowed_idle_ms)."""
-    from ssdpts.results import analysis
+    from ssdpts.results import steprecord
 
     from .test_boundaries import allowed_idle_ms
 
     b = [s["boundary"] for s in steps[1:]]
-    idles = [analysis.unplanned_idle_ms(x) for x in b]
+    idles = [steprecord.unplanned_idle_ms(x) for x in b]
     allowed = allowed_idle_ms(idles, stall_ms)
     assert all(x["overlap_ms"] <= x["allowed_overlap_ms"] for x in b), b
     assert max(idles) <= allowed, (allowed, [(x["after"], x["idle_ms"], x["source"]) for x in b])
     # the medians to the limit; on a host that stalled a shell beyond it (a loaded CI machine: 4-5 round
     # boundaries, one of them behind a fio server slow to set up its job) to the stall-adjusted bound
-    calm = allowed <= analysis.IDLE_LIMIT_MS + analysis.RESOLUTION_MS
+    calm = allowed <= steprecord.IDLE_LIMIT_MS + steprecord.RESOLUTION_MS
     for kind in ("step", "round"):
         mine = [i for i, x in zip(idles, b) if x["kind"] == kind]
-        assert not mine or statistics.median(mine) <= (analysis.IDLE_LIMIT_MS if calm else allowed), (kind, mine)
+        assert not mine or statistics.median(mine) <= (steprecord.IDLE_LIMIT_MS if calm else allowed), (kind, mine)
 
 
 @pytest.mark.slow  # make test-full: ~30 s; CI checks the gate's schedule in the runs above
@@ -332,15 +332,15 @@ def test_hir_on_another_host_keeps_its_idles_by_the_gate_there(other_host, tmp_p
     late = [s for s in waits if s["timeline"]["late_ms"]]
     waits = [s for s in waits if not s["timeline"]["late_ms"]]
     assert len(waits) >= 3 and len(late) <= len(waits), [(s["part"], s["timeline"]["late_ms"]) for s in late]
-    from ssdpts.results import analysis
+    from ssdpts.results import steprecord
 
     from .test_boundaries import allowed_idle_ms
 
-    allowed = allowed_idle_ms([analysis.unplanned_idle_ms(s["boundary"]) for s in waits], probe.worst_ms)
+    allowed = allowed_idle_ms([steprecord.unplanned_idle_ms(s["boundary"]) for s in waits], probe.worst_ms)
     for s in waits:
         b = s["boundary"]
         assert s["timeline"]["clock"]["host"] == "h"
         assert b["idle_ms"] > 0.95 * b["planned_idle_ms"], b  # never short of its planned idle
-        assert analysis.unplanned_idle_ms(b) <= max(allowed, 0.05 * b["planned_idle_ms"]), (allowed, b)
+        assert steprecord.unplanned_idle_ms(b) <= max(allowed, 0.05 * b["planned_idle_ms"]), (allowed, b)
     assert not integrity.check(run).problems
     assert not h.agents()

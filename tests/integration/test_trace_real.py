@@ -258,7 +258,7 @@ def test_a_replay_purge_that_erases_nothing_fails_the_run(make_loop, tmp_path, m
     run' purge is: a discard made to erase nothing (as QEMU's no-op FORMAT UNIT) fails the replay
     run naming the method, nothing replayed, the run directory marked failed; the real discard
     passes the same check."""
-    from ssdpts.device.purge import registry as purge
+    from ssdpts.device.purge import base as purge_base, fallback as purge
     from ssdpts.device.target import open_target
     from ssdpts.engine.fio import FioExecutor
     from ssdpts.errors import RunFailed
@@ -272,7 +272,7 @@ def test_a_replay_purge_that_erases_nothing_fails_the_run(make_loop, tmp_path, m
     spec = ReplaySpec(runs=3, no_stall=True, precondition="wipc")
     real_run = purge.DiscardPurge.run
     monkeypatch.setattr(purge.DiscardPurge, "run", lambda self, target, log=None: self._record(
-        purge.now_iso(), time.monotonic(), "a discard that erased nothing"))
+        purge_base.now_iso(), time.monotonic(), "a discard that erased nothing"))
     executor = FioExecutor()
     try:
         with pytest.raises(RunFailed, match=r"purge discard of .* blocks written before it still hold"):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from ssdpts.device import fields, nvme_admin, telemetry
+from ssdpts.results import throttle
 from ssdpts.device.interfaces import nvme
 from ssdpts.device import target as tgt
 from ssdpts.device.tools import FakeTools, Sysfs
@@ -242,29 +243,29 @@ def snap(t: float, temp: float, t1: int = 0, warn: float | None = 70.0, cw: int 
 
 
 def test_no_warning_for_a_cool_steady_drive() -> None:
-    assert telemetry.throttle_warnings([snap(i * 60, 45.0) for i in range(10)], (0, 600)) == []
+    assert throttle.throttle_warnings([snap(i * 60, 45.0) for i in range(10)], (0, 600)) == []
 
 
 def test_throttle_counters_rising_inside_the_window() -> None:
     samples = [snap(i * 60, 60.0, t1=(0 if i < 6 else 2)) for i in range(10)]
-    w = telemetry.throttle_warnings(samples, (300, 540))
+    w = throttle.throttle_warnings(samples, (300, 540))
     assert len(w) == 1 and "throttled inside the steady-state window" in w[0]
     assert "T1 (light throttle) transitions +2" in w[0] and ": " in w[0]
-    assert telemetry.throttle_warnings(samples, (0, 300)) == []  # before the rise: nothing
+    assert throttle.throttle_warnings(samples, (0, 300)) == []  # before the rise: nothing
 
 
 def test_warning_temperature_crossed() -> None:
     samples = [snap(0, 60.0), snap(60, 71.5), snap(120, 69.0)]
-    w = telemetry.throttle_warnings(samples, (0, 120))
+    w = throttle.throttle_warnings(samples, (0, 120))
     assert len(w) == 1 and "71.5 °C" in w[0] and "70.0 °C" in w[0]
-    assert telemetry.throttle_warnings(samples, (0, 120), warning_temp_c=80.0) == []
+    assert throttle.throttle_warnings(samples, (0, 120), warning_temp_c=80.0) == []
     no_limit = [snap(0, 90.0, warn=None)]
-    assert telemetry.throttle_warnings(no_limit) == []  # unknown limit: no guess
+    assert throttle.throttle_warnings(no_limit) == []  # unknown limit: no guess
 
 
 def test_critical_warning_bit_and_step_records() -> None:
     steps = [{"telemetry": {"available": True, "before": snap(0, 50.0), "after": snap(60, 50.0, cw=2)}},
              {"telemetry": {"available": False, "reason": "not available: loop"}}]
-    w = telemetry.throttle_warnings(steps)
+    w = throttle.throttle_warnings(steps)
     assert len(w) == 1 and "critical warning" in w[0]
-    assert telemetry.throttle_warnings([{"available": False, "reason": "x"}, "junk", None]) == []
+    assert throttle.throttle_warnings([{"available": False, "reason": "x"}, "junk", None]) == []

@@ -14,7 +14,7 @@ Idle periods (HIR): a step's ``idle_after_s`` is time with no IO from any thread
 the next step that long after the step drained (:func:`schedule` states the same plan as start
 offsets); a round that ends with an idle has the next round's first step released that long after
 its last step drained, whether that round's fio was started ahead or later (``_quiet_until``).
-The boundary's idle is then measured against the planned one (analysis.boundary).
+The boundary's idle is then measured against the planned one (steprecord.boundary).
 """
 
 from __future__ import annotations

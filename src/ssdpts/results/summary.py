@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 import statistics
 
-from ssdpts.device.telemetry import throttle_warnings
+from ssdpts.results.throttle import throttle_warnings
 from ssdpts.pts.parts import Part
 from ssdpts.pts.steady_state import all_reached
 from ssdpts.results import timing

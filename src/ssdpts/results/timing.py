@@ -17,7 +17,7 @@ and last completion), that span is the device's:
   step), or the step ran where nothing traced (a file, a fio server's device): fio's figures, and
   the run says so once.
 
-A step is **marked** when the boundary into it broke the PTS's no-delay rule (analysis.boundary:
+A step is **marked** when the boundary into it broke the PTS's no-delay rule (steprecord.boundary:
 an idle over 10 ms, an overlap into a TC1/QD1 step): the drive was given time the test does not
 give it. Its values enter the curve, the window and the headline figures only with the mark
 (summary.json ``timing``, the part's warnings, the report and the datasheet).
