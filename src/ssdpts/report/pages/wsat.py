@@ -9,10 +9,12 @@ import math
 from ...pts.qos import approx_max_note, ios_needed
 from ...pts.wsat import WsatTable
 from ...results.records import PartResult
+from ..compare_parts import long_table
 from ..context import RunContext, temperature_c
 from ..datasheet import waf_of
 from ..doc import Alert, Cell, Plot, Section, Table
-from ..fmt import fmt_fixed, fmt_rounds, fmt_value, or_default
+from ..fmt import NA, fmt_fixed, fmt_rounds, fmt_value, or_default
+from .kind import ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
@@ -210,3 +212,48 @@ def samples_table(pid: str, tab: WsatTable, ios: dict[int, int]) -> Table:
                             "samples (PTS: one sample per minute). A sample's 99.999% comes from "
                             "its own json+ histogram; with fewer than 10⁵ IOs it is its slowest IO "
                             "(grey, '≈ max').")
+
+
+# ---- WSAT as a kind (pages/kind.py) -----------------------------------------------------------------
+
+def stimulus(ctx: RunContext, test: str, _pids: list[str]) -> str:
+    if ctx.option("wsat_pattern") != "rnd4k-w":
+        w = ctx.first_workload(test)
+        return (f"{w.label if w else ctx.spec.doc.get('wsat_pattern')}, continuous, one sample per step "
+                "(PTS 2.0 option)")
+    return "RND 4KiB 0/100, continuous, one sample per step"
+
+
+def progress(ctx: RunContext, _test: str, pids: list[str]) -> list[tuple[str, str]]:
+    """Its stop rule and samples (no steady-state rule: PTS.md §3)."""
+    hours, multiple = ctx.spec.wsat_hours, ctx.spec.wsat_capacity_multiple
+    out = [("Stop rule", f"{hours:g} h of steps or {multiple:g}× capacity written (TGBW)"
+            if hours is not None and multiple is not None else NA)]
+    for p in pids:
+        part = ctx.parts[p]
+        tab = part.table
+        out.append(("Samples", f"{part.samples or 0} ({part.stop_reason or 'stopped early'})"))
+        if isinstance(tab, WsatTable):
+            out.append(("Written (TGBW)", f"{tab.tgbw_gb:,.2f} GB = {fmt_fixed(tab.drive_fills, 2)} drive fills"))
+    return out
+
+
+def compare_blocks(cmp, p) -> list:
+    """Its comparison: every run's samples with the steady level the table compares."""
+    series = []
+    for r in cmp.runs:
+        t = r.part(p.part).table
+        s = t.series if isinstance(t, WsatTable) else ()
+        series.append(([x.minute for x in s], [x.iops for x in s],
+                       list(t.final_window_minutes) if isinstance(t, WsatTable) else [],
+                       t.final_window_iops if isinstance(t, WsatTable) else None))
+    return [Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
+                 "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
+                 "window) the table compares.",
+                 "wsat_overlay", {"labels": cmp.labels, "series": series}, size=(10.0, 3.8)),
+            long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)")]
+
+
+KINDS = {"wsat": ReportKind(sections, "Write Saturation Test (REQUIRED) – Report Page", stimulus,
+                            preconditioning=lambda *_: ("none (WSAT starts from a purged device)", "none"),
+                            progress=progress, compare=compare_blocks)}
