@@ -8,7 +8,8 @@ table record (``from_dict`` by the table's ``kind``) and ``build_table``; COMPAR
 comparison shows), HEADLINES (the rows of a comparison's summary) and ``cell_label``; optionally
 OPTIONS (the options its report reads, with their value in a run recorded without them; NULLABLE:
 those whose recorded null means something), ``summary(part)`` (the terminal's lines at a run's end;
-by default its headline cells), CELL_ORDER ("bs-mix": a matrix by block size, then mix) and
+by default its headline cells), ``site(part)`` (its data on the results site beyond its
+cells), CELL_ORDER ("bs-mix": a matrix by block size, then mix) and
 PAGES (the name of its pages' module in report/pages/, by default its own name). Its report side
 is that module's ``KIND`` (report/pages/__init__.py finds it lazily). A new test is a new module
 listed here (or :func:`register`-ed) and its pages' module.
@@ -79,6 +80,12 @@ def summary(part) -> list:
             for c in (part.table.cells() if part.table is not None else ())
             if any(c.metric == m_ and bs in (None, c.block_size_bytes) and mix in (None, c.mix)
                    and point in (None, c.point) for m_, bs, mix, point in headlines(part.test))]
+
+
+def site(part) -> dict:
+    """A part's data on the results site beyond its cells (its kind's ``site``; none by default)."""
+    own = getattr(TESTS.get(part.test), "site", None)
+    return own(part) if own is not None else {}
 
 
 def cell_order(test: str, metric_rank: int, bs: int | None, mix: str | None) -> tuple:

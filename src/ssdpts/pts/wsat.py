@@ -159,3 +159,12 @@ def summary(part) -> list:
     return [f"[bold]{part.title}[/]: {len(t.series)} samples, {t.tgbw_gb:.2f} GB written "
             f"({fmt_number(t.drive_fills, 2)} drive fills), last 5 samples {fmt_number(t.final_window_iops)} IOPS "
             f"({part.stop_reason})"]
+
+
+def site(part) -> dict:
+    """Its data on the results site beyond its cells (library/site/data.py): the samples and the level."""
+    t = part.table
+    if not isinstance(t, WsatTable):
+        return {}
+    return {"wsat": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
+                     "win": list(t.final_window_minutes), "level": t.final_window_iops}}

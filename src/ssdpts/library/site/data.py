@@ -16,7 +16,7 @@ from typing import Any
 
 from ssdpts.compare import SETTINGS, settings_of
 from ssdpts.pts.registry import TESTS, headlines
-from ssdpts.pts.wsat import WsatTable
+from ssdpts.pts.registry import site as kind_site
 from ssdpts.results.cells import cell_rank, shared_parts
 from ssdpts.results.reader import RunResults
 from ssdpts.results.registry import METRICS, SHORT
@@ -53,10 +53,7 @@ def run_data(run: RunResults) -> dict[str, Any]:
                   _rank(sp.test, sp.part, r.metric, r.block_size_bytes, r.mix, r.point, i)] for i, r in enumerate(sp.rows)]
         part: dict[str, Any] = {"id": sp.part, "test": sp.test, "title": sp.title, "reached": sp.reached[0],
                                 "stop": sp.stop_reasons[0], "cells": cells}
-        table = run.part(sp.part).table
-        if isinstance(table, WsatTable):
-            part["wsat"] = {"x": [s.minute for s in table.series], "y": [s.iops for s in table.series],
-                            "win": list(table.final_window_minutes), "level": table.final_window_iops}
+        part.update(kind_site(run.part(sp.part)))
         parts.append(part)
     return {"format": FORMAT, "uid": run.uid, "parts": parts, "settings": settings_of(run)}
 

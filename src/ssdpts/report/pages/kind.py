@@ -9,7 +9,9 @@ The hooks: ``sections`` (its pages), ``page_label`` (the printed pages' label), 
 ``toio`` (the demand intensity of a run that recorded none), ``details`` (the kind of value behind
 each table cell, report/details.py), ``compare`` and ``repeats`` (its blocks of a comparison and a
 repeats analysis, report/compare_doc.py; ``full_labels``) and ``ocptv`` (its validators and
-diagnoses in the OCP Test & Validation output, report/ocptv.py).
+diagnoses in the OCP Test & Validation output, report/ocptv.py), ``figures``, ``outlier_cells``,
+``figure_value`` and ``figure_uses`` (its rows of the datasheet, report/datasheet.py) and ``verdict``
+(its line of the steady-state overview, report/front.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,20 @@ def _none(*_: Any) -> None:
 
 def _nothing(*_: Any) -> list:
     return []
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of the datasheet (report/datasheet.py): what a buyer compares, from one part."""
+
+    id: str
+    label: str
+    unit: str
+    better: str  # "higher" or "lower"
+    part: str  # summary part id
+    key: str  # cell key ("" for WSAT figures)
+    stat: str  # the statistic (Cell.ref)
+    order: int = 0  # its place on the datasheet among every kind's figures
 
 
 @dataclass(frozen=True)
@@ -52,4 +68,12 @@ class ReportKind:
     compare: Callable[[Any, Any], list] = _nothing  # (comparison, part) -> blocks
     repeats: Callable[[Any, Any], list | None] = _none  # (repeats, part) -> blocks; None: its cells' table
     full_labels: bool = False  # its cells' labels name the statistic (a repeats plot shows them whole)
+    figures: tuple[Figure, ...] = ()  # its datasheet figures
+    outlier_cells: tuple[tuple[int, str, str, str, str], ...] = ()  # (order, id prefix, label, part, cell key)
+    # a figure's (value, flag, steady state reached, window text); None: no value here
+    figure_value: Callable[[RunContext, Any, Figure, str], tuple | None] = _none
+    figure_uses: Callable[[RunContext, Any, Figure], Callable | None] = _none  # which steps a figure comes from
+    # a part's line of the steady-state overview where it has no steady-state rule: (rounds, verdict,
+    # missed, window-average Cell); None: its steady state's or fixed plan's (report/front.py)
+    verdict: Callable[[str, Any], tuple | None] = _none
     ocptv: Callable[[Any, str, Any, str | None], list[str]] = _nothing  # (emitter, step id, part, at) -> outcomes

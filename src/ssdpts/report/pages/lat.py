@@ -18,7 +18,7 @@ from ..context import RunContext
 from ..doc import Cell, Plot, Table
 from ..fmt import fmt_value
 from .common import cell_refs, cpu_table, qos_table, three_sections, window_outliers
-from .kind import Details, ReportKind
+from .kind import Details, Figure, ReportKind
 
 TABLES = (("mean", "lat-mean-us", "Average response time (µs)"),
           ("p5", "lat-p99999-us", "99.999% (five nines) response time (µs), pooled over the window"),
@@ -217,7 +217,33 @@ def per_metric(p, table) -> list:
     return out
 
 
+FIGURES = (
+    Figure("qd1_4k_read_mean_us", "QD1 RND 4KiB read: mean response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 100), "lat_mean_us", 30),
+    Figure("qd1_4k_read_p99999_us", "QD1 RND 4KiB read: 99.999% response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 100), "p99.999_us", 31),
+    Figure("qd1_4k_write_mean_us", "QD1 RND 4KiB write: mean response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 0), "lat_mean_us", 32),
+    Figure("qd1_4k_write_p99999_us", "QD1 RND 4KiB write: 99.999% response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 0), "p99.999_us", 33),
+)
+OUTLIER_CELLS = ((10, "qd1_4k_read", "QD1 RND 4KiB read", "lat", cell_key("rand", 4096, 100)),
+                 (11, "qd1_4k_write", "QD1 RND 4KiB write", "lat", cell_key("rand", 4096, 0)))
+
+
+def figure_value(ctx: RunContext, part: PartResult, f: Figure, window: str) -> tuple | None:
+    """A figure's response time: the mean or the pooled 99.999% of its cell's window."""
+    w = ctx.latency(part, f.key)
+    if not w.steps:
+        return None, "", part.reached, window
+    if f.stat == "lat_mean_us":
+        return w.mean_us, "", part.reached, window + f", {w.ios:,} IOs"
+    v = w.percentile_us(99.999)
+    return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
+
+
 STIMULUS = "RND; R/W mix 100/0, 65/35, 0/100 (outer) × block size 8, 4, 0.5 KiB (inner)"
 KINDS = {"lat": ReportKind(sections, "Latency Test (REQUIRED) – Report Page", lambda *_: STIMULUS,
                            toio=lambda _ctx: (1, 1), details=Details(lambda m, _w: m.lat_mean_ns / 1e3, "µs", "mean response time"), compare=compare_blocks,
-                           repeats=repeat_blocks)}
+                           repeats=repeat_blocks, figures=FIGURES, outlier_cells=OUTLIER_CELLS,
+                           figure_value=figure_value)}

@@ -256,7 +256,10 @@ def ocptv(emit, part, at: str | None) -> list[str]:
 
 
 KINDS = {
-    "ocp-trim": ReportKind(sections, stimulus=trim_stimulus, params=params, ocptv=ocptv),
+    "ocp-trim": ReportKind(sections, stimulus=trim_stimulus, params=params, ocptv=ocptv, outlier_cells=(
+        (30, "ocp_trim_read", "OCP: QD1 reads beside deallocation", "ocp-trim", "trim"),)),
     "ocp-idle-gc": ReportKind(sections, stimulus=idle_gc_stimulus, preconditioning=idle_gc_preconditioning,
-                              params=params, ocptv=ocptv),
+                              params=params, ocptv=ocptv, outlier_cells=(
+                                  (31, "ocp_idle_gc_read", "OCP: QD1 probe reads in the idle time after a write burst",
+                                   "ocp-idle-gc-measure", "idle"),)),
 }

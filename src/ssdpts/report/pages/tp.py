@@ -11,7 +11,7 @@ from ..compare_parts import long_table
 from ..context import RunContext
 from ..doc import Cell, Plot, Section, Table
 from .common import cell_refs, cpu_table, one_section
-from .kind import Details, ReportKind
+from .kind import Details, Figure, ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
@@ -119,5 +119,21 @@ def compare_blocks(cmp, p) -> list:
             long_table(cmp, p, p.rows, f"{p.part}-table", "Throughput (MB/s)")]
 
 
+FIGURES = tuple(
+    Figure(f"seq{bs // 1024}k_{rw}_mbps", f"SEQ {bs // 1024}KiB {rw} MB/s", "MB/s", "higher", f"tp-{bs // 1024}KiB",
+           cell_key("seq", bs, pct), f"{rw}_mb_per_s", order)
+    for order, (bs, rw, pct) in enumerate(((131072, "read", 100), (131072, "write", 0), (1048576, "read", 100),
+                                           (1048576, "write", 0)), start=20))
+
+
+def figure_value(_ctx: RunContext, part: PartResult, f: Figure, window: str) -> tuple | None:
+    """A figure's MB/s: its direction of the part's table."""
+    if f.stat not in ("read_mb_per_s", "write_mb_per_s"):
+        return None
+    tab = part.table if isinstance(part.table, TpTable) else None
+    return (getattr(tab, f.stat) if tab else None), "", part.reached, window
+
+
 KINDS = {"tp": ReportKind(sections, "Throughput Test (REQUIRED) – Report Page", stimulus, toio=toio,
-                          details=Details(mb_per_s, "MB/s", "MB/s"), compare=compare_blocks, full_labels=True)}
+                          details=Details(mb_per_s, "MB/s", "MB/s"), compare=compare_blocks, full_labels=True,
+                          figures=FIGURES, figure_value=figure_value)}

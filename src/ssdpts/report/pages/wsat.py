@@ -14,7 +14,7 @@ from ..context import RunContext, temperature_c
 from ..datasheet import waf_of
 from ..doc import Alert, Cell, Plot, Section, Table
 from ..fmt import NA, fmt_fixed, fmt_rounds, fmt_value, or_default
-from .kind import ReportKind
+from .kind import Figure, ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
@@ -254,6 +254,44 @@ def compare_blocks(cmp, p) -> list:
             long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)")]
 
 
+FIGURES = (
+    Figure("wsat_fob_iops", "WSAT RND 4KiB write IOPS, fresh out of box (first sample)", "IOPS", "higher", "wsat",
+           "", "fob_iops", 40),
+    Figure("wsat_steady_iops", "WSAT RND 4KiB write IOPS, steady level (last 5 samples)", "IOPS", "higher", "wsat",
+           "", "final_iops", 41),
+    Figure("wsat_drop_pct", "WSAT drop from FOB to the steady level", "%", "lower", "wsat", "", "drop_pct", 42),
+)
+
+
+def figure_value(_ctx: RunContext, part: PartResult, f: Figure, _window: str) -> tuple | None:
+    """A figure of the samples: the first (fresh out of box), the last five's level, or the drop between them."""
+    tab = part.table if isinstance(part.table, WsatTable) else None
+    if tab is None or not tab.series:
+        return None, "", None, "not run"
+    fob, final = tab.series[0].iops, tab.final_window_iops
+    v = {"fob_iops": fob, "final_iops": final,
+         "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
+    return v, "", None, f"{len(tab.series)} samples"
+
+
+def figure_uses(_ctx: RunContext, part: PartResult, f: Figure):
+    """The samples a figure comes from: the first, the last five, or both."""
+    tab = part.table if isinstance(part.table, WsatTable) else None
+    first = {tab.series[0].minute} if tab and tab.series else set()
+    final = set(tab.final_window_minutes) if tab else set()
+    idx = {"fob_iops": first, "final_iops": final}.get(f.stat, first | final)
+    return lambda m: m.get("index") in idx
+
+
+def verdict(pid: str, part: PartResult) -> tuple:
+    """Its line of the steady-state overview: its samples and their level (no steady-state rule)."""
+    n = part.samples or 0
+    fw = part.table.final_window_iops if isinstance(part.table, WsatTable) else None
+    return (f"{n} samples", "n/a (WSAT: no steady-state rule)" if n else "not run", not n,
+            Cell(f"last 5 samples: {fmt_value(fw, 'IOPS')} IOPS" if n else "—", fw, ref=f"{pid}:final_iops" if n else ""))
+
+
 KINDS = {"wsat": ReportKind(sections, "Write Saturation Test (REQUIRED) – Report Page", stimulus,
                             preconditioning=lambda *_: ("none (WSAT starts from a purged device)", "none"),
-                            progress=progress, compare=compare_blocks)}
+                            progress=progress, compare=compare_blocks, figures=FIGURES, figure_value=figure_value,
+                            figure_uses=figure_uses, verdict=verdict)}
