@@ -70,16 +70,20 @@ def option(doc, name: str) -> Any:
 
 def summary(part) -> list:
     """The terminal's lines of a finished part (``part``: a results PartResult with a table): its
-    kind's ``summary``, else its headline cells (:class:`Headline`)."""
+    kind's ``summary``, else its headline cells (:class:`Headline`; a preconditioning part without
+    one: the level it reached)."""
     m = TESTS.get(part.test)
     own = getattr(m, "summary", None)
     lines = own(part) if own is not None and part.table is not None else None
     if lines is not None:
         return lines
+    cells = part.table.cells() if part.table is not None else []
+    shown = [c for c in cells if any(c.metric == m_ and bs in (None, c.block_size_bytes) and mix in (None, c.mix)
+                                     and point in (None, c.point) for m_, bs, mix, point in headlines(part.test))]
+    if not shown and isinstance(part.table, LevelTable):  # a preconditioning part: the level it reached
+        shown = cells
     return [Headline(cell_label(part.test, c.metric, c.block_size_bytes, c.mix, c.point), c.metric, c.value)
-            for c in (part.table.cells() if part.table is not None else ())
-            if any(c.metric == m_ and bs in (None, c.block_size_bytes) and mix in (None, c.mix)
-                   and point in (None, c.point) for m_, bs, mix, point in headlines(part.test))]
+            for c in shown]
 
 
 def site(part) -> dict:

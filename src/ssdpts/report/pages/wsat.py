@@ -219,7 +219,7 @@ def samples_table(pid: str, tab: WsatTable, ios: dict[int, int]) -> Table:
 def stimulus(ctx: RunContext, test: str, _pids: list[str]) -> str:
     if ctx.option("wsat_pattern") != "rnd4k-w":
         w = ctx.first_workload(test)
-        return (f"{w.label if w else ctx.spec.doc.get('wsat_pattern')}, continuous, one sample per step "
+        return (f"{w.label if w else ctx.option('wsat_pattern')}, continuous, one sample per step "
                 "(PTS 2.0 option)")
     return "RND 4KiB 0/100, continuous, one sample per step"
 
