@@ -9,10 +9,10 @@ import time
 from typing import Any
 
 from ..compare import (
-    METRICS, MIX_ORDER, RSE_LIMIT, SETTINGS, SHORT, Comparison, Repeats, comparison_dict, fmt_delta, fmt_pct,
-    fmt_value, headline_rows, repeats_dict, settings_of,
+    RSE_LIMIT, SETTINGS, SHORT, Comparison, Repeats, comparison_dict, fmt_delta, fmt_pct, fmt_value, headline_rows,
+    repeats_dict, settings_of,
 )
-from .compare_parts import DELTA_NOTE, delta_css, long_table, mark, repeat_long
+from .compare_parts import DELTA_NOTE, delta_css, mark, repeat_long
 from .doc import Alert, Cell, Doc, Para, Plot, Section, Table
 from .fmt import fmt_time
 from .pages import of as kind_of
