@@ -10,6 +10,9 @@ store.py), so what differs is what it measured and how that is shown:
   and compare.py, reached by the callers directly (``Kind.pts``).
 - ``document()``: the renderer of its document and of its comparison (report/).
 
+The kinds of test within a PTS run (WSAT, IOPS, ..., the OCP checks) are another registry:
+pts/registry.py's modules with their report side in report/pages/ (docs/architecture.md "A test kind").
+
 Commands call :func:`of` and use what it gives; a new kind (the datacenter checks) is one entry here,
 a module in workloads/ and one in report/. Renderers and workloads are imported when used, so that
 importing this module costs nothing.

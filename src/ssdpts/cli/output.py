@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from ..pts.units import fmt_block_size
-
-
-def _fmt(v, digits=0) -> str:
-    return "—" if v is None else f"{v:,.{digits}f}"
+from ..pts.tables import Headline, TextTable, fmt_number
 
 
 def print_summary(store, summary: dict) -> None:
-    """The results of a run that just ended (``summary``: what the runner wrote to summary.json)."""
+    """The results of a run that just ended (``summary``: what the runner wrote to summary.json):
+    every part's steady-state verdict and, for every kind of test, its kind's lines
+    (pts/registry.summary: a table, a line of text, or its headline cells)."""
     from rich.console import Console
-    from rich.table import Table
 
-    from ..pts.iops import IopsTable
-    from ..pts.lat import LatTable
-    from ..pts.tp import TpTable
-    from ..pts.wsat import WsatTable
+    from ..pts.registry import summary as kind_summary
     from ..results.records import Summary
 
     results = Summary.from_dict(summary)
@@ -31,29 +25,41 @@ def print_summary(store, summary: dict) -> None:
             verdict = ("[green]steady state reached[/]" if ss.reached else "[red bold]steady state NOT reached[/]")
             c.print(f"[bold]{part.title}[/]: {verdict} (window rounds {list(ss.window_rounds)}, "
                     f"{part.rounds_run or 0} rounds run)")
-        table = part.table
-        if isinstance(table, IopsTable):
-            t = Table(title="IOPS (window average)")
-            t.add_column("block size")
-            for mix in table.mixes:
-                t.add_column(mix, justify="right")
-            for row in table.rows:
-                t.add_row(fmt_block_size(row.block_size_bytes), *[_fmt(row.values.get(m)) for m in table.mixes])
-            c.print(t)
-        elif isinstance(table, TpTable):
-            c.print(f"  read {_fmt(table.read_mb_per_s, 1)} MB/s, write {_fmt(table.write_mb_per_s, 1)} MB/s")
-        elif isinstance(table, LatTable):
-            t = Table(title="Response time, µs (window average)")
-            for h in ("block size", "R/W", "mean", "99.999%", "max", "IOPS"):
-                t.add_column(h, justify="right")
-            for r in table.rows:
-                t.add_row(fmt_block_size(r.block_size_bytes), r.mix, _fmt(r.value("lat_mean_us"), 1),
-                          _fmt(r.value("lat_p99999_us"), 1), _fmt(r.value("lat_max_us"), 1), _fmt(r.value("iops")))
-            c.print(t)
-        elif isinstance(table, WsatTable):
-            c.print(f"[bold]{part.title}[/]: {len(table.series)} samples, {table.tgbw_gb:.2f} GB written "
-                    f"({_fmt(table.drive_fills, 2)} drive fills), last 5 samples {_fmt(table.final_window_iops)} IOPS "
-                    f"({part.stop_reason})")
+        if part.table is None:
+            continue
+        headlines = []
+        for line in kind_summary(part):
+            if isinstance(line, str):
+                c.print(line)
+            elif isinstance(line, TextTable):
+                c.print(_rich_table(line))
+            else:
+                headlines.append(line)
+        if headlines:
+            c.print(f"[bold]{part.title}[/]: " + "; ".join(_headline(h) for h in headlines))
+
+
+def _rich_table(t: TextTable):
+    from rich.table import Table
+
+    out = Table(title=t.title)
+    for name, justify in t.columns:
+        out.add_column(name, justify=justify)
+    for row in t.rows:
+        out.add_row(*row)
+    return out
+
+
+def _headline(h: Headline) -> str:
+    """A headline cell as "label [statistic] value unit" (the unit, its digits and the statistic's short
+    name from the results registry)."""
+    from ..results.registry import METRICS, unit_of
+
+    unit = unit_of(h.metric)
+    short = METRICS[h.metric].short if h.metric in METRICS and unit == "µs" else ""
+    digits = 0 if unit in ("IOPS", "min") else 2 if unit == "%" else 1
+    value = fmt_number(h.value, digits) if unit != "%" or h.value is None else f"{h.value:+.2f}"
+    return f"{h.label}{' ' + short if short else ''} {value} {unit}"
 
 
 def finish(run_dir, *, complete: bool) -> None:

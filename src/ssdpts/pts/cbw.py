@@ -22,6 +22,8 @@ from .workload import Split, Workload
 NAME, TITLE = "cbw", "Composite Block size Workload"
 
 READ_PCT = 40
+OPTIONS = demand.OPTIONS
+PAGES = "demand"  # report/pages/demand.py (CBW's and DIRTH's pages)
 BSSPLIT: Split = ((512, 4), (1024, 1), (1536, 1), (2048, 1), (2560, 1), (3072, 1), (3584, 1), (4 * KiB, 67),
                   (8 * KiB, 10), (16 * KiB, 7), (32 * KiB, 3), (64 * KiB, 3))
 ZONES: Split = ((50, 5), (30, 15), (20, 80))

@@ -39,6 +39,8 @@ POINT_S = 10 * 60.0
 POINTS = ("Max", "Mid", "Min")
 PLACEHOLDER = {"Max": (32, 32), "Mid": (4, 8), "Min": (1, 1)}  # until the sweep has chosen
 PERCENTILES = (99.9, 99.99, 99.999)  # "3/4/5 nines"
+# The options a report reads, each with its value in a run recorded without it.
+OPTIONS = {"op_ceiling_ms": 5, "op_mid": "iops-midpoint"}
 
 
 def sweep_cell(tc: int, qd: int) -> str:

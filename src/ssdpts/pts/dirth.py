@@ -12,6 +12,9 @@ from .parts import Part
 from .runspec import RunSpec
 from .workload import Workload
 
+PAGES = "demand"  # report/pages/demand.py (CBW's and DIRTH's pages)
+OPTIONS = {**demand.OPTIONS, "dirth_block_size": 8192, "dirth_read_pct": 65}  # with their values in a run recorded without them
+
 NAME, TITLE = "dirth", "Demand Intensity / Response Time Histogram"
 
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from .parts import Part, Tracking, cell_steps, wipc_step
 from .runspec import RunSpec
-from .tables import Cell, WindowCells, average, num
+from .tables import Cell, TextTable, WindowCells, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
@@ -91,8 +91,17 @@ def build_table(steps: list[Step], cells: WindowCells) -> IopsTable:
 
 # What a comparison shows (the database holds every cell), and the summary's headline rows.
 COMPARED = ("iops",)
+CELL_ORDER = "bs-mix"  # the matrix by block size, then mix (PTS.md §4)
 HEADLINES = (("iops", 4096, "100/0"), ("iops", 4096, "0/100"), ("iops", 65536, "65/35"), ("iops", 1048576, "100/0"))
 
 
 def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
+
+
+def summary(part) -> list:
+    """The terminal's lines of a finished IOPS part (``part``: a results PartResult)."""
+    table = part.table
+    return [TextTable("IOPS (window average)", (("block size", "left"), *((m, "right") for m in table.mixes)),
+                      tuple((fmt_block_size(row.block_size_bytes), *(fmt_number(row.values.get(m)) for m in table.mixes))
+                            for row in table.rows))]

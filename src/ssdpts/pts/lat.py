@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from .parts import Part, Tracking, cell_steps, wipc_step
 from .qos import window_latency
 from .runspec import RunSpec
-from .tables import Cell, WindowCells, average, num
+from .tables import Cell, TextTable, WindowCells, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
@@ -100,3 +100,13 @@ HEADLINES = (("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("l
 
 def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
+
+
+def summary(part) -> list:
+    """The terminal's table of a finished latency part (``part``: a results PartResult)."""
+    f = fmt_number
+    return [TextTable("Response time, µs (window average)",
+                      tuple((h, "right") for h in ("block size", "R/W", "mean", "99.999%", "max", "IOPS")),
+                      tuple((fmt_block_size(r.block_size_bytes), r.mix, f(r.value("lat_mean_us"), 1),
+                             f(r.value("lat_p99999_us"), 1), f(r.value("lat_max_us"), 1), f(r.value("iops")))
+                            for r in part.table.rows))]

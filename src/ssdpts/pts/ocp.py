@@ -49,6 +49,8 @@ STATS = (("mean", "mean"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
 SETTLE_READ_S = 5.0  # the short read step the settling idle follows (PTS seconds)
 CONFIDENCE = 0.95  # the change's interval over the pairs
 VERDICTS = ("pass", "fail", "inconclusive")
+# The options a report reads, each with its value in a run recorded without it.
+OPTIONS = {"ocp_read_s": 60, "ocp_settle_s": 60, "ocp_pairs": 1, "ocp_judge": JUDGED, "ocp_limit_pct": 5.0}
 
 
 def reads(spec: RunSpec) -> Workload:
@@ -372,3 +374,24 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     name = {"BASELINE": "baseline reads", "TRIM": "reads beside deallocation", "IDLE": "probe reads after a write burst",
             "AFTER-BURST": "reads after a write burst"}.get(pt if pt == "AFTER-BURST" else base, base)
     return f"{name}, pair {n}" if n.isdigit() else name
+
+
+def summary(part) -> list | None:
+    """The terminal's lines of a finished OCP check (``part``: a results PartResult): the verdict,
+    each judged statistic's change over the pairs with its 95% interval, and why it is inconclusive
+    beyond them; None for its preconditioning (the headline cells then)."""
+    t = part.table
+    if not isinstance(t, OcpTable):
+        return None
+    lim = t.limit_pct
+    out = [f"[bold]{part.title}[/]: {t.verdict or 'not judged (no pair ran both phases)'} (limit ±{lim:g}%)"]
+    for n in t.judged:
+        e = t.estimate(n)
+        if e.change_pct is None:
+            out.append(f"  {dict(STATS)[n]} read latency: no change measured")
+            continue
+        ival = "no interval (one pair)" if e.lo_pct is None else f"95% interval {e.lo_pct:+.2f} … {e.hi_pct:+.2f}%"
+        out.append(f"  {dict(STATS)[n]} read latency: {e.change_pct:+.2f}% against the baseline over "
+                   f"{len(e.changes)} pairs ({ival}): {e.verdict(lim)}")
+    out += [f"  inconclusive: {why}" for why in t.reasons()]
+    return out

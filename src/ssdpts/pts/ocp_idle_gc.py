@@ -36,7 +36,10 @@ from .workload import Step, Workload
 NAME, TITLE = "ocp-idle-gc", "OCP: read latency during idle garbage collection (TRIM-7)"
 PRECONDITION_MINUTES = 30  # as HIR [V CH, AD]
 TRACKED_MINUTE = 30
-COMPARED, HEADLINES, cell_label = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label
+# The options a report reads, each with its value in a run recorded without it (before the gap option: none).
+PAGES = "ocp"  # report/pages/ocp.py (both OCP checks' pages)
+OPTIONS = {**ocp.OPTIONS, "ocp_burst_s": 60, "ocp_probe_gap_ms": 0}
+COMPARED, HEADLINES, cell_label, summary = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label, ocp.summary
 TABLE_TELEMETRY = True  # build_table takes each cell's telemetry (results/analysis.table_for)
 
 

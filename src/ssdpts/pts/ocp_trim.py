@@ -32,7 +32,12 @@ from .workload import Beside, Step
 NAME, TITLE = "ocp-trim", "OCP: read latency under deallocation (TRIM-6)"
 WIPC_BLOCK = 128 * KiB
 TB = 10 ** 12  # A.2.1's "per TB": a drive's capacity in decimal terabytes
-COMPARED, HEADLINES, cell_label = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label
+# The options a report reads, each with its value in a run recorded without it; a recorded null
+# ocp_trim_rate means A.2.1's rate for the capacity (NULLABLE).
+OPTIONS = {**ocp.OPTIONS, "ocp_trim_rate": 10.0, "ocp_trim_mib_s_per_tb": 117, "ocp_trim_size": 1 << 20}
+NULLABLE = ("ocp_trim_rate",)
+PAGES = "ocp"  # report/pages/ocp.py (both OCP checks' pages)
+COMPARED, HEADLINES, cell_label, summary = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label, ocp.summary
 TABLE_TELEMETRY = True  # build_table takes each cell's telemetry (results/analysis.table_for)
 
 

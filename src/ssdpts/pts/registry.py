@@ -1,9 +1,18 @@
-"""Every PTS test ssdpts runs, in run order (PTS.md §3; WSAT first shows the fresh-out-of-box level).
+"""Every kind of test ssdpts runs, in run order (PTS.md §3; WSAT first shows the fresh-out-of-box
+level): the registry every consumer iterates instead of naming a test (docs/architecture.md "A test
+kind").
 
-A test is a module with: NAME and TITLE; ``parts(spec, capacity_bytes, ar_bytes, logical_block_size)``
-(its steps, tracking variables and stop rule); its table record (``from_dict`` by the table's
-``kind``) and ``build_table``; COMPARED (the metrics a comparison shows), HEADLINES (the rows of a
-comparison's summary) and ``cell_label``. A new test is a new module listed here.
+A test kind is its module here, pure (docs/architecture.md): NAME and TITLE; ``parts(spec,
+capacity_bytes, ar_bytes, logical_block_size)`` (its steps, tracking variables and stop rule); its
+table record (``from_dict`` by the table's ``kind``) and ``build_table``; COMPARED (the metrics a
+comparison shows), HEADLINES (the rows of a comparison's summary) and ``cell_label``; optionally
+OPTIONS (the options its report reads, with their value in a run recorded without them; NULLABLE:
+those whose recorded null means something), ``summary(part)`` (the terminal's lines at a run's end;
+by default its headline cells), ``site(part)`` (its data on the results site beyond its
+cells), CELL_ORDER ("bs-mix": a matrix by block size, then mix) and
+PAGES (the name of its pages' module in report/pages/, by default its own name). Its report side
+is that module's ``KIND`` (report/pages/__init__.py finds it lazily). A new test is a new module
+listed here (or :func:`register`-ed) and its pages' module.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ from typing import Any
 
 from . import cbw, demand, dirth, hir, iops, lat, ocp, ocp_idle_gc, ocp_trim, tp, wsat, xsr
 from .runspec import TEST_NAMES
-from .tables import LevelTable, Table
+from .tables import Headline, LevelTable, Table
 
 TESTS: dict[str, ModuleType] = {m.NAME: m for m in (wsat, iops, tp, lat, hir, xsr, cbw, dirth, ocp_trim, ocp_idle_gc)}
 assert tuple(TESTS) == TEST_NAMES, "the registry and RunSpec list the tests in the same order"
@@ -21,6 +30,82 @@ assert tuple(TESTS) == TEST_NAMES, "the registry and RunSpec list the tests in t
 TABLES: dict[str, Any] = {cls.kind: cls for cls in (iops.IopsTable, tp.TpTable, lat.LatTable, wsat.WsatTable,
                                                     LevelTable, hir.HirTable, xsr.XsrTable, demand.DemandTable,
                                                     demand.PointsTable, ocp.OcpTable)}
+
+
+MIX_ORDER = tuple(f"{r}/{100 - r}" for r in iops.MIXES)  # the PTS outer loop: every R/W mix in PTS order
+
+
+def register(module: ModuleType, *tables: Any) -> None:
+    """Add a test kind (and its table records) after the built-in ones: what a new module in pts/ is
+    once listed in TESTS above (tests register theirs this way)."""
+    TESTS[module.NAME] = module
+    TABLES.update({cls.kind: cls for cls in tables})
+
+
+def unregister(name: str) -> None:
+    TESTS.pop(name, None)
+
+
+def options() -> dict[str, Any]:
+    """Every option a test kind's report reads, with its value in a run recorded without it."""
+    out: dict[str, Any] = {}
+    for m in TESTS.values():
+        out.update(getattr(m, "OPTIONS", {}))
+    return out
+
+
+def option(doc, name: str) -> Any:
+    """An option of a recorded run (its run_spec ``doc``): the recorded value, or the value of a run
+    recorded without it (a null or empty one reads as not recorded, unless the kind says a null
+    means something: NULLABLE)."""
+    defaults = options()
+    if name not in defaults:
+        raise KeyError(f"no test kind declares the option {name!r}")
+    v = doc.get(name, defaults[name])
+    nullable = {n for m in TESTS.values() for n in getattr(m, "NULLABLE", ())}
+    if v is None and name in nullable:
+        return None
+    return defaults[name] if v is None or v == [] or v == () else v
+
+
+def summary(part) -> list:
+    """The terminal's lines of a finished part (``part``: a results PartResult with a table): its
+    kind's ``summary``, else its headline cells (:class:`Headline`; a preconditioning part without
+    one: the level it reached)."""
+    m = TESTS.get(part.test)
+    own = getattr(m, "summary", None)
+    lines = own(part) if own is not None and part.table is not None else None
+    if lines is not None:
+        return lines
+    cells = part.table.cells() if part.table is not None else []
+    shown = [c for c in cells if any(c.metric == m_ and bs in (None, c.block_size_bytes) and mix in (None, c.mix)
+                                     and point in (None, c.point) for m_, bs, mix, point in headlines(part.test))]
+    if not shown and isinstance(part.table, LevelTable):  # a preconditioning part: the level it reached
+        shown = cells
+    return [Headline(cell_label(part.test, c.metric, c.block_size_bytes, c.mix, c.point), c.metric, c.value)
+            for c in shown]
+
+
+def site(part) -> dict:
+    """A part's data on the results site beyond its cells (its kind's ``site``; none by default)."""
+    own = getattr(TESTS.get(part.test), "site", None)
+    return own(part) if own is not None else {}
+
+
+def cell_order(test: str, metric_rank: int, bs: int | None, mix: str | None) -> tuple:
+    """A table cell's place in the PTS order (results/cells.py; the extended tests' cells, which name a
+    point, keep their table's order): by mix then block size, largest first (the LAT table), or a
+    kind's matrix by block size then mix (CELL_ORDER "bs-mix": the IOPS test)."""
+    mi = MIX_ORDER.index(mix) if mix in MIX_ORDER else 99
+    b = -(bs or 0)
+    by_bs = getattr(TESTS.get(test), "CELL_ORDER", "mix-bs") == "bs-mix"
+    return (metric_rank, b, mi) if by_bs else (metric_rank, mi, b)
+
+
+def pages_module(test: str) -> str | None:
+    """The name of the module in report/pages/ that holds a test kind's report side."""
+    m = TESTS.get(test)
+    return None if m is None else getattr(m, "PAGES", m.__name__.rsplit(".", 1)[-1])
 
 
 def title(test: str) -> str:

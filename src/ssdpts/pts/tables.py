@@ -33,6 +33,31 @@ class Cell:
     point: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TextTable:
+    """A table of a test's terminal summary (cli/output.py draws it): a title, its columns (name,
+    justification) and rows of texts."""
+
+    title: str
+    columns: tuple[tuple[str, str], ...]  # (name, "left" | "right")
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    """A headline cell of a test's terminal summary: its label, metric (the unit and format are the
+    results registry's) and value."""
+
+    label: str
+    metric: str
+    value: float | None
+
+
+def fmt_number(v: float | None, digits: int = 0) -> str:
+    """A value of a terminal summary: thousands separated, "—" for none."""
+    return "—" if v is None else f"{v:,.{digits}f}"
+
+
 class Table(Protocol):
     kind: str
     unit: str

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from .parts import Part, Tracking, cell_steps, wipc_step
 from .runspec import RunSpec
-from .tables import Cell, WindowCells, average, num
+from .tables import Cell, WindowCells, average, fmt_number, num
 from .units import fmt_block_size
 from .workload import Step, Workload
 
@@ -74,3 +74,9 @@ HEADLINES = (("read_mb_per_s", None, None), ("write_mb_per_s", None, None))
 
 def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"SEQ {fmt_block_size(bs)} " + ("read" if metric.startswith("read") else "write")
+
+
+def summary(part) -> list:
+    """The terminal's line of a finished throughput part (``part``: a results PartResult)."""
+    t = part.table
+    return [f"  read {fmt_number(t.read_mb_per_s, 1)} MB/s, write {fmt_number(t.write_mb_per_s, 1)} MB/s"]

@@ -20,9 +20,11 @@ from ..measurement import Measurement
 from .parts import Part, Tracking
 from .runspec import RunSpec
 from .steady_state import WINDOW_ROUNDS
-from .tables import Cell, average, num
+from .tables import Cell, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
+
+OPTIONS = {"wsat_pattern": "rnd4k-w"}  # the PTS 2.0 access pattern a run recorded without it used
 
 NAME, TITLE = "wsat", "Write Saturation"
 
@@ -149,3 +151,20 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     if bs == 4096 and mix == "0/100":
         return "RND 4KiB 0/100, final window"
     return f"{'composite' if bs is None else fmt_block_size(bs)} {mix}, final window"
+
+
+def summary(part) -> list:
+    """The terminal's line of a finished WSAT part (``part``: a results PartResult)."""
+    t = part.table
+    return [f"[bold]{part.title}[/]: {len(t.series)} samples, {t.tgbw_gb:.2f} GB written "
+            f"({fmt_number(t.drive_fills, 2)} drive fills), last 5 samples {fmt_number(t.final_window_iops)} IOPS "
+            f"({part.stop_reason})"]
+
+
+def site(part) -> dict:
+    """Its data on the results site beyond its cells (library/site/data.py): the samples and the level."""
+    t = part.table
+    if not isinstance(t, WsatTable):
+        return {}
+    return {"wsat": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
+                     "win": list(t.final_window_minutes), "level": t.final_window_iops}}

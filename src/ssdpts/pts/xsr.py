@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .parts import Part, chunks
-from .runspec import RunSpec
+from .runspec import XSR_MINUTES, RunSpec
 from .tables import Cell, WindowCells, average, num
 from .units import KiB
 from .workload import Step, Workload
@@ -31,6 +31,8 @@ NAME, TITLE = "xsr", "Cross Stimulus Recovery"
 ROUND_MINUTES = 30
 FINAL_MINUTES = 5  # "end" values of a group: the mean of its last 5 minutes
 GROUPS = (("g1", "G1: SEQ 1024KiB W"), ("g2", "G2: RND 8KiB W"), ("g3", "G3: SEQ 1024KiB W"))
+# The options a report reads, each with its value in a run recorded without it (before the tolerance: G1's level exactly).
+OPTIONS = {"xsr_minutes": XSR_MINUTES, "xsr_recovery": "g1-mean", "xsr_recovery_tolerance_pct": 0.0}
 
 
 def group_workloads() -> tuple[Workload, Workload, Workload]:

@@ -1,5 +1,5 @@
 """A run's report assembled from its run directory alone (manifest.json, steps.jsonl, summary.json):
-the front matter (front.py, datasheet.py), each test's pages (pages/, one module per test) and the
+the front matter (front.py, datasheet.py), each test's pages (its kind's, pages/: one module per kind) and the
 run's own sections, in this order of making:
 
 1. every table cell's details (details.py): the test pages and the datasheet link to them;
@@ -24,17 +24,8 @@ from .context import RunContext
 from .doc import Alert, Fields, Para, Report, Section, TestHeader
 from .fmt import NA, fmt_time
 from .headers import page_headers, test_header
-from .pages import boundaries, demand, hir, iops, lat, latmon, ocp, temperature, tp, wsat, xsr
-
-# each test's pages: (ctx, part ids) -> sections
-PAGES = {
-    "iops": iops.sections, "tp": tp.sections, "lat": lat.sections, "wsat": wsat.sections,
-    "hir": hir.sections, "xsr": xsr.sections,
-    "cbw": lambda ctx, pids: demand.sections(ctx, "cbw", pids),
-    "dirth": lambda ctx, pids: demand.sections(ctx, "dirth", pids),
-    "ocp-trim": ocp.sections, "ocp-idle-gc": ocp.sections,
-}
-
+from .pages import boundaries, latmon, temperature
+from .pages import of as kind_of
 
 def load(run_dir: Path, targets: Path | str | None = None) -> Report:
     """Read a run directory (results.read_run_checked: steps included, read once) and build the report's content.
@@ -56,11 +47,11 @@ def test_sections(ctx: RunContext, test: str, header: TestHeader) -> list[Sectio
     for pid in pids:
         for w in ctx.parts[pid].warnings:
             sec.blocks.append(Alert("warn", "warning", [w]))
-    pages = PAGES.get(test)
-    if pages is None:
+    kind = kind_of(test)
+    if kind is None:
         sec.blocks.append(Para(f"ssdpts {ctx.man.ssdpts_version} has no report layout for test {test!r}."))
         return [sec]
-    return [sec, *pages(ctx, pids), *latmon.sections(ctx, pids)]
+    return [sec, *kind.sections(ctx, pids), *latmon.sections(ctx, pids)]
 
 
 def build(ctx: RunContext) -> Report:

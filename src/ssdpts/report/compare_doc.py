@@ -9,28 +9,14 @@ import time
 from typing import Any
 
 from ..compare import (
-    METRICS, MIX_ORDER, RSE_LIMIT, SETTINGS, SHORT, Comparison, Repeats, comparison_dict, fmt_delta, fmt_pct,
-    fmt_value, headline_rows, repeats_dict, settings_of,
+    RSE_LIMIT, SETTINGS, SHORT, Comparison, Repeats, comparison_dict, fmt_delta, fmt_pct, fmt_value, headline_rows,
+    repeats_dict, settings_of,
 )
-from ..pts.units import fmt_block_size
-from ..pts.wsat import WsatTable
+from .compare_parts import DELTA_NOTE, delta_css, mark, repeat_long
 from .doc import Alert, Cell, Doc, Para, Plot, Section, Table
 from .fmt import fmt_time
+from .pages import of as kind_of
 
-DELTA_NOTE = ("Δ = performance of the run against the baseline, positive = better: speed-type metrics (IOPS, MB/s) "
-              "Δ = A/B − 1, time-type metrics (response times) Δ = time_B/time_A − 1, A the run, B the baseline "
-              "(seed 004). Green: better, red: worse, grey: within ±1%. n/a: the cell is missing in a run "
-              "(e.g. block sizes below a device's logical block size).")
-
-
-def _delta_css(d: float | None) -> str:
-    if d is None:
-        return "na"
-    if abs(d) < 0.01:
-        return "zero"
-    if d > 0:
-        return "pos2" if d >= 0.10 else "pos"
-    return "neg2" if d <= -0.10 else "neg"
 
 
 def _pts_kicker(runs) -> str:
@@ -173,10 +159,6 @@ def build_comparison(cmp: Comparison) -> Doc:
         alerts=alerts, banners=banners, sections=sections, generated=_now(), data=comparison_dict(cmp))
 
 
-def _mark(text: str, ss: bool | None) -> str:
-    return text + " †" if ss is False else text
-
-
 def _headline_table(cmp: Comparison) -> Table:
     labels = cmp.labels
     cols = ["test: cell", "unit", labels[0] + " (baseline)"]
@@ -187,60 +169,14 @@ def _headline_table(cmp: Comparison) -> Table:
         name = f"{p.title}: {row.label}" + (f" {SHORT[row.metric]}" if row.metric in SHORT else "")
         cells = [Cell(name), Cell(row.unit)]
         for i, v in enumerate(row.values):
-            cells.append(Cell(_mark(fmt_value(v, row.unit), p.ss_reached[i]), v,
+            cells.append(Cell(mark(fmt_value(v, row.unit), p.ss_reached[i]), v,
                               css="na" if v is None else ("nss" if p.ss_reached[i] is False else "")))
             if i:
-                cells.append(Cell(fmt_delta(row.deltas[i]), row.deltas[i], css=_delta_css(row.deltas[i])))
+                cells.append(Cell(fmt_delta(row.deltas[i]), row.deltas[i], css=delta_css(row.deltas[i])))
         rows.append(cells)
     return Table("headline", "Headline values (the PTS tracking cells and throughput)", cols, rows,
                  note="† steady state NOT reached in that run's test. Every cell of every test follows in the test "
                       "sections.")
-
-
-def _long_table(cmp: Comparison, p, rows, tid: str, title: str) -> Table:
-    labels = cmp.labels
-    cols = ["cell", _mark(labels[0], p.ss_reached[0]) + " (baseline)"]
-    for i, lab in enumerate(labels[1:], start=1):
-        cols += [_mark(lab, p.ss_reached[i]), f"Δ {lab}"]
-    out = []
-    for row in rows:
-        cells = [Cell(row.label)]
-        for i, v in enumerate(row.values):
-            cells.append(Cell(fmt_value(v, row.unit), v,
-                              css="na" if v is None else ("nss" if p.ss_reached[i] is False else "")))
-            if i:
-                cells.append(Cell(fmt_delta(row.deltas[i]), row.deltas[i], css=_delta_css(row.deltas[i])))
-        out.append(cells)
-    return Table(tid, title, cols, out)
-
-
-def _matrix(p, run_i: int | None, what: str, cmp: Comparison) -> Table:
-    """IOPS matrix (block size × mix) of one run's values, or of its deltas against the baseline."""
-    bss = sorted({r.block_size_bytes for r in p.rows}, reverse=True)
-    mixes = [m for m in MIX_ORDER if any(r.mix == m for r in p.rows)]
-    cells = {(r.block_size_bytes, r.mix): r for r in p.rows}
-    lab = cmp.labels[run_i]
-    ss = p.ss_reached[run_i]
-    rows = []
-    for bs in bss:
-        line = [Cell(fmt_block_size(bs))]
-        for m in mixes:
-            r = cells.get((bs, m))
-            if what == "values":
-                v = r.values[run_i] if r else None
-                line.append(Cell(fmt_value(v, "IOPS"), v, css="na" if v is None else ("nss" if ss is False else "")))
-            else:
-                d = r.deltas[run_i] if r else None
-                line.append(Cell(fmt_delta(d), d, css=_delta_css(d)))
-        rows.append(line)
-    suffix = " — steady state NOT reached" if ss is False else ""
-    if what == "values":
-        title = f"{lab}{' (baseline)' if run_i == 0 else ''}: IOPS{suffix}"
-        tid = f"{p.part}-values-{run_i}"
-    else:
-        title = f"Δ {lab} vs {cmp.labels[0]}: IOPS{suffix}"
-        tid = f"{p.part}-delta-{run_i}"
-    return Table(tid, title, ["block size"] + [f"R/W {m}" for m in mixes], rows)
 
 
 def _ss_alert(cmp: Comparison, p) -> Alert | None:
@@ -251,61 +187,17 @@ def _ss_alert(cmp: Comparison, p) -> Alert | None:
     return Alert("bad", f"{p.title}: steady state NOT reached", items)
 
 
+# ---- repeats document ----------------------------------------------------------------------------
+
 def _part_section(cmp: Comparison, p) -> Section:
+    """A part's section of a comparison: the steady-state alert, then its kind's blocks (pages/kind.py)."""
     sec = Section(f"part-{p.part}", p.title, new_page=True)
     a = _ss_alert(cmp, p)
     if a:
         sec.blocks.append(a)
-    labels = cmp.labels
-    ss = p.ss_reached
-    if p.test == "iops":
-        vals = [{(r.block_size_bytes, r.mix): r.values[i] for r in p.rows} for i in range(len(labels))]
-        sec.blocks.append(Plot(f"{p.part}-overlay", "IOPS vs block size, every run",
-                               "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
-                               "steady state NOT reached. Missing points: block sizes the run does not have.",
-                               "iops_overlay", {"labels": labels, "values": vals, "ss": ss}, size=(10.0, 4.0)))
-        for i in range(1, len(labels)):
-            sec.blocks.append(_matrix(p, i, "delta", cmp))
-        for i in range(len(labels)):
-            sec.blocks.append(_matrix(p, i, "values", cmp))
-        sec.blocks[-1].note = DELTA_NOTE
-    elif p.test == "tp":
-        groups = [(r.label, r.values) for r in p.rows]
-        sec.blocks.append(Plot(f"{p.part}-overlay", "Throughput, every run",
-                               "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
-                               "runs_bars", {"labels": labels, "groups": groups, "ss": ss, "ylabel": "MB/s (10⁶ B/s)"},
-                               size=(10.0, 3.6)))
-        sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "Throughput (MB/s)"))
-    elif p.test == "lat":
-        panels = []
-        for metric in ("lat_mean_us", "lat_p99999_us"):
-            rows = [r for r in p.rows if r.metric == metric]
-            if rows:
-                panels.append((METRICS[metric].label, [(f"{fmt_block_size(r.block_size_bytes)}\n{r.mix}", r.values)
-                                                       for r in rows]))
-        sec.blocks.append(Plot(f"{p.part}-overlay", "Response times, every run",
-                               "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log axis when the runs "
-                               "differ by more than 30×), "
-                               "one bar per run (lower is better); hatched: steady state NOT reached.",
-                               "lat_panels", {"labels": labels, "panels": panels, "ss": ss}, size=(10.0, 6.0)))
-        for metric in ("lat_mean_us", "lat_p99999_us", "lat_max_us"):
-            rows = [r for r in p.rows if r.metric == metric]
-            if rows:
-                sec.blocks.append(_long_table(cmp, p, rows, f"{p.part}-{metric}",
-                                              f"{METRICS[metric].label[0].upper()}{METRICS[metric].label[1:]} (µs)"))
-    elif p.test == "wsat":
-        series = []
-        for r in cmp.runs:
-            t = r.part(p.part).table
-            s = t.series if isinstance(t, WsatTable) else ()
-            series.append(([x.minute for x in s], [x.iops for x in s],
-                           list(t.final_window_minutes) if isinstance(t, WsatTable) else [],
-                           t.final_window_iops if isinstance(t, WsatTable) else None))
-        sec.blocks.append(Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
-                               "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
-                               "window) the table compares.",
-                               "wsat_overlay", {"labels": labels, "series": series}, size=(10.0, 3.8)))
-        sec.blocks.append(_long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)"))
+    kind = kind_of(p.test)
+    if kind is not None:
+        sec.blocks += kind.compare(cmp, p)
     return sec
 
 
@@ -381,50 +273,9 @@ def _rse_summary_table(rep: Repeats) -> Table:
                                                                      "highest RSE", "at"], rows)
 
 
-def _repeat_long(rep: Repeats, p, rows, tid: str, title: str) -> Table:
-    labels = rep.labels
-    cols = ["cell"] + [_mark(lab, p.ss_reached[i]) for i, lab in enumerate(labels)] + [
-        "median", "median run", "mean", "s", "RSE"]
-    out = []
-    for row in rows:
-        st = row.stats
-        cells = [Cell(row.label + (f" {SHORT[row.metric]}" if row.metric in SHORT and tid.endswith("all") else ""))]
-        for i, v in enumerate(row.values):
-            css = "na" if v is None else ("median" if st and st.median_index == i else "")
-            cells.append(Cell(fmt_value(v, row.unit), v, css=css))
-        if st is None:
-            cells += [Cell("n/a", css="na")] * 5
-        else:
-            cells += [Cell(fmt_value(st.median, row.unit), st.median, css="median"), Cell(labels[st.median_index]),
-                      Cell(fmt_value(st.mean, row.unit), st.mean), Cell(fmt_value(st.stdev, row.unit), st.stdev),
-                      Cell(fmt_pct(st.rse), st.rse, css="bad" if st.flagged else "")]
-        out.append(cells)
-    return Table(tid, title, cols, out, note="Bold: the median run's value. RSE red: above 5% (too variable).")
-
-
-def _repeat_matrix(rep: Repeats, p, what: str) -> Table:
-    bss = sorted({r.block_size_bytes for r in p.rows}, reverse=True)
-    mixes = [m for m in MIX_ORDER if any(r.mix == m for r in p.rows)]
-    cells = {(r.block_size_bytes, r.mix): r for r in p.rows}
-    rows = []
-    for bs in bss:
-        line = [Cell(fmt_block_size(bs))]
-        for m in mixes:
-            r = cells.get((bs, m))
-            st = r.stats if r else None
-            if st is None:
-                line.append(Cell("n/a", css="na"))
-            elif what == "median":
-                line.append(Cell(f"{fmt_value(st.median, 'IOPS')} ({rep.labels[st.median_index].replace('run ', '#')})",
-                                 st.median))
-            else:
-                line.append(Cell(fmt_pct(st.rse), st.rse, css="bad" if st.flagged else ""))
-        rows.append(line)
-    title = "Median run's IOPS (which run)" if what == "median" else f"RSE of IOPS (red: above {RSE_LIMIT:.0%})"
-    return Table(f"{p.part}-{what}", title, ["block size"] + [f"R/W {m}" for m in mixes], rows)
-
-
 def _repeat_section(rep: Repeats, p) -> Section:
+    """A part's section of a repeats analysis: the spread and RSE of its cells, then its kind's tables
+    (pages/kind.py ``repeats``; by default every cell's runs, median and RSE)."""
     sec = Section(f"part-{p.part}", p.title, new_page=True)
     missed = [rep.labels[i] for i, f in enumerate(p.ss_reached) if f is False]
     if missed:
@@ -432,8 +283,9 @@ def _repeat_section(rep: Repeats, p) -> Section:
             f"{', '.join(missed)}: values are averages of the last 5 rounds, not of a steady-state window"]))
     labels = rep.labels
     rows = p.rows
-    names = [r.label.replace("RND ", "") + (f" {SHORT[r.metric]}" if r.metric in SHORT else "")
-             if p.test != "tp" else r.label for r in rows]
+    kind = kind_of(p.test)
+    names = [r.label if kind is not None and kind.full_labels else
+             r.label.replace("RND ", "") + (f" {SHORT[r.metric]}" if r.metric in SHORT else "") for r in rows]
     dev = [[None if (v is None or r.stats is None or not r.stats.median) else v / r.stats.median - 1
             for v in r.values] for r in rows]
     rses = [r.stats.rse if r.stats else None for r in rows]
@@ -443,17 +295,9 @@ def _repeat_section(rep: Repeats, p) -> Section:
                            f"metric; red above the {RSE_LIMIT:.0%} line.",
                            "spread_rse", {"labels": labels, "names": names, "dev": dev, "rses": rses},
                            size=(10.0, 5.6 if big else 4.8)))
-    if p.test == "iops":
-        sec.blocks.append(_repeat_matrix(rep, p, "median"))
-        sec.blocks.append(_repeat_matrix(rep, p, "rse"))
-        sec.blocks.append(_repeat_long(rep, p, rows, f"{p.part}-all", "Every run's IOPS"))
-    elif p.test == "lat":
-        for metric in ("lat_mean_us", "lat_p99999_us", "lat_max_us"):
-            mrows = [r for r in rows if r.metric == metric]
-            if mrows:
-                sec.blocks.append(_repeat_long(rep, p, mrows, f"{p.part}-{metric}",
-                                               f"{METRICS[metric].label[0].upper()}{METRICS[metric].label[1:]} (µs)"))
-    else:
+    own = kind.repeats(rep, p) if kind is not None else None
+    if own is None:
         unit = rows[0].unit if rows else ""
-        sec.blocks.append(_repeat_long(rep, p, rows, f"{p.part}-table", f"{p.title} ({unit})"))
+        own = [repeat_long(rep, p, rows, f"{p.part}-table", f"{p.title} ({unit})")]
+    sec.blocks += own
     return sec

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from ..pts.qos import WindowLatency, window_latency
-from ..pts.registry import TESTS
+from ..pts.registry import TESTS, option
 from ..pts.workload import Workload
 from ..results.reader import RunResults
 from ..results.records import PartResult, StepRecord
@@ -105,18 +105,26 @@ class RunContext:
         return None
 
     def toio(self, test: str) -> str:
+        """A test's demand intensity: its first round's, else its kind's (pages/kind.py), else the run's."""
+        from .pages import of
+
         w = self.first_workload(test)
+        kind = of(test)
+        own = None if w or kind is None else kind.toio(self)
         if w:
             tc, qd = w.threads, w.iodepth
-        elif test == "lat":
-            tc, qd = 1, 1
-        elif test == "tp":
-            tc, qd = self.profile.get("tp_threads"), self.profile.get("tp_iodepth")
+        elif own is not None:
+            tc, qd = own
         else:
             tc, qd = self.spec.resolved_threads, self.spec.resolved_iodepth
         if tc is None or qd is None:
             return NA
         return f"TC {tc} × QD {qd} = TOIO {tc * qd}"
+
+    def option(self, name: str) -> Any:
+        """An option of a test kind as this run recorded it, or its value in a run recorded without it
+        (pts/registry.option: each kind declares its options once)."""
+        return option(self.spec.doc, name)
 
     def time_scale(self) -> float:
         """The run's step length over the PTS's minute (1: not time-compressed)."""

@@ -10,8 +10,8 @@ Targets file: CSV with a header line, ``#`` comments allowed::
     qd1_4k_read_p99999_us,1500,lower    # 99.999% at most 1.5 ms
 
 ``direction``: ``higher`` (the figure must be at least the limit; also ``min``, ``>=``) or
-``lower`` (at most; also ``max``, ``<=``). ``figure`` is one of :data:`FIGURES`, or a latency
-outlier count ``<cell>_over_<T>ms`` (:data:`OUTLIER_CELLS`; any threshold T in ms): the IOs slower
+``lower`` (at most; also ``max``, ``<=``). ``figure`` is one of the test kinds' figures (:func:`all_figures`), or a latency
+outlier count ``<cell>_over_<T>ms`` (:func:`outlier_cells`; any threshold T in ms): the IOs slower
 than T in the cell's window, judged on the upper bound of fio's histogram (pts/qos.outliers)::
 
     qd1_4k_read_over_10ms,0,lower       # no QD1 4 KiB read slower than 10 ms
@@ -33,68 +33,35 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from ..pts.qos import approx_max_note, outliers
-from ..pts.tp import TpTable
-from ..pts.wsat import WsatTable
-from ..pts.workload import cell_key
+from ..pts.qos import outliers
 from ..results import timing
 from .doc import Cell, Para, Section, Table
 from .fmt import fmt_rounds, fmt_value
+from .pages.kind import Figure
 
 if TYPE_CHECKING:
     from .context import RunContext
 
 
-@dataclass(frozen=True)
-class Figure:
-    id: str
-    label: str
-    unit: str
-    better: str  # "higher" or "lower"
-    part: str  # summary part id
-    key: str  # cell key ("" for WSAT figures)
-    stat: str  # the statistic (Cell.ref)
-
-
-FIGURES = (
-    Figure("rnd4k_read_iops", "RND 4KiB read IOPS (100/0)", "IOPS", "higher", "iops", cell_key("rand", 4096, 100), "iops"),
-    Figure("rnd4k_write_iops", "RND 4KiB write IOPS (0/100)", "IOPS", "higher", "iops", cell_key("rand", 4096, 0), "iops"),
-    Figure("rnd4k_mixed_iops", "RND 4KiB mixed IOPS, 65/35 (the PTS mix nearest 70/30)", "IOPS", "higher", "iops",
-           cell_key("rand", 4096, 65), "iops"),
-    Figure("seq128k_read_mbps", "SEQ 128KiB read MB/s", "MB/s", "higher", "tp-128KiB", cell_key("seq", 131072, 100),
-           "read_mb_per_s"),
-    Figure("seq128k_write_mbps", "SEQ 128KiB write MB/s", "MB/s", "higher", "tp-128KiB", cell_key("seq", 131072, 0),
-           "write_mb_per_s"),
-    Figure("seq1024k_read_mbps", "SEQ 1024KiB read MB/s", "MB/s", "higher", "tp-1024KiB", cell_key("seq", 1048576, 100),
-           "read_mb_per_s"),
-    Figure("seq1024k_write_mbps", "SEQ 1024KiB write MB/s", "MB/s", "higher", "tp-1024KiB", cell_key("seq", 1048576, 0),
-           "write_mb_per_s"),
-    Figure("qd1_4k_read_mean_us", "QD1 RND 4KiB read: mean response time", "µs", "lower", "lat", cell_key("rand", 4096, 100),
-           "lat_mean_us"),
-    Figure("qd1_4k_read_p99999_us", "QD1 RND 4KiB read: 99.999% response time", "µs", "lower", "lat",
-           cell_key("rand", 4096, 100), "p99.999_us"),
-    Figure("qd1_4k_write_mean_us", "QD1 RND 4KiB write: mean response time", "µs", "lower", "lat", cell_key("rand", 4096, 0),
-           "lat_mean_us"),
-    Figure("qd1_4k_write_p99999_us", "QD1 RND 4KiB write: 99.999% response time", "µs", "lower", "lat",
-           cell_key("rand", 4096, 0), "p99.999_us"),
-    Figure("wsat_fob_iops", "WSAT RND 4KiB write IOPS, fresh out of box (first sample)", "IOPS", "higher", "wsat",
-           "", "fob_iops"),
-    Figure("wsat_steady_iops", "WSAT RND 4KiB write IOPS, steady level (last 5 samples)", "IOPS", "higher", "wsat",
-           "", "final_iops"),
-    Figure("wsat_drop_pct", "WSAT drop from FOB to the steady level", "%", "lower", "wsat", "", "drop_pct"),
-)
-BY_ID = {f.id: f for f in FIGURES}
-# Latency outliers: the IOs slower than a threshold (ms) in a cell's window: (id prefix, label, part, cell key).
-OUTLIER_CELLS = (
-    ("qd1_4k_read", "QD1 RND 4KiB read", "lat", cell_key("rand", 4096, 100)),
-    ("qd1_4k_write", "QD1 RND 4KiB write", "lat", cell_key("rand", 4096, 0)),
-    ("rnd4k_read", "RND 4KiB read at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 100)),
-    ("rnd4k_write", "RND 4KiB write at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 0)),
-    ("ocp_trim_read", "OCP: QD1 reads beside deallocation", "ocp-trim", "trim"),
-    ("ocp_idle_gc_read", "OCP: QD1 probe reads in the idle time after a write burst", "ocp-idle-gc-measure", "idle"),
-)
 OUTLIER_ID = re.compile(r"(?P<cell>[a-z0-9_]+?)_over_(?P<ms>[0-9]+(?:\.[0-9]+)?)ms")
 WAF_ID = re.compile(r"waf_(?P<part>[A-Za-z0-9_.-]+)")
+
+
+def all_figures() -> tuple[Figure, ...]:
+    """Every test kind's datasheet figures (pages/kind.py ``figures``), in datasheet order."""
+    return tuple(sorted((f for k in _kinds() for f in k.figures), key=lambda f: f.order))
+
+
+def outlier_cells() -> tuple[tuple[str, str, str, str], ...]:
+    """Every test kind's outlier cells, (id prefix, label, part, cell key), in datasheet order."""
+    return tuple(c[1:] for c in sorted((c for k in _kinds() for c in k.outlier_cells), key=lambda c: c[0]))
+
+
+def _kinds() -> list:
+    from ..pts.registry import TESTS
+    from .pages import of
+
+    return [k for k in (of(t) for t in TESTS) if k is not None]
 
 
 def waf_figure(part: str) -> Figure:
@@ -105,7 +72,7 @@ def waf_figure(part: str) -> Figure:
 
 def outlier_figure(prefix: str, ms: float) -> Figure | None:
     """The datasheet figure of a cell's IOs above ``ms`` (None: no such cell)."""
-    c = next((c for c in OUTLIER_CELLS if c[0] == prefix), None)
+    c = next((c for c in outlier_cells() if c[0] == prefix), None)
     if c is None:
         return None
     return Figure(f"{prefix}_over_{ms:g}ms", f"{c[1]}: IOs slower than {ms:g} ms (at most)", "IOs", "lower",
@@ -114,8 +81,9 @@ def outlier_figure(prefix: str, ms: float) -> Figure | None:
 
 def figure(fid: str) -> Figure | None:
     """A datasheet figure by its id: one of FIGURES, or an outlier count <cell>_over_<T>ms."""
-    if fid in BY_ID:
-        return BY_ID[fid]
+    by_id = {f.id: f for f in all_figures()}
+    if fid in by_id:
+        return by_id[fid]
     w = WAF_ID.fullmatch(fid)
     if w:
         return waf_figure(w["part"])
@@ -125,7 +93,8 @@ def figure(fid: str) -> Figure | None:
 
 
 def figure_ids() -> str:
-    return ", ".join(BY_ID) + ", " + ", ".join(f"{c[0]}_over_<T>ms" for c in OUTLIER_CELLS) + ", waf_<part>"
+    return (", ".join(f.id for f in all_figures()) + ", " + ", ".join(f"{c[0]}_over_<T>ms" for c in outlier_cells())
+            + ", waf_<part>")
 DIRECTIONS = {"higher": "higher", "min": "higher", ">=": "higher", "at-least": "higher",
               "lower": "lower", "max": "lower", "<=": "lower", "at-most": "lower"}
 
@@ -181,22 +150,22 @@ def parse_targets(text: str, where: str = "targets") -> dict[str, Target]:
     return out
 
 
+def _kind(test: str):
+    from .pages import of
+
+    return of(test)
+
+
 def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, str]:
-    """(value, flag, steady state reached, window text) of a datasheet figure in a run."""
+    """(value, flag, steady state reached, window text) of a datasheet figure in a run: a write
+    amplification or an outlier count here, else its kind's (pages/kind.py ``figure_value``)."""
     part = b.parts.get(f.part)
     if part is None:
         return None, "", None, "not run"
+
     if f.stat == "waf":
         w = waf_of(b.records.get((part.test, part.part), []))
         return (None, "", None, "no media-write counter") if w is None else (w.value, w.note, None, w.span)
-    if f.part == "wsat":
-        tab = part.table if isinstance(part.table, WsatTable) else None
-        if tab is None or not tab.series:
-            return None, "", None, "not run"
-        fob, final = tab.series[0].iops, tab.final_window_iops
-        v = {"fob_iops": fob, "final_iops": final,
-             "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
-        return v, "", None, f"{len(tab.series)} samples"
     window = f"rounds {fmt_rounds(part.window_rounds)}" if part.window_rounds else "no window"
     if f.stat.startswith("over_"):
         steps = b.cell_steps(part, f.key)
@@ -206,44 +175,30 @@ def value_of(b: RunContext, f: Figure) -> tuple[float | None, str, bool | None, 
         where = window if part.window_rounds else f"the {f.key} phase"
         return (float(o.at_most), "" if o.exact else f"at least {o.at_least:,}", part.reached,
                 f"{where}, {sum(s.measurement.ios for s in steps):,} IOs")
-    if f.stat == "iops" and f.part == "iops":
-        tab = part.table
-        bs, pct = int(f.key.split("-")[1]), f.key.split("-")[2]
-        row = next((r for r in getattr(tab, "rows", ()) if r.block_size_bytes == bs), None)
-        mix = f"{pct}/{100 - int(pct)}"
-        return (row.values.get(mix) if row else None), "", part.reached, window
-    if f.stat in ("read_mb_per_s", "write_mb_per_s"):
-        tab = part.table if isinstance(part.table, TpTable) else None
-        return (getattr(tab, f.stat) if tab else None), "", part.reached, window
-    w = b.latency(part, f.key)
-    if not w.steps:
-        return None, "", part.reached, window
-    if f.stat == "lat_mean_us":
-        return w.mean_us, "", part.reached, window + f", {w.ios:,} IOs"
-    v = w.percentile_us(99.999)
-    return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
+    kind = _kind(part.test)
+    own = kind.figure_value(b, part, f, window) if kind is not None else None
+    return own if own is not None else (None, "", part.reached, window)
 
 
 def uses(b: RunContext, f: Figure):
-    """Which of a part's steps a figure comes from (for its mark): WSAT's first sample, last five or
-    both; else the window's rounds (a fixed plan: every round) of the figure's cell."""
+    """Which of a part's steps a figure comes from (for its mark): its kind's choice (WSAT's first
+    sample, last five or both), else the window's rounds (a fixed plan: every round) of the figure's cell."""
     part = b.parts[f.part]
-    if f.part == "wsat":
-        tab = part.table if isinstance(part.table, WsatTable) else None
-        first = {tab.series[0].minute} if tab and tab.series else set()
-        final = set(tab.final_window_minutes) if tab else set()
-        idx = {"fob_iops": first, "final_iops": final}.get(f.stat, first | final)
-        return lambda m: m.get("index") in idx
+    kind = _kind(part.test)
+    own = kind.figure_uses(b, part, f) if kind is not None else None
+    if own is not None:
+        return own
     rounds = set(part.window_rounds) or None  # a fixed plan has no window: every round it ran
     return lambda m: (rounds is None or m.get("round") in rounds) and (not f.key or m.get("key") == f.key)
 
 
 def figures(b: RunContext) -> list[Figure]:
-    """The datasheet's figures: FIGURES, then each outlier cell at the run's thresholds and at any
+    """The datasheet's figures: every kind's, then each outlier cell at the run's thresholds and at any
     threshold the targets name."""
-    out = list(FIGURES)
-    named = [fid for fid in (b.targets or {}) if fid not in BY_ID]
-    for c in OUTLIER_CELLS:
+    out = list(all_figures())
+    ids = {f.id for f in out}
+    named = [fid for fid in (b.targets or {}) if fid not in ids]
+    for c in outlier_cells():
         run = [outlier_figure(c[0], ms) for ms in b.outlier_ms]
         more = [figure(fid) for fid in named if fid.startswith(c[0] + "_over_")]
         fs = {f.id: f for f in run + more if f is not None}

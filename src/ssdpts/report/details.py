@@ -11,22 +11,13 @@ from typing import TYPE_CHECKING
 from ..pts.qos import QOS_PERCENTILES, pooled_bins
 from ..results.fiofiles import job_file, section
 from ..results.records import PartResult
+from .pages.kind import Details
 
 if TYPE_CHECKING:
     from .context import RunContext
 
 BINS_PER_DECADE = 20
-# the tests whose cells have details: the kind of value and its unit
-KINDS = {"iops": ("iops", "IOPS"), "tp": ("tp", "MB/s"), "lat": ("lat_mean_us", "µs")}
 COLUMNS = ["round", "value", "mean µs", "99.999% µs", "max µs", "IOs", "usr %", "sys %", "step", "fio json", "job"]
-
-
-def _value(kind: str, m, w) -> float:
-    if kind == "iops":
-        return m.iops
-    if kind == "tp":
-        return (m.read if w.read_pct == 100 else m.write).bw_bytes_per_s / 1e6
-    return m.lat_mean_ns / 1e3
 
 
 def _r(v: float | None, digits: int = 3) -> float | None:
@@ -43,7 +34,7 @@ def histogram(bins: dict[int, int]) -> list[list[float]]:
     return [[round(10 ** (k / BINS_PER_DECADE), 4), n] for k, n in sorted(out.items())]
 
 
-def add(b: RunContext, part: PartResult, kind: str, unit: str) -> None:
+def add(b: RunContext, part: PartResult, kind: Details) -> None:
     """The details of every cell of a part, into ``b.details`` under "d-<part id>-<cell key>"."""
     cells = b.cells_by_round(part)
     window = set(part.window_rounds)
@@ -61,7 +52,7 @@ def add(b: RunContext, part: PartResult, kind: str, unit: str) -> None:
             m = s.measurement
             label = s.label
             p5 = m.lat_percentile_ns(99.999)
-            rows.append([rno, _value(kind, m, s.workload), _r(m.lat_mean_ns / 1e3), _r(None if p5 is None else p5 / 1e3),
+            rows.append([rno, kind.value(m, s.workload), _r(m.lat_mean_ns / 1e3), _r(None if p5 is None else p5 / 1e3),
                          _r(m.lat_max_ns / 1e3), m.ios, m.cpu_usr_pct, m.cpu_sys_pct, s.index, s.fio_json,
                          s.fio_job_index])
             if rno in window:
@@ -75,10 +66,9 @@ def add(b: RunContext, part: PartResult, kind: str, unit: str) -> None:
             sec = section(path, last.measurement.jobname)
             if sec is not None:
                 job = sec[1]
-        what = {"iops": "IOPS", "tp": "MB/s", "lat_mean_us": "mean response time"}[kind]
         b.details[f"d-{part.id}-{key}"] = {
-            "title": f"{part.title or part.id}: {label} — {what}",
-            "unit": unit, "cols": COLUMNS, "rows": rows, "window": sorted(window),
+            "title": f"{part.title or part.id}: {label} — {kind.what}",
+            "unit": kind.unit, "cols": COLUMNS, "rows": rows, "window": sorted(window),
             "reached": part.reached, "avg": sum(values) / len(values) if values else None,
             "ios": w.ios, "mean": w.mean_us, "max": w.max_us,
             "qos": [[p, w.percentile_us(p), w.resolved(p)] for p in QOS_PERCENTILES if w.percentile_us(p) is not None],
@@ -88,10 +78,13 @@ def add(b: RunContext, part: PartResult, kind: str, unit: str) -> None:
 
 
 def add_all(b: RunContext, tests: list[str]) -> None:
-    """The details of every cell of the run's IOPS, TP and LAT parts, in the run's test order: made
-    before any page, since the test pages' and the datasheet's cells link to them."""
+    """The details of every cell of the parts of the kinds that have them (pages/kind.py ``details``:
+    IOPS, TP and LAT), in the run's test order: made before any page, since the test pages' and the
+    datasheet's cells link to them."""
+    from .pages import of
+
     for test in tests:
-        if test in KINDS:
-            kind, unit = KINDS[test]
+        k = of(test)
+        if k is not None and k.details is not None:
             for pid in b.part_ids(test):
-                add(b, b.parts[pid], kind, unit)
+                add(b, b.parts[pid], k.details)

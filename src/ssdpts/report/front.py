@@ -9,11 +9,11 @@ from typing import Any
 
 from ..pts.registry import title as test_title
 from ..pts.steady_state import SteadyState
-from ..pts.wsat import WsatTable
 from . import disclosure
 from .context import RunContext
 from .doc import Alert, Cell, Fields, Para, Section, Table
 from .fmt import NA, fmt_bytes10, fmt_rounds, fmt_time, fmt_value, na
+from .pages import of
 
 
 def partial_alert(ctx: RunContext) -> Alert | None:
@@ -211,18 +211,17 @@ def verdicts(ctx: RunContext, tests: list[str]) -> list[Verdict]:
             part = ctx.parts[pid]
             title = part.title or pid
             ss = part.steady_state
-            if t != "wsat" and ss is None:  # a fixed plan
+            kind = of(t)
+            own = kind.verdict(pid, part) if kind is not None else None
+            if own is not None:  # a kind without a steady-state rule (WSAT: its samples)
+                rounds, verdict, missed, cell = own
+                out.append(Verdict(title, "", rounds, verdict, missed, cell))
+                continue
+            if ss is None:  # a fixed plan
                 n = part.rounds_run or 0
                 done = part.stop_reason == "complete"
                 out.append(Verdict(title, "", f"{n} rounds", "n/a (a fixed plan)" if done else
                                    ("not run" if not n else "stopped early"), not done, Cell("—")))
-                continue
-            if t == "wsat" or ss is None:
-                n = part.samples or 0
-                fw = part.table.final_window_iops if isinstance(part.table, WsatTable) else None
-                out.append(Verdict(title, "", f"{n} samples", "n/a (WSAT: no steady-state rule)" if n else "not run",
-                                   not n, Cell(f"last 5 samples: {fmt_value(fw, 'IOPS')} IOPS" if n else "—", fw,
-                                               ref=f"{pid}:final_iops" if n else "")))
                 continue
             for i, v in enumerate(ss.variables):
                 if not part.rounds_run:

@@ -33,9 +33,9 @@ from datetime import datetime, timezone
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from ..pts.ocp import STATS, OcpTable
 from ..pts.registry import cell_label
 from ..results.reader import read_run_checked
 from ..results.records import PartResult
@@ -43,6 +43,7 @@ from ..results.registry import unit_of
 from .context import RunContext
 from .datasheet import Figure, figure, figures, read_targets, value_of
 from .files import write_atomic
+from .pages import of as kind_of
 
 SCHEMA_VERSION = {"major": 2, "minor": 0}
 DUT = "dut"  # the hardwareInfoId of the device under test
@@ -153,8 +154,11 @@ def _part_step(out: _Out, ctx: RunContext, sid: str, part: PartResult, figs: lis
     if part.reached is not None:
         out.step(sid, _measurement(f"{part.id}: steady state reached", bool(part.reached),
                                    metadata={"window_rounds": list(part.window_rounds)}), last)
-    if isinstance(tab, OcpTable):
-        outcomes += _ocp_verdicts(out, sid, part.id, tab, last)
+    kind = kind_of(part.test)
+    if kind is not None:  # the kind's own validators and diagnoses (the OCP checks' verdicts)
+        emit = SimpleNamespace(step=lambda artifact, at: out.step(sid, artifact, at), diagnosis=_diagnosis,
+                               measurement=_measurement, clean=_clean)
+        outcomes += kind.ocptv(emit, part, last)
     for f in figs:
         v, flag, _, window = value_of(ctx, f)
         t = (ctx.targets or {}).get(f.id)
@@ -166,35 +170,6 @@ def _part_step(out: _Out, ctx: RunContext, sid: str, part: PartResult, figs: lis
                                                                          "note": flag})), last)
     status = "COMPLETE" if tab is not None else ("ERROR" if ctx.partial else "SKIP")
     out.step(sid, {"testStepEnd": {"status": status}}, last)
-    return outcomes
-
-
-def _ocp_verdicts(out: _Out, sid: str, pid: str, tab: OcpTable, at: str | None) -> list[str]:
-    """The OCP tests' verdict per judged statistic (pts/ocp.py): the change over the pairs with its 95%
-    interval, validated against ±--ocp-limit; an inconclusive one is an UNKNOWN diagnosis, and the
-    test's own reasons (no deallocation, no idle GC observed) one more."""
-    outcomes = []
-    lim = tab.limit_pct
-    for n in tab.judged:
-        e, name = tab.estimate(n), f"{pid}_{n}_change_pct"
-        what = f"change of the {dict(STATS)[n]} read latency against the baseline over {len(e.changes)} pairs"
-        if e.change_pct is None:
-            out.step(sid, _diagnosis(f"{name}-unknown", "UNKNOWN", f"{what}: no value in this run"), at)
-            outcomes.append("UNKNOWN")
-            continue
-        validators = [{"name": f"{name} within -{lim:g}%", "type": "GREATER_THAN_OR_EQUAL", "value": -lim},
-                      {"name": f"{name} within +{lim:g}%", "type": "LESS_THAN_OR_EQUAL", "value": lim}]
-        out.step(sid, _measurement(name, e.change_pct, "%", validators, _clean(
-            {"interval_95_lo_pct": e.lo_pct, "interval_95_hi_pct": e.hi_pct, "pairs_pct": list(e.changes)})), at)
-        v = e.verdict(lim)
-        ival = "no interval (one pair)" if e.lo_pct is None else f"95% interval {e.lo_pct:+.2f} … {e.hi_pct:+.2f}%"
-        kind = {"pass": "PASS", "fail": "FAIL"}.get(str(v), "UNKNOWN")
-        out.step(sid, _diagnosis(f"{name}-{v}", kind, f"{what}: {e.change_pct:+.2f}% ({ival}), limit ±{lim:g}% "
-                                 f"(--ocp-limit; OCP 2.0 TRIM-6/7): {v}"), at)
-        outcomes.append("INCONCLUSIVE" if kind == "UNKNOWN" else kind)
-    for why in tab.reasons():
-        out.step(sid, _diagnosis(f"{pid}-inconclusive", "UNKNOWN", why), at)
-        outcomes.append("INCONCLUSIVE")
     return outcomes
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..pts.registry import cell_label, compared
+from ..pts.registry import MIX_ORDER, cell_label, cell_order, compared
 from .reader import RunResults
 from .records import Summary
 from .registry import METRICS, unit_of
 
-MIX_ORDER = ("100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100")  # PTS outer loop
+__all__ = ["MIX_ORDER", "CellKey", "CellValue", "CellRow", "SharedPart", "cell_rank", "shared_parts", "table_cells"]
 
 CellKey = tuple[str, str, int | None, str | None, str | None]  # (part id, metric, block size, mix, point)
 
@@ -42,17 +42,16 @@ def table_cells(summary: Summary) -> list[CellValue]:
             for pid, p in summary.parts.items() if p.table is not None for c in p.table.cells()]
 
 
-def _order(key: CellKey, position: dict[CellKey, int]) -> tuple:
-    """PTS order of a cell: the IOPS matrix by block size then mix, the LAT table by mix then block
-    size (largest first, as the PTS lists them); the extended tests' cells by metric, then in the
-    order their tables list them (demand intensity high to low, wait states, groups)."""
-    pid, metric, bs, mix, point = key
+def cell_rank(test: str, key: CellKey, position: int) -> tuple:
+    """PTS order of a cell: by metric, then as the test kind orders its cells (pts/registry.cell_order:
+    the IOPS matrix by block size then mix, the LAT table by mix then block size, largest first, as
+    the PTS lists them); the extended tests' cells (which name a point) in the order their tables list
+    them (``position``: demand intensity high to low, wait states, groups)."""
+    _, metric, bs, mix, point = key
     m = list(METRICS).index(metric) if metric in METRICS else 99
     if point is not None:
-        return (m, position.get(key, 0))
-    mi = MIX_ORDER.index(mix) if mix in MIX_ORDER else 99
-    b = -(bs or 0)
-    return (m, b, mi) if metric == "iops" and pid.startswith("iops") else (m, mi, b)
+        return (m, position)
+    return cell_order(test, m, bs, mix)
 
 
 @dataclass
@@ -105,7 +104,7 @@ def shared_parts(runs: list[RunResults]) -> tuple[list[SharedPart], list[str]]:
         keys = [k for k in dict.fromkeys(k for cs in cells for k in cs) if k[0] == pid and k[1] in compared(first.test)]
         position = {k: i for i, k in enumerate(keys)}
         rows = [CellRow(pid, first.test, k[1], k[2], k[3], [cs[k].value if k in cs else None for cs in cells], k[4])
-                for k in sorted(keys, key=lambda k: _order(k, position))]
+                for k in sorted(keys, key=lambda k: cell_rank(first.test, k, position[k]))]
         out.append(SharedPart(pid, first.test, first.title or pid, rows, [r.reached(pid) for r in runs],
                               [(r.part(pid).stop_reason if r.part(pid) else None) for r in runs]))
     return out, not_shared

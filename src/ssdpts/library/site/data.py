@@ -16,8 +16,8 @@ from typing import Any
 
 from ssdpts.compare import SETTINGS, settings_of
 from ssdpts.pts.registry import TESTS, headlines
-from ssdpts.pts.wsat import WsatTable
-from ssdpts.results.cells import _order, shared_parts
+from ssdpts.pts.registry import site as kind_site
+from ssdpts.results.cells import cell_rank, shared_parts
 from ssdpts.results.reader import RunResults
 from ssdpts.results.registry import METRICS, SHORT
 
@@ -39,9 +39,9 @@ def _cell_key(pid: str, metric: str, bs, mix, point) -> str:
     return "|".join("" if x is None else str(x) for x in (pid, metric, bs, mix, point))
 
 
-def _rank(pid: str, metric: str, bs, mix, point, position: int) -> list:
-    """compare's order of a cell (results.cells._order) as a JSON array the page sorts by."""
-    return list(_order((pid, metric, bs, mix, point), {(pid, metric, bs, mix, point): position}))
+def _rank(test: str, pid: str, metric: str, bs, mix, point, position: int) -> list:
+    """compare's order of a cell (results.cells.cell_rank) as a JSON array the page sorts by."""
+    return list(cell_rank(test, (pid, metric, bs, mix, point), position))
 
 
 def run_data(run: RunResults) -> dict[str, Any]:
@@ -50,13 +50,10 @@ def run_data(run: RunResults) -> dict[str, Any]:
     shared, _ = shared_parts([run])
     for sp in shared:
         cells = [[r.metric, r.block_size_bytes, r.mix, r.point, r.values[0], r.label,
-                  _rank(sp.part, r.metric, r.block_size_bytes, r.mix, r.point, i)] for i, r in enumerate(sp.rows)]
+                  _rank(sp.test, sp.part, r.metric, r.block_size_bytes, r.mix, r.point, i)] for i, r in enumerate(sp.rows)]
         part: dict[str, Any] = {"id": sp.part, "test": sp.test, "title": sp.title, "reached": sp.reached[0],
                                 "stop": sp.stop_reasons[0], "cells": cells}
-        table = run.part(sp.part).table
-        if isinstance(table, WsatTable):
-            part["wsat"] = {"x": [s.minute for s in table.series], "y": [s.iops for s in table.series],
-                            "win": list(table.final_window_minutes), "level": table.final_window_iops}
+        part.update(kind_site(run.part(sp.part)))
         parts.append(part)
     return {"format": FORMAT, "uid": run.uid, "parts": parts, "settings": settings_of(run)}
 

@@ -8,13 +8,15 @@ from ...pts import demand
 from ...pts.demand import DemandTable, PointsTable, demand_label
 from ..context import RunContext
 from ..doc import Alert, Cell, Plot, Section, Table
-from ..fmt import fmt_value
+from ..fmt import fmt_value, or_default
 from .extended import disclosure_section, ss_sections
+from .kind import ReportKind
 
 
-def sections(ctx: RunContext, test: str, pids: list[str]) -> list:
+def sections(ctx: RunContext, test: str, pids: list[str], choices: list[str]) -> list:
+    """CBW's or DIRTH's pages (``choices``: its [?] choices, pages/extended.py)."""
     name = test.upper()
-    out: list = [disclosure_section(ctx, f"{test}-disclosure", f"{name}: what ran", test)]
+    out: list = [disclosure_section(ctx, f"{test}-disclosure", f"{name}: what ran", test, choices)]
     pre = next((p for p in pids if p.endswith("precondition")), None)
     sweep = next((p for p in pids if p.endswith("demand-intensity")), None)
     points = next((p for p in pids if p.endswith("operating-points")), None)
@@ -125,3 +127,55 @@ def points_blocks(ctx: RunContext, pid: str, tab: PointsTable) -> list:
                         "completed within a time (dashed, right axis).",
                         "latency_histograms", {"panels": panels}, size=(11, 4.6)))
     return out
+
+
+# ---- CBW and DIRTH as kinds (pages/kind.py; PTS-EXTENDED.md) -------------------------------------
+
+CBW_ACCESS = ("RND CBW 40/60: bssplit 0.5K 4%, 1K-3.5K 1% each, 4K 67%, 8K 10%, 16K 7%, 32K 3%, 64K 3%; zoned "
+              "50% of IOs to the first 5% of the range, 30% to the next 15%, 20% to the last 80%")
+
+
+def dirth_access(ctx: RunContext) -> str:
+    """DIRTH's access pattern, the operator's [?]."""
+    pct = ctx.option("dirth_read_pct")
+    return f"RND {int(ctx.option('dirth_block_size')) / 1024:g}KiB {pct}/{100 - int(pct)}"
+
+
+def unverified(ctx: RunContext, own: list[str]) -> list[str]:
+    """The [?] choices of CBW or DIRTH (``own``: the test's own, before those they share)."""
+    return own + [f"Max = the highest IOPS whose mean response time is below {ctx.option('op_ceiling_ms'):g} ms "
+                  "(--op-ceiling-ms)",
+                  "Mid = " + ("the IOPS nearest (Max + Min) / 2" if ctx.option("op_mid") == "iops-midpoint"
+                              else "the TOIO nearest the geometric middle of Max's and Min's") + " (--op-mid)",
+                  "each operating point's 60-min pre-write runs at TC32/QD32 100% W, as the rounds' pre-write"]
+
+
+def stimulus(access: str) -> str:
+    return (f"{access}; rounds of 5 min TC32/QD32 100% W pre-write + 49 × 1 min over TC 32, 16, 8, 6, 4, 2, 1 "
+            "(outer, fio numjobs) × QD 32 … 1 (inner, fio iodepth); then Max, Mid, Min operating points: "
+            "60 min pre-write + 10 min measurement each")
+
+
+def preconditioning(ctx: RunContext, _test: str) -> tuple[None, str]:
+    return None, (f"the access pattern at 100% W, TC 32 × QD 32, rounds of 30 × 1 min until steady state (at most "
+                  f"{or_default(ctx.spec.max_rounds, 25)} rounds)")
+
+
+def params(ctx: RunContext, _test: str) -> list[tuple[str, str]]:
+    return [("Demand intensity", "TC = fio numjobs (outer 32 → 1), QD = fio iodepth (inner 32 → 1)"),
+            ("Operating points", f"Max: highest IOPS with mean response time < {ctx.option('op_ceiling_ms'):g} ms; "
+                                 f"Mid: {ctx.option('op_mid')}; Min: TC1/QD1 [?]")]
+
+
+def dirth_unverified(ctx: RunContext) -> list[str]:
+    return [f"access pattern {dirth_access(ctx)} (--dirth-block-size, --dirth-read-pct; PTS-E 1.1 fixes one, "
+            "not known to us)"]
+
+
+KINDS = {
+    "cbw": ReportKind(lambda ctx, pids: sections(ctx, "cbw", pids, unverified(ctx, [])),
+                      stimulus=lambda *_: stimulus(CBW_ACCESS), preconditioning=preconditioning, params=params),
+    "dirth": ReportKind(lambda ctx, pids: sections(ctx, "dirth", pids, unverified(ctx, dirth_unverified(ctx))),
+                        stimulus=lambda ctx, *_: stimulus(dirth_access(ctx)), preconditioning=preconditioning,
+                        params=params),
+}

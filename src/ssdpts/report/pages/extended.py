@@ -14,35 +14,15 @@ from .common import one_section, tracking
 VERIFY = "as implemented by ssdpts (PTS text not verified)"
 
 
-def unverified(ctx: RunContext, test: str) -> Alert | None:
-    """The [?] choices of a test, as an Alert."""
-    s = ctx.spec.doc
-    items = {
-        "hir": [f"{s.get('hir_bursts', 360)} bursts per wait state and 5-s samples per return to baseline "
-                "(--hir-bursts); the wait states as CH and AD implement them",
-                "the tracking variable is each preconditioning round's last-minute IOPS (CH, AD)"],
-        "xsr": [f"recovery: the first minute of G3 whose MB/s reaches {'G1 mean' if s.get('xsr_recovery', 'g1-mean') == 'g1-mean' else 'the mean of G1’s last 5 minutes'} "
-                f"less {float(s.get('xsr_recovery_tolerance_pct', 0.0)):g}% "
-                "(--xsr-recovery, --xsr-recovery-tolerance; AD uses G1's mean)",
-                "each one-minute SEQ step starts at the beginning of the active range (a fio job per minute, as "
-                "the TP test): on a drive that writes less than the active range in a minute the stream does not "
-                "sweep the whole range"],
-        "cbw": [], "dirth": [f"access pattern RND {int(s.get('dirth_block_size', 8192)) / 1024:g}KiB "
-                             f"{s.get('dirth_read_pct', 65)}/{100 - int(s.get('dirth_read_pct', 65))} "
-                             "(--dirth-block-size, --dirth-read-pct; PTS-E 1.1 fixes one, not known to us)"],
-    }.get(test, [])
-    if test in ("cbw", "dirth"):
-        items += [f"Max = the highest IOPS whose mean response time is below {s.get('op_ceiling_ms', 5):g} ms "
-                  "(--op-ceiling-ms)",
-                  "Mid = " + ("the IOPS nearest (Max + Min) / 2" if s.get("op_mid", "iops-midpoint") == "iops-midpoint"
-                              else "the TOIO nearest the geometric middle of Max's and Min's") + " (--op-mid)",
-                  "each operating point's 60-min pre-write runs at TC32/QD32 100% W, as the rounds' pre-write"]
+def unverified(items: list[str]) -> Alert | None:
+    """A test's [?] choices (each kind's own, with the option that changes each), as an Alert."""
     return Alert("info", VERIFY, items) if items else None
 
 
-def disclosure_section(ctx: RunContext, sid: str, title: str, test: str) -> Section:
+def disclosure_section(_ctx: RunContext, sid: str, title: str, test: str, choices: list[str]) -> Section:
+    """A test's first section, with its [?] choices (``choices``)."""
     sec = Section(sid, title, 3, test)
-    a = unverified(ctx, test)
+    a = unverified(choices)
     if a:
         sec.blocks.append(a)
     return sec

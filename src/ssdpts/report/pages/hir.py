@@ -12,10 +12,11 @@ from ..context import RunContext
 from ..doc import Alert, Cell, Plot, Section, Table
 from ..fmt import fmt_value
 from .extended import disclosure_section, level, pts_minutes, seconds, ss_sections
+from .kind import ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
-    out: list = [disclosure_section(ctx, "hir-disclosure", "HIR: what ran", "hir")]
+    out: list = [disclosure_section(ctx, "hir-disclosure", "HIR: what ran", "hir", unverified(ctx))]
     pre = next((p for p in pids if p.endswith("precondition")), None)
     if pre:
         out += ss_sections(ctx, pre, "HIR: preconditioning", "hir")
@@ -89,3 +90,30 @@ def recovery_blocks(ctx: RunContext, part, tab: HirTable, steady: float | None) 
                         "return to baseline": [by_ws[ws]["baseline"].iops if by_ws[ws].get("baseline") else None
                                                for ws in shown]}, "ylabel": "IOPS", "level": lvl}, size=(10, 3.8)))
     return out
+
+
+# ---- HIR as a kind (pages/kind.py; PTS-EXTENDED.md) ----------------------------------------------
+
+def unverified(ctx: RunContext) -> list[str]:
+    """Its [?] choices (pages/extended.py)."""
+    return [f"{ctx.option('hir_bursts')} bursts per wait state and 5-s samples per return to baseline "
+            "(--hir-bursts); the wait states as CH and AD implement them",
+            "the tracking variable is each preconditioning round's last-minute IOPS (CH, AD)"]
+
+
+def stimulus(ctx: RunContext, _test: str, _pids: list[str]) -> str:
+    n = ctx.option("hir_bursts")
+    return ("RND 4KiB 0/100: preconditioning rounds of 30 × 1 min; then wait states 1, 2, 3, 5, 10 — each "
+            f"{n} × (5 s writes + 5, 10, 15, 25 or 50 s with no IO), each followed by "
+            f"{n} × 5 s of continuous writes (return to baseline)")
+
+
+def preconditioning(ctx: RunContext, test: str) -> tuple[str, str]:
+    return ("none (HIR starts from a purged device)",
+            f"RND 4KiB 0/100, {ctx.toio(test)}, rounds of 30 × 1 min until the last minute's IOPS is steady")
+
+
+IDLE = ("Idle periods", "every thread idle at once: one fio job per burst, the next released by the "
+                        "step gate's timer when the planned idle has passed (measured per boundary)")
+KINDS = {"hir": ReportKind(sections, stimulus=stimulus, preconditioning=preconditioning,
+                           params=lambda *_: [IDLE])}

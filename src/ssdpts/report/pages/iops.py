@@ -7,9 +7,11 @@ from ...pts.iops import IopsTable
 from ...pts.units import fmt_block_size
 from ...pts.workload import cell_key
 from ...results.records import PartResult
+from ..compare_parts import DELTA_NOTE, matrix, repeat_long, repeat_matrix
 from ..context import RunContext
 from ..doc import Cell, Plot, Table
 from .common import cell_refs, cpu_table, qos_table, three_sections, tracking, window_outliers
+from .kind import Details, Figure, ReportKind
 
 QOS_CELLS = ((100, "RND 4KiB 100/0"), (65, "RND 4KiB 65/35"), (0, "RND 4KiB 0/100"))
 
@@ -88,3 +90,53 @@ def results(ctx: RunContext, part: PartResult, table: IopsTable) -> list:
     out += cpu_table(ctx, part, [(cell_key("rand", bs, m.split("/")[0]), "") for bs in bss for m in mixes],
                      f"{sid}-cpu", "fio CPU utilisation per cell (usr + sys, %)" + suffix, matrix=(bss, mixes))
     return out
+
+
+# ---- the IOPS test as a kind (pages/kind.py) ------------------------------------------------------
+
+def compare_blocks(cmp, p) -> list:
+    """Its comparison: the IOPS of every run against block size, then each run's deltas and values."""
+    labels = cmp.labels
+    vals = [{(r.block_size_bytes, r.mix): r.values[i] for r in p.rows} for i in range(len(labels))]
+    out: list = [Plot(f"{p.part}-overlay", "IOPS vs block size, every run",
+                      "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
+                      "steady state NOT reached. Missing points: block sizes the run does not have.",
+                      "iops_overlay", {"labels": labels, "values": vals, "ss": p.ss_reached}, size=(10.0, 4.0))]
+    out += [matrix(p, i, "delta", cmp) for i in range(1, len(labels))]
+    out += [matrix(p, i, "values", cmp) for i in range(len(labels))]
+    out[-1].note = DELTA_NOTE
+    return out
+
+
+def repeat_blocks(rep, p) -> list:
+    return [repeat_matrix(rep, p, "median"), repeat_matrix(rep, p, "rse"),
+            repeat_long(rep, p, p.rows, f"{p.part}-all", "Every run's IOPS")]
+
+
+FIGURES = (
+    Figure("rnd4k_read_iops", "RND 4KiB read IOPS (100/0)", "IOPS", "higher", "iops", cell_key("rand", 4096, 100), "iops",
+           10),
+    Figure("rnd4k_write_iops", "RND 4KiB write IOPS (0/100)", "IOPS", "higher", "iops", cell_key("rand", 4096, 0), "iops",
+           11),
+    Figure("rnd4k_mixed_iops", "RND 4KiB mixed IOPS, 65/35 (the PTS mix nearest 70/30)", "IOPS", "higher", "iops",
+           cell_key("rand", 4096, 65), "iops", 12),
+)
+OUTLIER_CELLS = ((20, "rnd4k_read", "RND 4KiB read at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 100)),
+                 (21, "rnd4k_write", "RND 4KiB write at the IOPS test's TC × QD", "iops", cell_key("rand", 4096, 0)))
+
+
+def figure_value(_ctx: RunContext, part: PartResult, f: Figure, window: str) -> tuple | None:
+    """A figure's IOPS: its cell of the matrix."""
+    if f.stat != "iops":
+        return None
+    bs, pct = int(f.key.split("-")[1]), f.key.split("-")[2]
+    row = next((r for r in getattr(part.table, "rows", ()) if r.block_size_bytes == bs), None)
+    mix = f"{pct}/{100 - int(pct)}"
+    return (row.values.get(mix) if row else None), "", part.reached, window
+
+
+STIMULUS = ("RND; R/W mix 100/0, 95/5, 65/35, 50/50, 35/65, 5/95, 0/100 (outer) × block size 1024, 128, 64, "
+            "32, 16, 8, 4, 0.5 KiB (inner)")
+KINDS = {"iops": ReportKind(sections, "IOPS Test (REQUIRED) – Report Page", lambda *_: STIMULUS,
+                            details=Details(lambda m, _w: m.iops, "IOPS", "IOPS"), compare=compare_blocks, repeats=repeat_blocks,
+                            figures=FIGURES, outlier_cells=OUTLIER_CELLS, figure_value=figure_value)}

@@ -12,10 +12,13 @@ from ...pts.qos import WindowLatency, approx_max_note
 from ...pts.units import fmt_block_size
 from ...pts.workload import Workload, cell_key
 from ...results.records import PartResult, StepRecord
+from ...results.registry import METRICS
+from ..compare_parts import long_table, repeat_long
 from ..context import RunContext
 from ..doc import Cell, Plot, Table
 from ..fmt import fmt_value
 from .common import cell_refs, cpu_table, qos_table, three_sections, window_outliers
+from .kind import Details, Figure, ReportKind
 
 TABLES = (("mean", "lat-mean-us", "Average response time (µs)"),
           ("p5", "lat-p99999-us", "99.999% (five nines) response time (µs), pooled over the window"),
@@ -176,3 +179,71 @@ def histograms(cells: dict[int, dict[str, StepRecord]], window: list[int]
         if merged[k]:
             panels.setdefault(wl[k].mix, []).append((fmt_block_size(wl[k].block_size_bytes), dict(merged[k])))
     return list(panels.items())
+
+
+# ---- the latency test as a kind (pages/kind.py) ---------------------------------------------------
+
+COMPARED_TABLES = ("lat_mean_us", "lat_p99999_us", "lat_max_us")
+
+
+def compare_blocks(cmp, p) -> list:
+    """Its comparison: mean and five-nines response times of every run as bars, then a table per statistic."""
+    panels = []
+    for metric in ("lat_mean_us", "lat_p99999_us"):
+        rows = [r for r in p.rows if r.metric == metric]
+        if rows:
+            panels.append((METRICS[metric].label, [(f"{fmt_block_size(r.block_size_bytes)}\n{r.mix}", r.values)
+                                                   for r in rows]))
+    out: list = [Plot(f"{p.part}-overlay", "Response times, every run",
+                      "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log axis when the "
+                      "runs differ by more than 30×), "
+                      "one bar per run (lower is better); hatched: steady state NOT reached.",
+                      "lat_panels", {"labels": cmp.labels, "panels": panels, "ss": p.ss_reached}, size=(10.0, 6.0))]
+    return out + per_metric(p, lambda rows, tid, title: long_table(cmp, p, rows, tid, title))
+
+
+def repeat_blocks(rep, p) -> list:
+    return per_metric(p, lambda rows, tid, title: repeat_long(rep, p, rows, tid, title))
+
+
+def per_metric(p, table) -> list:
+    """A table per compared statistic of its cells (``table(rows, id, title)``)."""
+    out = []
+    for metric in COMPARED_TABLES:
+        rows = [r for r in p.rows if r.metric == metric]
+        if rows:
+            label = METRICS[metric].label
+            out.append(table(rows, f"{p.part}-{metric}", f"{label[0].upper()}{label[1:]} (µs)"))
+    return out
+
+
+FIGURES = (
+    Figure("qd1_4k_read_mean_us", "QD1 RND 4KiB read: mean response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 100), "lat_mean_us", 30),
+    Figure("qd1_4k_read_p99999_us", "QD1 RND 4KiB read: 99.999% response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 100), "p99.999_us", 31),
+    Figure("qd1_4k_write_mean_us", "QD1 RND 4KiB write: mean response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 0), "lat_mean_us", 32),
+    Figure("qd1_4k_write_p99999_us", "QD1 RND 4KiB write: 99.999% response time", "µs", "lower", "lat",
+           cell_key("rand", 4096, 0), "p99.999_us", 33),
+)
+OUTLIER_CELLS = ((10, "qd1_4k_read", "QD1 RND 4KiB read", "lat", cell_key("rand", 4096, 100)),
+                 (11, "qd1_4k_write", "QD1 RND 4KiB write", "lat", cell_key("rand", 4096, 0)))
+
+
+def figure_value(ctx: RunContext, part: PartResult, f: Figure, window: str) -> tuple | None:
+    """A figure's response time: the mean or the pooled 99.999% of its cell's window."""
+    w = ctx.latency(part, f.key)
+    if not w.steps:
+        return None, "", part.reached, window
+    if f.stat == "lat_mean_us":
+        return w.mean_us, "", part.reached, window + f", {w.ios:,} IOs"
+    v = w.percentile_us(99.999)
+    return v, ("" if w.resolved(99.999) else approx_max_note(99.999)), part.reached, window + f", {w.ios:,} IOs"
+
+
+STIMULUS = "RND; R/W mix 100/0, 65/35, 0/100 (outer) × block size 8, 4, 0.5 KiB (inner)"
+KINDS = {"lat": ReportKind(sections, "Latency Test (REQUIRED) – Report Page", lambda *_: STIMULUS,
+                           toio=lambda _ctx: (1, 1), details=Details(lambda m, _w: m.lat_mean_ns / 1e3, "µs", "mean response time"), compare=compare_blocks,
+                           repeats=repeat_blocks, figures=FIGURES, outlier_cells=OUTLIER_CELLS,
+                           figure_value=figure_value)}

@@ -14,6 +14,7 @@ from ..doc import Alert, Cell, Plot, Section, Table
 from ..fmt import fmt_value
 from .common import outlier_table
 from .extended import ss_sections
+from .kind import ReportKind
 
 SOURCES = [
     "limit ±5% (--ocp-limit), two-sided: OCP Datacenter NVMe SSD Specification 2.0, section 4.10, TRIM-6 (\"Read "
@@ -179,3 +180,86 @@ def sections(ctx: RunContext, pids: list[str]) -> list:
                                                                 for n in ("mean", "p99", "p999")},
                                 "ylabel": "response time (µs)"}, size=(10, 3.6)))
     return out
+
+
+# ---- the OCP checks as kinds (pages/kind.py; docs/ocp.md) -----------------------------------------
+
+def _reads(ctx: RunContext) -> tuple[str, str, int]:
+    """(the probe reads, the settling idle, the pairs) both checks share."""
+    read = f"RND 4KiB 100/0 at TC 1 × QD 1 over the first half of the active range, {ctx.option('ocp_read_s'):g} s"
+    return read, f"{ctx.option('ocp_settle_s'):g} s", int(ctx.option("ocp_pairs"))
+
+
+def trim_stimulus(ctx: RunContext, _test: str, _pids: list[str]) -> str:
+    read, settle, pairs = _reads(ctx)
+    rate = ctx.option("ocp_trim_rate")
+    shown = ("at OCP 2.0 A.2.1's rate for the capacity, "
+             f"{float(ctx.option('ocp_trim_mib_s_per_tb')):g} MiB/s per TB" if rate is None
+             else f"{float(rate):g}/s" if rate else "unlimited")
+    return (f"{settle} idle; then {pairs} pairs, alternating: baseline: {read}; the same reads beside a "
+            f"deallocation job (fio rw=trim, {int(ctx.option('ocp_trim_size')) // 1024} KiB ranges, "
+            f"{shown}, over the second half), then {settle} idle")
+
+
+def idle_gc_stimulus(ctx: RunContext, test: str, _pids: list[str]) -> str:
+    read, settle, pairs = _reads(ctx)
+    gap = float(ctx.option("ocp_probe_gap_ms"))
+    probes = f"{read}, {gap:g} ms with no IO after each read" if gap else read
+    return (f"{settle} idle; then {pairs} times: baseline: {probes}; a write burst of RND 4KiB 0/100 at "
+            f"{ctx.toio(test)}, {ctx.option('ocp_burst_s'):g} s; right after it the same probes (idle phase), "
+            f"then {settle} idle")
+
+
+def idle_gc_preconditioning(ctx: RunContext, test: str) -> tuple[str, str]:
+    return ("none (starts from a purged device)",
+            f"RND 4KiB 0/100, {ctx.toio(test)}, rounds of 30 × 1 min until the last minute's IOPS is steady (as HIR)")
+
+
+def params(ctx: RunContext, _test: str) -> list[tuple[str, str]]:
+    judged = " and ".join({"p999": "p99.9"}.get(n, n) for n in ctx.option("ocp_judge"))
+    return [("Pass/fail", f"{judged} read latency: the 95% interval of the change over the pairs within "
+                          f"±{float(ctx.option('ocp_limit_pct')):g}% of the baseline: pass; wholly beyond it: "
+                          "fail; straddling it: inconclusive (--ocp-limit; OCP 2.0 TRIM-6/7)")]
+
+
+def ocptv(emit, part, at: str | None) -> list[str]:
+    """The OCP tests' verdict per judged statistic (pts/ocp.py): the change over the pairs with its 95%
+    interval, validated against ±--ocp-limit; an inconclusive one is an UNKNOWN diagnosis, and the
+    test's own reasons (no deallocation, no idle GC observed) one more."""
+    tab = part.table
+    if not isinstance(tab, OcpTable):
+        return []
+    pid = part.id
+    outcomes = []
+    lim = tab.limit_pct
+    for n in tab.judged:
+        e, name = tab.estimate(n), f"{pid}_{n}_change_pct"
+        what = f"change of the {dict(ocp.STATS)[n]} read latency against the baseline over {len(e.changes)} pairs"
+        if e.change_pct is None:
+            emit.step(emit.diagnosis(f"{name}-unknown", "UNKNOWN", f"{what}: no value in this run"), at)
+            outcomes.append("UNKNOWN")
+            continue
+        validators = [{"name": f"{name} within -{lim:g}%", "type": "GREATER_THAN_OR_EQUAL", "value": -lim},
+                      {"name": f"{name} within +{lim:g}%", "type": "LESS_THAN_OR_EQUAL", "value": lim}]
+        emit.step(emit.measurement(name, e.change_pct, "%", validators, emit.clean(
+            {"interval_95_lo_pct": e.lo_pct, "interval_95_hi_pct": e.hi_pct, "pairs_pct": list(e.changes)})), at)
+        v = e.verdict(lim)
+        ival = "no interval (one pair)" if e.lo_pct is None else f"95% interval {e.lo_pct:+.2f} … {e.hi_pct:+.2f}%"
+        kind = {"pass": "PASS", "fail": "FAIL"}.get(str(v), "UNKNOWN")
+        emit.step(emit.diagnosis(f"{name}-{v}", kind, f"{what}: {e.change_pct:+.2f}% ({ival}), limit ±{lim:g}% "
+                                 f"(--ocp-limit; OCP 2.0 TRIM-6/7): {v}"), at)
+        outcomes.append("INCONCLUSIVE" if kind == "UNKNOWN" else kind)
+    for why in tab.reasons():
+        emit.step(emit.diagnosis(f"{pid}-inconclusive", "UNKNOWN", why), at)
+        outcomes.append("INCONCLUSIVE")
+    return outcomes
+
+
+KINDS = {
+    "ocp-trim": ReportKind(sections, stimulus=trim_stimulus, params=params, ocptv=ocptv, outlier_cells=(
+        (30, "ocp_trim_read", "OCP: QD1 reads beside deallocation", "ocp-trim", "trim"),)),
+    "ocp-idle-gc": ReportKind(sections, stimulus=idle_gc_stimulus, preconditioning=idle_gc_preconditioning,
+                              params=params, ocptv=ocptv, outlier_cells=(
+                                  (31, "ocp_idle_gc_read", "OCP: QD1 probe reads in the idle time after a write burst",
+                                   "ocp-idle-gc-measure", "idle"),)),
+}

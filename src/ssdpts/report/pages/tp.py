@@ -7,9 +7,11 @@ from ...pts.tp import TpTable
 from ...pts.units import fmt_block_size
 from ...pts.workload import cell_key
 from ...results.records import PartResult
+from ..compare_parts import long_table
 from ..context import RunContext
 from ..doc import Cell, Plot, Section, Table
 from .common import cell_refs, cpu_table, one_section
+from .kind import Details, Figure, ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
@@ -89,3 +91,49 @@ def all_block_sizes(ctx: RunContext, summary_rows: list[tuple[TpTable, PartResul
                                        "flags": [not p.reached for _, p in summary_rows]},
                            size=(10, 3.8)))
     return sec
+
+
+# ---- the throughput test as a kind (pages/kind.py) ------------------------------------------------
+
+def stimulus(ctx: RunContext, _test: str, pids: list[str]) -> str:
+    return "SEQ, per block size " + ", ".join(ctx.parts[p].part or p for p in pids) + ": 100/0 then 0/100"
+
+
+def toio(ctx: RunContext) -> tuple:
+    """Its demand intensity before any round recorded one: the profile's (PTS.md §3)."""
+    return ctx.profile.get("tp_threads"), ctx.profile.get("tp_iodepth")
+
+
+def mb_per_s(m, w) -> float:
+    """A step's MB/s in its direction (its cells' details)."""
+    return (m.read if w.read_pct == 100 else m.write).bw_bytes_per_s / 1e6
+
+
+def compare_blocks(cmp, p) -> list:
+    """Its comparison: every run's read and write MB/s as bars, and the table."""
+    groups = [(r.label, r.values) for r in p.rows]
+    return [Plot(f"{p.part}-overlay", "Throughput, every run",
+                 "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
+                 "runs_bars", {"labels": cmp.labels, "groups": groups, "ss": p.ss_reached, "ylabel": "MB/s (10⁶ B/s)"},
+                 size=(10.0, 3.6)),
+            long_table(cmp, p, p.rows, f"{p.part}-table", "Throughput (MB/s)")]
+
+
+FIGURES = tuple(
+    Figure(f"seq{bs // 1024}k_{rw}_mbps", f"SEQ {bs // 1024}KiB {rw} MB/s", "MB/s", "higher", f"tp-{bs // 1024}KiB",
+           cell_key("seq", bs, pct), f"{rw}_mb_per_s", order)
+    for order, (bs, rw, pct) in enumerate(((131072, "read", 100), (131072, "write", 0), (1048576, "read", 100),
+                                           (1048576, "write", 0)), start=20))
+
+
+def figure_value(_ctx: RunContext, part: PartResult, f: Figure, window: str) -> tuple | None:
+    """A figure's MB/s: its direction of the part's table."""
+    if f.stat not in ("read_mb_per_s", "write_mb_per_s"):
+        return None
+    tab = part.table if isinstance(part.table, TpTable) else None
+    return (getattr(tab, f.stat) if tab else None), "", part.reached, window
+
+
+KINDS = {"tp": ReportKind(sections, "Throughput Test (REQUIRED) – Report Page", stimulus, toio=toio,
+                          details=Details(mb_per_s, "MB/s", "MB/s"), compare=compare_blocks, full_labels=True,
+                          figures=FIGURES, figure_value=figure_value)}

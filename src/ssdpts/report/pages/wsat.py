@@ -9,10 +9,12 @@ import math
 from ...pts.qos import approx_max_note, ios_needed
 from ...pts.wsat import WsatTable
 from ...results.records import PartResult
+from ..compare_parts import long_table
 from ..context import RunContext, temperature_c
 from ..datasheet import waf_of
 from ..doc import Alert, Cell, Plot, Section, Table
-from ..fmt import fmt_fixed, fmt_rounds, fmt_value, or_default
+from ..fmt import NA, fmt_fixed, fmt_rounds, fmt_value, or_default
+from .kind import Figure, ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
@@ -210,3 +212,86 @@ def samples_table(pid: str, tab: WsatTable, ios: dict[int, int]) -> Table:
                             "samples (PTS: one sample per minute). A sample's 99.999% comes from "
                             "its own json+ histogram; with fewer than 10⁵ IOs it is its slowest IO "
                             "(grey, '≈ max').")
+
+
+# ---- WSAT as a kind (pages/kind.py) -----------------------------------------------------------------
+
+def stimulus(ctx: RunContext, test: str, _pids: list[str]) -> str:
+    if ctx.option("wsat_pattern") != "rnd4k-w":
+        w = ctx.first_workload(test)
+        return (f"{w.label if w else ctx.option('wsat_pattern')}, continuous, one sample per step "
+                "(PTS 2.0 option)")
+    return "RND 4KiB 0/100, continuous, one sample per step"
+
+
+def progress(ctx: RunContext, _test: str, pids: list[str]) -> list[tuple[str, str]]:
+    """Its stop rule and samples (no steady-state rule: PTS.md §3)."""
+    hours, multiple = ctx.spec.wsat_hours, ctx.spec.wsat_capacity_multiple
+    out = [("Stop rule", f"{hours:g} h of steps or {multiple:g}× capacity written (TGBW)"
+            if hours is not None and multiple is not None else NA)]
+    for p in pids:
+        part = ctx.parts[p]
+        tab = part.table
+        out.append(("Samples", f"{part.samples or 0} ({part.stop_reason or 'stopped early'})"))
+        if isinstance(tab, WsatTable):
+            out.append(("Written (TGBW)", f"{tab.tgbw_gb:,.2f} GB = {fmt_fixed(tab.drive_fills, 2)} drive fills"))
+    return out
+
+
+def compare_blocks(cmp, p) -> list:
+    """Its comparison: every run's samples with the steady level the table compares."""
+    series = []
+    for r in cmp.runs:
+        t = r.part(p.part).table
+        s = t.series if isinstance(t, WsatTable) else ()
+        series.append(([x.minute for x in s], [x.iops for x in s],
+                       list(t.final_window_minutes) if isinstance(t, WsatTable) else [],
+                       t.final_window_iops if isinstance(t, WsatTable) else None))
+    return [Plot(f"{p.part}-overlay", "Write saturation: IOPS per sample, every run",
+                 "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
+                 "window) the table compares.",
+                 "wsat_overlay", {"labels": cmp.labels, "series": series}, size=(10.0, 3.8)),
+            long_table(cmp, p, p.rows, f"{p.part}-table", "WSAT steady level (IOPS)")]
+
+
+FIGURES = (
+    Figure("wsat_fob_iops", "WSAT RND 4KiB write IOPS, fresh out of box (first sample)", "IOPS", "higher", "wsat",
+           "", "fob_iops", 40),
+    Figure("wsat_steady_iops", "WSAT RND 4KiB write IOPS, steady level (last 5 samples)", "IOPS", "higher", "wsat",
+           "", "final_iops", 41),
+    Figure("wsat_drop_pct", "WSAT drop from FOB to the steady level", "%", "lower", "wsat", "", "drop_pct", 42),
+)
+
+
+def figure_value(_ctx: RunContext, part: PartResult, f: Figure, _window: str) -> tuple | None:
+    """A figure of the samples: the first (fresh out of box), the last five's level, or the drop between them."""
+    tab = part.table if isinstance(part.table, WsatTable) else None
+    if tab is None or not tab.series:
+        return None, "", None, "not run"
+    fob, final = tab.series[0].iops, tab.final_window_iops
+    v = {"fob_iops": fob, "final_iops": final,
+         "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
+    return v, "", None, f"{len(tab.series)} samples"
+
+
+def figure_uses(_ctx: RunContext, part: PartResult, f: Figure):
+    """The samples a figure comes from: the first, the last five, or both."""
+    tab = part.table if isinstance(part.table, WsatTable) else None
+    first = {tab.series[0].minute} if tab and tab.series else set()
+    final = set(tab.final_window_minutes) if tab else set()
+    idx = {"fob_iops": first, "final_iops": final}.get(f.stat, first | final)
+    return lambda m: m.get("index") in idx
+
+
+def verdict(pid: str, part: PartResult) -> tuple:
+    """Its line of the steady-state overview: its samples and their level (no steady-state rule)."""
+    n = part.samples or 0
+    fw = part.table.final_window_iops if isinstance(part.table, WsatTable) else None
+    return (f"{n} samples", "n/a (WSAT: no steady-state rule)" if n else "not run", not n,
+            Cell(f"last 5 samples: {fmt_value(fw, 'IOPS')} IOPS" if n else "—", fw, ref=f"{pid}:final_iops" if n else ""))
+
+
+KINDS = {"wsat": ReportKind(sections, "Write Saturation Test (REQUIRED) – Report Page", stimulus,
+                            preconditioning=lambda *_: ("none (WSAT starts from a purged device)", "none"),
+                            progress=progress, compare=compare_blocks, figures=FIGURES, figure_value=figure_value,
+                            figure_uses=figure_uses, verdict=verdict)}

@@ -9,10 +9,12 @@ from ..context import RunContext
 from ..doc import Alert, Cell, Plot, Table
 from ..fmt import fmt_value
 from .extended import disclosure_section
+from .kind import ReportKind
 
 
 def sections(ctx: RunContext, pids: list[str]) -> list:
-    sec = disclosure_section(ctx, "xsr-results", "XSR: throughput across the three access groups", "xsr")
+    sec = disclosure_section(ctx, "xsr-results", "XSR: throughput across the three access groups", "xsr",
+                             unverified(ctx))
     part = ctx.parts.get(pids[0]) if pids else None
     tab = part.table if part is not None and isinstance(part.table, XsrTable) else None
     if tab is None or not tab.series:
@@ -59,3 +61,31 @@ def sections(ctx: RunContext, pids: list[str]) -> list:
                                                         "max response time": [s.lat_max_us for s in tab.series]},
                                                 "xlabel": "time (PTS minutes)", "bounds": bounds}, size=(10, 4.2)))
     return [sec]
+
+
+# ---- XSR as a kind (pages/kind.py; PTS-EXTENDED.md) ----------------------------------------------
+
+def unverified(ctx: RunContext) -> list[str]:
+    """Its [?] choices (pages/extended.py)."""
+    g1 = "G1 mean" if ctx.option("xsr_recovery") == "g1-mean" else "the mean of G1’s last 5 minutes"
+    return [f"recovery: the first minute of G3 whose MB/s reaches {g1} "
+            f"less {float(ctx.option('xsr_recovery_tolerance_pct')):g}% "
+            "(--xsr-recovery, --xsr-recovery-tolerance; AD uses G1's mean)",
+            "each one-minute SEQ step starts at the beginning of the active range (a fio job per minute, as "
+            "the TP test): on a drive that writes less than the active range in a minute the stream does not "
+            "sweep the whole range"]
+
+
+def stimulus(ctx: RunContext, _test: str, _pids: list[str]) -> str:
+    g = list(ctx.option("xsr_minutes"))
+    return (f"TC1/QD32, one sample per minute, back to back: G1 SEQ 1024KiB W {g[0]} min, G2 RND 8KiB W "
+            f"{g[1]} min, G3 SEQ 1024KiB W {g[2]} min")
+
+
+def params(ctx: RunContext, _test: str) -> list[tuple[str, str]]:
+    return [("Recovery rule", f"{ctx.option('xsr_recovery')}, within "
+                              f"{float(ctx.option('xsr_recovery_tolerance_pct')):g}% [?]")]
+
+
+KINDS = {"xsr": ReportKind(sections, stimulus=stimulus, params=params,
+                           preconditioning=lambda *_: ("none (XSR starts from a purged device)", "none"))}
