@@ -1,4 +1,4 @@
-"""Cost of the guard the runner calls before every round (device/claim.py: Claim.check).
+"""Cost of the guard the runner calls before every round (device/safety/claim.py: Claim.check).
 
     sudo python benchmarks/guard_cost.py [--calls 200]
 
@@ -9,7 +9,7 @@ steps of 0.1 s = 0.9 s) and the PTS's (9 steps of 60 s). Also the full verdict w
 exclusive-open probe (safety.assess), which runs once before each purge. A measurement, not a test:
 the machine is shared and noisy, so the median and the 95th percentile are given.
 
-Since the guard checks the whole device stack (device/stack.py: what a loop device rests on, the
+Since the guard checks the whole device stack (device/safety/stack.py: what a loop device rests on, the
 loop devices resting on it, every other loop device over the same file), also: a loop device two
 levels up (loop over loop over a file), and the plain loop device again with --extra-loops other
 loop devices attached (each one's backing is read with an ioctl), and with a second loop device over

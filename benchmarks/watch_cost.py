@@ -1,4 +1,4 @@
-"""Cost and reaction time of the claim's watcher (device/claim.py: Claim.watch), the thread that
+"""Cost and reaction time of the claim's watcher (device/safety/claim.py: Claim.watch), the thread that
 looks, for as long as a run holds its device, for a new way to the storage it writes (a loop device
 attached over the target's file mid-round).
 

@@ -1,8 +1,8 @@
-"""Honest comparisons (PTS.md §5, seed 004): performance deltas between runs, and the median and
+"""Honest comparisons (docs/design.md#repeated-runs): performance deltas between runs, and the median and
 relative standard error of repeated runs. Pure analysis: reads run directories (manifest.json and
 summary.json through the RunStore), never fio, never a device, no plotting.
 
-Definitions (seed 004, PTS.md §5):
+Definitions (docs/design.md#repeated-runs):
 
 - Performance delta of a run A over the baseline B, so that a positive delta always means "A is
   better": speed-type metrics (IOPS, MB/s) Δ = A/B − 1; time-type metrics (response times)

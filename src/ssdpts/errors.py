@@ -1,4 +1,4 @@
-"""The one error type for expected failures (DESIGN.md conventions 8, 9).
+"""The one error type for expected failures (docs/design.md#user-error, #say-what-next).
 
 Library code raises these; only ``cli.main`` catches them and turns them into one red line and an
 exit code. Every message says what is wrong and what to do next.
@@ -41,7 +41,7 @@ class DeviceUnsafe(Interrupted):
 
 
 class DeviceAlarm(KeyboardInterrupt):
-    """The device watcher (device/claim.py) found a new way to the target's storage while the run
+    """The device watcher (device/safety/claim.py) found a new way to the target's storage while the run
     wrote (a loop device attached over its file, a partition added): raised in the run's main thread
     wherever it is, as a signal is (run/alarm.py), so that fio is stopped at once and every cleanup
     path runs; the run stops ``interrupted`` with the reason, exit 1."""

@@ -1,4 +1,4 @@
-"""Measurement records: what one step measured (DESIGN.md conventions 1 and 2: frozen, validated,
+"""Measurement records: what one step measured (docs/design.md#frozen-records, #units-in-names: frozen, validated,
 units in names).
 
 Latency is the response time the PTS asks for: fio's total latency (submission + completion,
@@ -106,7 +106,7 @@ class Measurement:
         if self.end_time < self.start_time:
             raise ValueError("end_time is before start_time")
 
-    # A mixed step's IOPS is read IOPS + write IOPS (PTS.md §1 "Units").
+    # A mixed step's IOPS is read IOPS + write IOPS (docs/pts-reference.md#units).
     @property
     def iops(self) -> float:
         return self.read.iops + self.write.iops

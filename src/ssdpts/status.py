@@ -50,7 +50,7 @@ from ssdpts.store import MANIFEST, STEPS, SUMMARY, read_json
 
 LOCK_FILE = ".lock"
 STATES = ("running", "interrupted", "failed", "damaged", "complete")  # display order
-WINDOW = 5  # rounds of a steady-state window (PTS.md §2)
+WINDOW = 5  # rounds of a steady-state window (docs/pts-reference.md#steady-state)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""RunStore: the only code that writes a run directory (DESIGN.md "The run directory").
+"""RunStore: the only code that writes a run directory (docs/design.md#run-directory).
 
     manifest.json   format, versions, command line, RunSpec, target, host, purge records, status
     device/         raw collector output

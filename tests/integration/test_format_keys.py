@@ -56,7 +56,7 @@ ADDED["manifest"] |= {".parts.*.purge.ended_unix_s"}
 ADDED["manifest"] |= {".fio_server"}  # issue 17: the fio server a run's fio ran on (null: local), docs/hosts.md
 ADDED["manifest"] |= {".latency_monitor"}  # issue 32: the OCP latency monitor, one line where the drive has none
 # every other way to the storage held (.claim.held) and what a block device held when the run stopped
-# (.contents_seal: device/seal.py), docs/results-format.md
+# (.contents_seal: device/contents.py), docs/results-format.md
 _SEAL = ("edges", "edges.bytes", "edges.first", "edges.last", "format", "offsets", "sample_bytes", "sealed_at",
          "sha256_16", "signatures", "size_bytes", "state")
 ADDED["manifest"] |= {".claim.held", ".contents_seal", *(f".contents_seal.{k}" for k in _SEAL)}

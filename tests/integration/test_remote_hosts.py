@@ -1,6 +1,6 @@
 """A device on another host (issue 17): its fio runs on that host's fio server, its checks, purge,
-claim and telemetry in 'ssdpts agent' there, started through --remote-shell (device/agent.py,
-device/remote.py, docs/hosts.md).
+claim and telemetry in 'ssdpts agent' there, started through --remote-shell (device/remote/agent.py,
+device/remote/remote.py, docs/hosts.md).
 
 The other host is a network namespace with its own veth address (the fio server listens there
 and nowhere else), and its device exists only in that host's view of the filesystem: the remote

@@ -1,4 +1,4 @@
-"""ssdpts agent and its controlling side (device/agent.py, device/remote.py) over a real pipe: the
+"""ssdpts agent and its controlling side (device/remote/agent.py, device/remote/remote.py) over a real pipe: the
 agent is this checkout's ssdpts started through a shell prefix, on a file target (no root, no
 device). The device case, through a network namespace, is tests/integration/test_remote_hosts.py."""
 

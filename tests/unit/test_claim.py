@@ -1,4 +1,4 @@
-"""device/claim.py on file targets (no device needed): one ssdpts process per target, refusals that
+"""device/safety/claim.py on file targets (no device needed): one ssdpts process per target, refusals that
 name the run and PID holding it, lock files that go with their holder. The kernel's exclusive
 claim on block devices is exercised in tests/integration/test_wrong_device.py and
 test_safety_devices.py."""

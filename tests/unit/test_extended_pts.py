@@ -1,4 +1,4 @@
-"""The extended tests as code (shared/PTS-EXTENDED.md): HIR, XSR, CBW (ECW) and DIRTH plans, their
+"""The extended tests as code (docs/pts-reference.md#extended): HIR, XSR, CBW (ECW) and DIRTH plans, their
 fio job files, the operating-point rules, time compression, test selection and recorded options."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_hir_wait_states_are_360_bursts_with_real_idle_then_1800_s_of_writes():
         assert [s.key for s in seg] == [f"ws{ws}"] * 360 + [f"bl{ws}"] * 360
         assert {(s.duration_s, s.idle_after_s) for s in seg[:360]} == {(5.0, float(idle))}
         assert {(s.duration_s, s.idle_after_s) for s in seg[360:]} == {(5.0, 0.0)}  # 1,800 s back to back
-    assert seconds(steps) == 46_800 + 5 * 1_800 == 15.5 * 3600  # PTS-EXTENDED.md: ~15.5 h after preconditioning
+    assert seconds(steps) == 46_800 + 5 * 1_800 == 15.5 * 3600  # docs/pts-reference.md#hir: ~15.5 h after preconditioning
     assert [s.index for s in steps] == list(range(1, 3601))
     for r in range(1, p.max_rounds + 1):  # a round's fio holds a bounded number of clones, one segment at a time
         rs = p.round_steps(r)

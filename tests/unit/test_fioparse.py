@@ -264,7 +264,7 @@ def test_jsonplus_three_steps(fio_fixture):
     assert [m.jobname for m in ms] == ["s0001", "s0002", "s0003"]
     assert {m.lat_kind for m in ms} == {"total"}  # lat_percentiles=1: total latency with bins
     mixed, reads, writes = ms
-    # mixed step: IOPS = read + write (PTS.md §1)
+    # mixed step: IOPS = read + write (docs/pts-reference.md#units)
     assert mixed.read.iops == pytest.approx(1722.664016)
     assert mixed.write.iops == pytest.approx(972.166998)
     assert mixed.iops == pytest.approx(1722.664016 + 972.166998)

@@ -346,7 +346,7 @@ def test_without_the_monitor_one_line_and_nothing_else(tmp_path):
 
 
 def test_through_the_agent_a_file_has_no_monitor(tmp_path):
-    """A device on another host is probed there (device/agent.py 'latmon'): the same one reason."""
+    """A device on another host is probed there (device/remote/agent.py 'latmon'): the same one reason."""
     import sys
 
     from ssdpts.device.remote.remote import RemoteSide

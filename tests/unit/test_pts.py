@@ -1,4 +1,4 @@
-"""The PTS as code (shared/PTS.md §1, §3): test loops, tracking variables, WIPC, WSAT bounds, profiles
+"""The PTS as code (docs/pts-reference.md#terms, #tests): test loops, tracking variables, WIPC, WSAT bounds, profiles
 and RunSpec validation."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_tp_enterprise_has_1024k_and_128k_parts():
     assert [p.id for p in parts] == ["tp-1024KiB", "tp-128KiB"]
     for p, bs in zip(parts, (1024 * KiB, 128 * KiB)):
         assert p.purge
-        # WIPC at the test block size (PTS.md §1: Enterprise TP may use the test block size).
+        # WIPC at the test block size (docs/pts-reference.md#wipc: Enterprise TP may use the test block size).
         assert p.wipc.workload.block_size_bytes == bs and p.wipc.workload.read_pct == 0
         steps = p.round_steps(2)
         assert [(s.workload.pattern, s.workload.read_pct, s.workload.block_size_bytes) for s in steps] == [

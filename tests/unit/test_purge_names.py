@@ -1,5 +1,5 @@
 """Purge methods a new user can find: 'ssdpts run --help' lists every --purge name (the registry's,
-device/purge.py), and 'ssdpts plan' names those the target supports, as 'run' would accept them."""
+device/purge/registry.py), and 'ssdpts plan' names those the target supports, as 'run' would accept them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The device-level purges' one command-then-poll shape (device/purge_base.py CommandPollPurge), run
+"""The device-level purges' one command-then-poll shape (device/purge/base.py CommandPollPurge), run
 on a fake tool runner that answers with recorded sanitize-log outputs, and the read-only seam: a
 collector's runner cannot start a destructive command. Nothing here reaches a device."""
 
@@ -25,7 +25,7 @@ def nvme_target() -> Target:
 
 
 def checked(target: Target) -> None:
-    """Stands in for the safety re-check (device/safety.py, tested on fake and real devices elsewhere)."""
+    """Stands in for the safety re-check (device/safety/guard.py, tested on fake and real devices elsewhere)."""
     checked.calls.append(target.path)
 
 

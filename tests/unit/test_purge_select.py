@@ -1,4 +1,4 @@
-"""Capability-aware purge selection (device/purge.py choose_purge) on recorded identify data.
+"""Capability-aware purge selection (device/purge/registry.py choose_purge) on recorded identify data.
 
 The six cases of issue 3: NVMe with sanitize, NVMe with format only, ATA frozen, ATA enhanced,
 SAS, loop device — plus the refusals around them. ``info`` is built the way identify.collect

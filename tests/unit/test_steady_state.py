@@ -1,4 +1,4 @@
-"""Steady state, PTS 2.0.2 §2.1.24 (shared/PTS.md §2): range <= 20% and best-fit-line excursion
+"""Steady state, PTS 2.0.2 §2.1.24 (docs/pts-reference.md#steady-state): range <= 20% and best-fit-line excursion
 <= 10% of the window average, both inclusive, over the last 5 rounds."""
 
 from __future__ import annotations

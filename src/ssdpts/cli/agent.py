@@ -1,4 +1,4 @@
-"""ssdpts agent PATH: the device side of a run driven from another host (device/agent.py)."""
+"""ssdpts agent PATH: the device side of a run driven from another host (device/remote/agent.py)."""
 
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ def add_run_directory_options(p, *, many: bool = False) -> None:
     p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
 
 
-# The --purge names, for the help (device/purge.py's registry; importing it would slow every command's
+# The --purge names, for the help (device/purge/registry.py's registry; importing it would slow every command's
 # start by 70 ms): tests/unit/test_purge_names.py holds this list to method_names().
 PURGE_METHODS = ("none", "nvme-sanitize-block", "nvme-sanitize-crypto", "nvme-format", "nvme-format-crypto",
                  "ata-sanitize-block", "ata-sanitize-crypto", "ata-secure-erase-enhanced", "ata-secure-erase",
@@ -259,7 +259,7 @@ def check_paths(args: argparse.Namespace, labels: dict[str, str] | None = None,
 
 def open_target_option(args: argparse.Namespace, target=None):
     """--target (or TARGET) and --size: the target and the size of a file to create (None).
-    ``target``: the target already opened where it is (a device on another host, device/remote.py)."""
+    ``target``: the target already opened where it is (a device on another host, device/remote/remote.py)."""
     from ssdpts.run.launch import open_target_at
 
     size = size_option(args)

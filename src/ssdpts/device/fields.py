@@ -1,4 +1,4 @@
-"""The catalogue of device fields: one place knows each field (DESIGN.md convention 3).
+"""The catalogue of device fields: one place knows each field (docs/design.md#one-place-per-field).
 
 :data:`FIELDS` lists every field the collectors record (group, name, type, unit, description).
 Parsers return plain ``{name: value}`` dicts; :func:`build_group` wraps them with the catalogue's

@@ -1,6 +1,6 @@
 """Device metadata for the data set: the gathering that combines every interface's collectors.
 
-Seed 002 (PTS.md §6): a result is only worth modelling when everything that can move it is
+The data set (docs/design.md#data-set): a result is only worth modelling when everything that can move it is
 recorded with it. :func:`collect` runs every collector that applies to the target, keeps each
 tool's raw output (``raw_dir``, the run's ``device/`` directory) and returns the parsed fields
 grouped by source (the catalogue is fields.py). A collector that cannot run (tool missing, not

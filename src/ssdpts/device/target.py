@@ -57,7 +57,7 @@ class Target:
     def identity_label(self) -> str:
         """Short filesystem-safe label for run directory names: model + serial tail, or the name.
 
-        DESIGN.md names run directories ``<time>-<test>-<model>-<serial tail>``; the tail (last 8
+        docs/design.md#run-directory names run directories ``<time>-<test>-<model>-<serial tail>``; the tail (last 8
         characters) is enough to tell drives of one model apart without a 20-character serial.
         """
         parts = [self.model] if self.model else [self.name]

@@ -1,6 +1,6 @@
 """Telemetry around every step: device health (temperature, wear, throttling) and block-layer counters.
 
-Seed 002 (PTS.md §6) records nvme smart-log before and after every one-minute WDPC step so heating
+The data set (docs/design.md#data-set) records nvme smart-log before and after every one-minute WDPC step so heating
 and wear can be modelled. The runner calls :meth:`TelemetrySource.snapshot` when the step gate
 reports a boundary (engine.fio ``on_boundary``, never in the gate's way: sampling adds no gap
 between steps); each snapshot carries its own time and steps are matched to the nearest ones. A

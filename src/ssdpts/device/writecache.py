@@ -1,4 +1,4 @@
-"""Volatile write cache per profile (PTS 2.0.2: Enterprise WCD, Client WCE; PTS.md §1).
+"""Volatile write cache per profile (PTS 2.0.2: Enterprise WCD, Client WCE; docs/pts-reference.md#write-cache).
 
 ``apply(target, "disabled" | "enabled")`` sets the drive's volatile write cache through the
 interface that owns it, reads it back and returns what is in force; ``restore(record)`` puts the

@@ -75,7 +75,7 @@ def fio_version(binary: str | None = None) -> str:
 
 
 def default_ioengine() -> str:
-    """io_uring where the kernel allows it, else libaio (PTS.md: disclose the engine)."""
+    """io_uring where the kernel allows it, else libaio (docs/pts-reference.md#report-header: the test software disclosed)."""
     try:
         disabled = Path("/proc/sys/kernel/io_uring_disabled").read_text().strip()
         if disabled != "0":

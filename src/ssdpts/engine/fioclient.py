@@ -2,7 +2,7 @@
 ``fio --client``: the job file goes out, json+ comes back, both kept in the run directory on this
 (the controlling) host exactly as FioExecutor keeps them.
 
-With the device host's agent (``agent``: device/remote.py's RemoteSide, ``ssdpts agent`` there,
+With the device host's agent (``agent``: device/remote/remote.py's RemoteSide, ``ssdpts agent`` there,
 docs/hosts.md), the run is scheduled as a local one: the step gate (engine/gate.py) runs on the
 device's host inside the agent (engine/gatehost.py), the fio server's ``exec_prerun`` hooks block
 on its FIFOs there, and this executor is FioExecutor itself — the same supervision, the next

@@ -112,7 +112,7 @@ class Entry:
         clone was waiting, else the last clone passing its barrier), at most when the gate heard the
         end. Not the heard end itself: that comes after the postrun shell was forked and the gate's
         thread got the CPU, 5-10 ms on a loaded host and at times 60 ms (measured on zram at load
-        14), which lengthened every planned idle by as much (HIR, PTS-EXTENDED.md)."""
+        14), which lengthened every planned idle by as much (HIR, docs/pts-reference.md#hir)."""
         if self.ended_mono_s is None:
             return None
         start = self.released_mono_s if self.ready_at_release else self.last_started_mono_s
@@ -364,7 +364,7 @@ class Gate:
             self._release(e)
 
     def _release_at(self, e: Entry, at_mono_s: float | None) -> None:
-        """Caller holds the lock. A release in the future runs on a timer thread (PTS-EXTENDED.md
+        """Caller holds the lock. A release in the future runs on a timer thread (docs/pts-reference.md#extended
         HIR: the idle is real, with every job of the step waiting at its barrier meanwhile)."""
         delay = None if at_mono_s is None else at_mono_s - time.monotonic()
         if delay is None or delay <= 0:

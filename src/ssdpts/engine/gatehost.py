@@ -2,7 +2,7 @@
 host (docs/hosts.md "The step gate where the device is").
 
 A fio server runs a job's ``exec_prerun`` and ``exec_postrun`` hooks on its own host, so the gate
-whose FIFOs those hooks block on must live there too: ``ssdpts agent`` (device/agent.py) holds one
+whose FIFOs those hooks block on must live there too: ``ssdpts agent`` (device/remote/agent.py) holds one
 :class:`GateHost`, whose ``op_*`` methods answer the controlling ssdpts's gate requests on the
 agent's request stream, and whose events (a step released, started, ended) go back on the same
 stream as ``{"gate": KIND, "n": N, "s": STATE}``. The gate itself is engine/gate.py's, unchanged:
@@ -82,7 +82,7 @@ class GateHost:
         try:
             self.send({"gate": kind, "n": e.number, "s": state(e)})
         except (OSError, ValueError):
-            pass  # the controller is gone: the stream's end closes the gate (device/agent.py)
+            pass  # the controller is gone: the stream's end closes the gate (device/remote/agent.py)
 
     @staticmethod
     def op_gate_clock(_req: dict) -> dict:

@@ -5,7 +5,7 @@ detach, sync, close_entries, close), so FioExecutor's supervision — every step
 round's fio started ahead and linked to this round's last step, the gate's time-outs, HIR's
 planned idles — runs unchanged for a fio server's device. Each call is a request to the gate that
 ``ssdpts agent`` holds on the device's host (engine/gatehost.py), over the agent's stream (the
-``channel``: device/remote.py's RemoteSide, ``request(op, **kw)`` and ``listen_gate(handler)``);
+``channel``: device/remote/remote.py's RemoteSide, ``request(op, **kw)`` and ``listen_gate(handler)``);
 the gate's news (a step released, started, ended) comes back on the same stream and updates this
 side's :class:`Entry`, whose listener then hears it as from a local gate.
 

@@ -1,6 +1,6 @@
 """The fio job file of a batch: one job section per step (engine/fio.py runs it).
 
-Each step's section carries its workload (PTS.md §1: TC = numjobs, QD = iodepth), its run time
+Each step's section carries its workload (docs/pts-reference.md#demand-intensity: TC = numjobs, QD = iodepth), its run time
 (or io_size for WIPC), and either the step gate's hooks (engine/gate.py: the schedule ssdpts runs)
 or fio's own ``startdelay`` at the planned offsets (:func:`schedule`, planned idles included: the
 form kept for benchmarks/boundaries.py and for running a job file with fio alone).
@@ -225,7 +225,7 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
         w = s.workload
         rw = {"rand": ("randread", "randwrite", "randrw"), "seq": ("read", "write", "rw")}[w.pattern]
         rw_value = rw[0] if w.read_pct == 100 else rw[1] if w.read_pct == 0 else rw[2]
-        # Demand intensity: TC = numjobs, QD = iodepth (PTS.md §1; never the other way round).
+        # Demand intensity: TC = numjobs, QD = iodepth (docs/pts-reference.md#demand-intensity; never the other way round).
         size = f"bssplit={_split(w.bssplit, True)}" if w.bssplit else f"bs={w.block_size_bytes}"
         sec = [f"[s{n:04d}]", "new_group", f"rw={rw_value}", size,
                f"numjobs={w.threads}", f"iodepth={w.iodepth}", f"randseed={_step_seed(batch.seed, s)}"]

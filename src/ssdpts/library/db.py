@@ -1,6 +1,6 @@
 """The results library: an SQLite database of finished runs, for queries and data-set export.
 
-Run directories stay the source of truth (DESIGN.md): the database is an index built from their
+Run directories stay the source of truth (docs/design.md#read-the-store): the database is an index built from their
 manifest.json and summary.json, and ``rebuild`` recreates it from them at any time. Only complete
 runs are added; an interrupted, failed or still running run is refused with a message saying how
 to finish it (its numbers would be a partial window and would pollute a data set).

@@ -1,4 +1,4 @@
-"""The PTS as code (SNIA SSS PTS 2.0.2; PTS.md): pure definitions, no files, no subprocesses.
+"""The PTS as code (SNIA SSS PTS 2.0.2; docs/pts-reference.md): pure definitions, no files, no subprocesses.
 
     units.py         KiB/MiB, block-size names, MB/s base 10
     workload.py      Workload (pattern, mix, block size, TC x QD) and Step

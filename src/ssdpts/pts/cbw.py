@@ -1,4 +1,4 @@
-"""Composite Block size Workload (PTS-EXTENDED.md "CBW"; ECW in PTS-E 1.1; source AD, and the same
+"""Composite Block size Workload (docs/pts-reference.md#cbw; ECW in PTS-E 1.1; source AD, and the same
 mix in JEDEC JESD219): the demand-intensity flow of demand.py with a composite access pattern.
 
 Access: RND, R/W 40/60, block sizes by share of IOs (sum 100)

@@ -1,4 +1,4 @@
-"""The demand-intensity flow CBW and DIRTH share (PTS-EXTENDED.md "CBW", "DIRTH"; source AD).
+"""The demand-intensity flow CBW and DIRTH share (docs/pts-reference.md#cbw, #dirth; source AD).
 
 1. Purge -> WIPC (2 x AR of SEQ 128KiB W).
 2. Preconditioning: the test's access pattern at 100% W, TC32/QD32, rounds of 30 x 1 min, tracking
@@ -13,7 +13,7 @@
 5. For each point: 60 min pre-write at 100% W (TC32/QD32, as the round's pre-write [?]), then
    10 min at the point with its response-time histogram (fio json+ bins).
 
-Demand intensity is TC = fio numjobs and QD = fio iodepth (PTS.md §1), never the other way round
+Demand intensity is TC = fio numjobs and QD = fio iodepth (docs/pts-reference.md#demand-intensity), never the other way round
 (AD swaps them). The points part is planned from the sweep's table (Part.needs / Part.bind).
 """
 

@@ -1,4 +1,4 @@
-"""Demand Intensity / Response Time Histogram (PTS-EXTENDED.md "DIRTH"; source AD): the
+"""Demand Intensity / Response Time Histogram (docs/pts-reference.md#dirth; source AD): the
 demand-intensity flow of demand.py with one access pattern the operator chooses: RND, block size
 0.5-64 KiB (default 8 KiB) and R/W mix (default 65/35) -- both defaults [?] for PTS-E 1.1's fixed
 choice, so options (--dirth-block-size, --dirth-read-pct), disclosed in the report.

@@ -1,8 +1,8 @@
-"""Host Idle Recovery (PTS-EXTENDED.md "HIR"; sources CH and AD): how a drive in write steady state
+"""Host Idle Recovery (docs/pts-reference.md#hir; sources CH and AD): how a drive in write steady state
 recovers when the host leaves it idle.
 
 1. Purge; no WIPC. Preconditioning: RND 4KiB 0/100 at the chosen TC/QD in rounds of 30 x 1 min,
-   tracking the IOPS of each round's last minute, to steady state (PTS.md §2).
+   tracking the IOPS of each round's last minute, to steady state (docs/pts-reference.md#steady-state).
 2. Wait states 1, 2, 3, 5, 10: each is 360 x (5 s RND 4KiB W, then 5, 10, 15, 25 or 50 s with no
    IO at all), followed by a return to baseline: 1,800 s of continuous RND 4KiB W as 360 x 5 s
    samples back to back.
@@ -10,7 +10,7 @@ recovers when the host leaves it idle.
 Every burst and every baseline sample is a step of its own (its IOPS from its fio json+); the idle
 is the burst step's ``idle_after_s``, which the executor honours with every thread idle at once
 (one job section per burst: the faithful form of the digest). Time compression scales the 1-min
-preconditioning steps, the 5-s bursts and samples and the idle periods alike (PTS-EXTENDED.md).
+preconditioning steps, the 5-s bursts and samples and the idle periods alike (docs/pts-reference.md#hir).
 Rounds of the wait-state part hold at most MAX_CLONES_PER_ROUND clones and never mix a wait state
 with a baseline.
 """

@@ -1,4 +1,4 @@
-"""IOPS test (PTS 2.0.2 §7 / PTS.md §3): outer loop R/W mix, inner loop block size, RND, 1 min each."""
+"""IOPS test (PTS 2.0.2 §7, docs/pts-reference.md#iops): outer loop R/W mix, inner loop block size, RND, 1 min each."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> IopsTable:
 
 # What a comparison shows (the database holds every cell), and the summary's headline rows.
 COMPARED = ("iops",)
-CELL_ORDER = "bs-mix"  # the matrix by block size, then mix (PTS.md §4)
+CELL_ORDER = "bs-mix"  # the matrix by block size, then mix (docs/pts-reference.md#report-header)
 HEADLINES = (("iops", 4096, "100/0"), ("iops", 4096, "0/100"), ("iops", 65536, "65/35"), ("iops", 1048576, "100/0"))
 
 

@@ -1,4 +1,4 @@
-"""Latency test (PTS.md §3): TC1/QD1; outer mix 100/0, 65/35, 0/100; inner block size 8, 4, 0.5 KiB.
+"""Latency test (docs/pts-reference.md#lat): TC1/QD1; outer mix 100/0, 65/35, 0/100; inner block size 8, 4, 0.5 KiB.
 Tracking: mean response time of RND 4KiB 0/100."""
 
 from __future__ import annotations

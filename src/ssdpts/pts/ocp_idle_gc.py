@@ -4,7 +4,7 @@ of no I/O (Idle GC)", TRIM-7 "Read latency shall not change more than 5% from ba
 device is performing Idle GC"; docs/ocp.md; what the two OCP tests share is pts/ocp.py).
 
 Purge; no WIPC; preconditioning to steady state as HIR's (RND 4KiB 0/100 at the run's TC × QD,
-rounds of 30 PTS minutes, tracking the last minute's IOPS, PTS.md §2). Then one round, back to
+rounds of 30 PTS minutes, tracking the last minute's IOPS, docs/pts-reference.md#steady-state). Then one round, back to
 back through the step gate: a short read and ``--ocp-settle-s`` with no IO (the drive may finish
 its idle GC), then ``--ocp-pairs`` times: the baseline (probe reads: QD 1 4 KiB random reads over the
 first half of the active range, each followed by ``--ocp-probe-gap-ms`` with no IO, for

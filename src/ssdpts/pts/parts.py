@@ -1,9 +1,9 @@
-"""The PTS tests as data (PTS.md §3): each test is one or more *parts*; a part is
+"""The PTS tests as data (docs/pts-reference.md#tests): each test is one or more *parts*; a part is
 purge -> optional WIPC -> rounds of steps until its stop rule holds. The test modules (iops.py,
 tp.py, lat.py, wsat.py, hir.py, xsr.py, cbw.py, dirth.py) build their parts from these pieces;
 plan.py plans a run's parts.
 
-Stop rules: "steady-state" (PTS.md §2: rounds until the tracking variables pass, or max_rounds),
+Stop rules: "steady-state" (docs/pts-reference.md#steady-state: rounds until the tracking variables pass, or max_rounds),
 "wsat" (a number of samples or of bytes written) and "fixed" (exactly max_rounds rounds: the
 planned sequences of HIR, XSR and the operating points of CBW/DIRTH). The parts of one test run
 back to back; a part that ``needs`` an earlier one is planned from that part's results table
@@ -77,7 +77,7 @@ MAX_CLONES_PER_ROUND = 520
 
 
 def wipc_step(test: str, part: str, spec: RunSpec, ar_bytes: int, block_size_bytes: int) -> Step:
-    """WIPC: 2 x user capacity of SEQ writes over the active range (PTS.md §1), TC1/QD32 so that
+    """WIPC: 2 x user capacity of SEQ writes over the active range (docs/pts-reference.md#wipc), TC1/QD32 so that
     the stream stays sequential."""
     return Step(
         test=test, part=part, phase="wipc", round=0, index=1,

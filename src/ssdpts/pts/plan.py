@@ -1,4 +1,4 @@
-"""Planning a run (PTS.md §3): the parts of the requested tests for a target of a given capacity
+"""Planning a run (docs/pts-reference.md#tests): the parts of the requested tests for a target of a given capacity
 and logical block size, the active range, and what the target forces to deviate from the PTS.
 
 Pure: no files, no subprocesses.

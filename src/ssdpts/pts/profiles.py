@@ -1,4 +1,4 @@
-"""PTS 2.0.2 parameter sets (PTS.md §1): Enterprise and Client are parameter sets of one document."""
+"""PTS 2.0.2 parameter sets (docs/pts-reference.md#versions): Enterprise and Client are parameter sets of one document."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Response-time statistics of a measurement window: one definition each, used by the summary
 tables, the reports and the comparisons (docs/methodology.md "Response-time statistics").
 
-* mean: the window average of each step's mean (PTS.md §2: reported values are window averages);
+* mean: the window average of each step's mean (docs/pts-reference.md#steady-state: reported values are window averages);
   a step's mean is the IO-weighted mean of its read and write means.
 * max: the largest response time of any IO in the window (the maximum of the steps' maxima).
 * percentile p: from the window's pooled histogram, the fio json+ bins of every step of the

@@ -1,4 +1,4 @@
-"""Every kind of test ssdpts runs, in run order (PTS.md §3; WSAT first shows the fresh-out-of-box
+"""Every kind of test ssdpts runs, in run order (docs/pts-reference.md#tests; WSAT first shows the fresh-out-of-box
 level): the registry every consumer iterates instead of naming a test (docs/architecture.md "A test
 kind").
 

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field, replace
 from ..errors import UserError
 from .profiles import PROFILES, Profile
 
-# Run order (PTS.md §3; WSAT first shows FOB). "all" is the four basic tests, as it always was;
-# "extended" the four of PTS-EXTENDED.md; each test is also selectable by name (ECW: PTS-E 1.1's
+# Run order (docs/pts-reference.md#tests; WSAT first shows FOB). "all" is the four basic tests, as it always was;
+# "extended" the four of docs/pts-reference.md#extended; each test is also selectable by name (ECW: PTS-E 1.1's
 # name of CBW).
 BASIC_TESTS = ("wsat", "iops", "tp", "lat")
 EXTENDED_TESTS = ("hir", "xsr", "cbw", "dirth")

@@ -1,4 +1,4 @@
-"""Client test active range segmentation (PTS-C; PTS.md §1, PTS-EXTENDED.md "Client specifics"):
+"""Client test active range segmentation (PTS-C; docs/pts-reference.md#segmentation, #client):
 the test active range amount (PTS-C 1.x: 8 or 16 GiB) spread over 2048 equal segments placed at
 random, none adjacent [? -- seed 000 names 2048 segments; their sizes are not confirmed].
 

@@ -1,4 +1,4 @@
-"""Steady-state determination, PTS 2.0.2 §2.1.24 (PTS.md §2).
+"""Steady-state determination, PTS 2.0.2 §2.1.24 (docs/pts-reference.md#steady-state).
 
 A tracking variable is in steady state when, over the measurement window of the last 5 rounds,
   * data excursion:  max(y) - min(y) <= 0.20 * avg(y), and

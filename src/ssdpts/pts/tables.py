@@ -1,4 +1,4 @@
-"""What every test's measurement-window table shares (PTS.md §2, §4).
+"""What every test's measurement-window table shares (docs/pts-reference.md#steady-state, #report-header).
 
 Each test module (iops.py, tp.py, lat.py, wsat.py) owns its table: a frozen record that it builds
 from the window's measurements, writes into summary.json (``to_dict``), reads back

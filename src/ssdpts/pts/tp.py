@@ -1,4 +1,4 @@
-"""Throughput test (PTS.md §3): per block size its own purge and WIPC (SEQ writes at that block
+"""Throughput test (docs/pts-reference.md#tp): per block size its own purge and WIPC (SEQ writes at that block
 size), then rounds of {SEQ 100% read, SEQ 100% write}, tracking write MB/s."""
 
 from __future__ import annotations

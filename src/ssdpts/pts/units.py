@@ -1,4 +1,4 @@
-"""Units, one place (PTS.md §1 "Units"): block sizes in KiB (base 2), capacities and rates base 10."""
+"""Units, one place (docs/pts-reference.md#units): block sizes in KiB (base 2), capacities and rates base 10."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def fmt_block_size(block_size_bytes: int) -> str:
 
 
 def mb_per_s(bw_bytes_per_s: float) -> float:
-    """Transfer rates are reported in MB/s, base 10 (PTS.md §1; TKperf's KiB/s÷1024 is not copied)."""
+    """Transfer rates are reported in MB/s, base 10 (docs/pts-reference.md#units; TKperf's KiB/s÷1024 is not copied)."""
     return bw_bytes_per_s / 1e6
 
 

@@ -1,4 +1,4 @@
-"""Workloads and steps: what one PTS step asks of the device (PTS.md §3)."""
+"""Workloads and steps: what one PTS step asks of the device (docs/pts-reference.md#tests)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def cell_key(pattern: str, size: int | str, read_pct: int | str) -> str:
 class Workload:
     """One stimulus: access pattern, R/W mix, block size and demand intensity (TC x QD).
 
-    A composite stimulus (CBW, PTS-EXTENDED.md) also has a block-size split and a zoned LBA
+    A composite stimulus (CBW, docs/pts-reference.md#cbw) also has a block-size split and a zoned LBA
     distribution, and a ``name`` that stands for its block size in labels and keys;
     ``block_size_bytes`` is then its largest block size (what the active range must hold)."""
 
@@ -74,7 +74,7 @@ class Workload:
 
     @property
     def toio(self) -> int:
-        """Total outstanding IO (demand intensity), TC x QD (PTS.md §1)."""
+        """Total outstanding IO (demand intensity), TC x QD (docs/pts-reference.md#demand-intensity)."""
         return self.threads * self.iodepth
 
     def with_demand(self, threads: int, iodepth: int, read_pct: int | None = None) -> "Workload":
@@ -150,7 +150,7 @@ class Step:
     """One timed (or, for preconditioning, sized) application of a workload.
 
     ``round`` is 1-based for WDPC/test rounds and 0 for workload-independent preconditioning.
-    ``io_bytes`` is set for size-bound steps (WIPC writes 2x the active range, PTS.md §1); then
+    ``io_bytes`` is set for size-bound steps (WIPC writes 2x the active range, docs/pts-reference.md#wipc); then
     ``duration_s`` is None. ``idle_after_s`` is a planned time with no IO at all after the step
     (HIR's wait states); the executor starts the next step that much later. ``cell`` names the
     step's table cell where its workload does not (the TC x QD cells of a demand-intensity sweep,

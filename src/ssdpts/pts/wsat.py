@@ -1,8 +1,8 @@
-"""Write Saturation test (PTS.md §3): purge, no preconditioning, continuous RND 4KiB 100% write at
+"""Write Saturation test (docs/pts-reference.md#wsat): purge, no preconditioning, continuous RND 4KiB 100% write at
 the chosen TC/QD, one sample per step (the PTS minute). Stops at --wsat-hours or once
 --wsat-capacity-multiple x user capacity has been written (TGBW), whichever comes first.
 
-PTS 2.0 options (PTS-EXTENDED.md "WSAT options"): other access patterns (--wsat-pattern: RND 8KiB
+PTS 2.0 options (docs/pts-reference.md#wsat-options): other access patterns (--wsat-pattern: RND 8KiB
 65/35, SEQ 128KiB 90/10, SEQ 0.5KiB 50/50, CBW) and response-time series (mean, 5 nines, max)
 against time and drive fills with a final response-time histogram, which every sample records.
 
@@ -95,7 +95,7 @@ class WsatTable:
     series: tuple[WsatSample, ...]
     tgbw_gb: float
     drive_fills: float | None
-    final_window_minutes: tuple[int, ...]  # the last 5 samples (PTS.md §3: WSAT has no steady-state rule)
+    final_window_minutes: tuple[int, ...]  # the last 5 samples (docs/pts-reference.md#wsat: WSAT has no steady-state rule)
     final_window_iops: float | None
     unit: str = "IOPS"
     block_size_bytes: int | None = 4096  # the access pattern's (None: CBW); absent in older files

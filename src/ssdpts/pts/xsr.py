@@ -1,4 +1,4 @@
-"""Cross Stimulus Recovery (PTS-EXTENDED.md "XSR"; source AD): how a drive recovers its sequential
+"""Cross Stimulus Recovery (docs/pts-reference.md#xsr; source AD): how a drive recovers its sequential
 write throughput after a long random write stimulus.
 
 Purge; no WIPC; TC1/QD32; three access groups back to back with one sample per PTS minute:

@@ -74,7 +74,7 @@ def fio_option_blocks(b: RunContext) -> list:
 
 
 def audit_blocks(b: RunContext) -> list:
-    """The host tuning audit recorded at the start of the run (device/audit.py)."""
+    """The host tuning audit recorded at the start of the run (device/host/audit.py)."""
     audit = b.man.audit if isinstance(b.man.audit, dict) else None
     checks = (audit or {}).get("checks") or []
     if not checks:

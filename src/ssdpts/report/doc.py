@@ -135,7 +135,7 @@ class PageHeader:
 
 @dataclass
 class Report:
-    """A run's report: the SNIA header block (PTS.md §4), the compliance / partial / steady-state
+    """A run's report: the SNIA header block (docs/pts-reference.md#report-header), the compliance / partial / steady-state
     banners, the front sections (datasheet, verdicts, report header) and one section per test."""
 
     run_dir: Path

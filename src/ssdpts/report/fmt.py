@@ -29,7 +29,7 @@ def fmt_figure(v: float | None) -> str:
 
 
 def fmt_bytes10(n: float | None) -> str:
-    """Capacities in base 10 (PTS.md §1), with the exact byte count."""
+    """Capacities in base 10 (docs/pts-reference.md#units), with the exact byte count."""
     if n is None:
         return NA
     for div, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB")):

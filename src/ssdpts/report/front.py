@@ -1,5 +1,5 @@
 """The front matter of a run's report: the banners (partial run, PTS compliance, notices), the
-SNIA header block's fields (PTS.md §4: administrative, platform, device), the verdicts with the
+SNIA header block's fields (docs/pts-reference.md#report-header: administrative, platform, device), the verdicts with the
 steady state of every tracking variable, and the report header section."""
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def timing_alert(ctx: RunContext) -> Alert | None:
     return Alert("warn", "rates as the device did them", items)
 
 
-# ---- header block (PTS.md §4) ------------------------------------------------------------------------
+# ---- header block (docs/pts-reference.md#report-header) ------------------------------------------------------------------------
 
 def admin_fields(ctx: RunContext, tests: list[str]) -> list[tuple[str, str]]:
     pts = ctx.spec.pts_version or NA

@@ -1,5 +1,5 @@
-"""What heads each test's pages of a run's report: its set-up and test parameters (PTS.md §4, the
-extended tests' own lines from PTS-EXTENDED.md) and the running header of its printed pages."""
+"""What heads each test's pages of a run's report: its set-up and test parameters (docs/pts-reference.md#report-header, the
+extended tests' own lines from docs/pts-reference.md#extended) and the running header of its printed pages."""
 
 from __future__ import annotations
 

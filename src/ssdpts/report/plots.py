@@ -214,7 +214,7 @@ def tracking_convergence(fig: Figure, variables: list[tuple[str, str, dict]], wi
 # ---- steady-state window -------------------------------------------------------------------------
 
 def ss_window(fig: Figure, var: dict, part_reached: bool | None = None) -> None:
-    """PTS.md §4: values, average, ±10% and ±20% bands, best-fit line, and a box with allowed vs
+    """docs/pts-reference.md#report-header: values, average, ±10% and ±20% bands, best-fit line, and a box with allowed vs
     measured range and slope excursion and the fit y = b·x + a. ``part_reached``: the verdict of
     the whole test (every tracking variable in one window), which the box states."""
     (plot_box, text_box), = fig.grid(1, 2, width_ratios=[1.9, 1.1], bottom=0.95, top=0.15, right=0.1, wgap=0.3)
@@ -277,7 +277,7 @@ def ss_window(fig: Figure, var: dict, part_reached: bool | None = None) -> None:
 # ---- measurement-window results ------------------------------------------------------------------
 
 def iops_vs_bs(fig: Figure, bss: list[int], mixes: list[str], z: list[list[float | None]]) -> None:
-    """2D plot: IOPS vs block size, one line per R/W mix, log-log (PTS.md §3)."""
+    """2D plot: IOPS vs block size, one line per R/W mix, log-log (docs/pts-reference.md#iops)."""
     ax = fig.axes(fig.grid(right=_legend_w(mixes, "R/W mix") + 0.1, top=0.15)[0][0])
     kib = [b / 1024 for b in bss]
     vals: list[float] = []

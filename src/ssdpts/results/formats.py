@@ -1,4 +1,4 @@
-"""Format versions of the run directory (DESIGN.md "The run directory": ``"format": N`` in every JSON
+"""Format versions of the run directory (docs/design.md#run-directory: ``"format": N`` in every JSON
 document and every steps.jsonl line).
 
 A reader upgrades a document of an older format, one version at a time, through MIGRATIONS

@@ -1,5 +1,5 @@
 """The typed records of a run directory: what manifest.json, summary.json and steps.jsonl hold,
-as frozen records (DESIGN.md conventions 1 and 2; docs/results-format.md is the field reference).
+as frozen records (docs/design.md#frozen-records, #units-in-names; docs/results-format.md is the field reference).
 
 Each record reads its JSON form with ``from_dict`` — tolerant of fields older files lack (they
 read as None or empty) — and the summary records write it back with ``to_dict``, which is what
@@ -379,7 +379,7 @@ class PartState:
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """manifest.json. ``device``, ``host`` and ``audit`` stay mappings: their fields are described by
-    the catalogues (device/fields.py FIELDS, device/host.py HOST_FIELDS, device/audit.py)."""
+    the catalogues (device/fields.py FIELDS, device/host/host.py HOST_FIELDS, device/host/audit.py)."""
 
     status: str | None
     created: str | None

@@ -1,4 +1,4 @@
-"""One place knows each field of a run's results (DESIGN.md convention 3): its name, type, unit,
+"""One place knows each field of a run's results (docs/design.md#one-place-per-field): its name, type, unit,
 how to read it from a run and how to show it.
 
 * METRICS: every value a measurement-window table holds (unit, speed- or time-type, label), and
@@ -47,7 +47,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("lat_max_us", "µs", TIME, "max response time (highest in window)", "max"),
     Metric("lat_max_in_window_us", "µs", TIME, "max response time (highest in window; = max)", "max in window"),
     Metric("final_window_iops", "IOPS", SPEED, "WSAT steady level (final window IOPS)"),
-    # the extended tests (PTS-EXTENDED.md)
+    # the extended tests (docs/pts-reference.md#extended)
     Metric("burst_iops", "IOPS", SPEED, "HIR: mean IOPS of a wait state's 5-s bursts", "bursts"),
     Metric("baseline_iops", "IOPS", SPEED, "HIR: mean IOPS of a return to baseline", "baseline"),
     Metric("mb_per_s", "MB/s", SPEED, "XSR: mean write MB/s of an access group", "mean MB/s"),

@@ -1,6 +1,6 @@
 """summary.json: a run's results from its step records (records.Summary, written by the store).
 
-All reported values are averages over the steady-state measurement window (PTS.md §2): the
+All reported values are averages over the steady-state measurement window (docs/pts-reference.md#steady-state): the
 5 rounds in which steady state was reached, or the last 5 rounds when it was not. A part with a
 fixed plan (HIR's wait states, XSR, the operating points of CBW/DIRTH) has no steady-state rule:
 its table covers every round it ran (analysis.py: the rounds, windows and verdicts).

@@ -1,6 +1,6 @@
 """The device watcher's alarm, delivered to the run's main thread.
 
-The watcher (device/claim.py, a thread beside the run; on another host the agent's, whose alarm
+The watcher (device/safety/claim.py, a thread beside the run; on another host the agent's, whose alarm
 comes back on the agent's stream) finds a new way to the storage the run writes — a loop device
 attached over the target's file mid-round. The run must stop before its next IO, not at the next
 round's guard, which may be many minutes away: :func:`armed` has the alarm send this process's main

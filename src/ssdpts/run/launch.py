@@ -27,7 +27,7 @@ class Prepared:
 
 def open_target_at(path: str, size_bytes: int | None, target=None):
     """The target at ``path`` (a file of ``size_bytes`` to create; ``target``: already opened
-    where it is, device/remote.py), its name as fio's job file gets it checked; ``--size`` on a
+    where it is, device/remote/remote.py), its name as fio's job file gets it checked; ``--size`` on a
     block device refused."""
     from ssdpts.device.target import open_target
 
@@ -40,7 +40,7 @@ def open_target_at(path: str, size_bytes: int | None, target=None):
 
 def prepare(req: RunRequest, placement: Placement, target=None) -> Prepared:
     """The request's RunSpec planned on one target. ``target``: the target as its host's agent
-    opened it (device/remote.py), instead of opening the placement's path here."""
+    opened it (device/remote/remote.py), instead of opening the placement's path here."""
     from ssdpts.pts.plan import build_parts
 
     target = open_target_at(placement.path, req.size_bytes, target)
@@ -51,7 +51,7 @@ def prepare(req: RunRequest, placement: Placement, target=None) -> Prepared:
 def check_reachable(server: str, remote: bool = False) -> None:
     """Without a remote shell (``remote``), device identity, safety checks, claim, purge and telemetry
     run here, on this host's view of the device: so the fio server must run on this host (loopback,
-    or one of its addresses). With one, they run on the server's host (device/agent.py)."""
+    or one of its addresses). With one, they run on the server's host (device/remote/agent.py)."""
     from ssdpts.engine.fioclient import server_address
 
     try:
@@ -78,7 +78,7 @@ def check_reachable(server: str, remote: bool = False) -> None:
 
 
 def remote_side(placement: Placement, size_bytes: int | None = None):
-    """The device side of a target whose host has a --remote-shell (device/remote.py), else None."""
+    """The device side of a target whose host has a --remote-shell (device/remote/remote.py), else None."""
     if placement.shell is None:
         return None
     if not placement.server:
@@ -92,7 +92,7 @@ def remote_side(placement: Placement, size_bytes: int | None = None):
 
 def executor(server: str | None, remote: bool = False, side=None):
     """The executor of a target: local fio, or a fio server's; with the device host's agent
-    (``side``: device/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
+    (``side``: device/remote/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
     there (engine/fioclient.py, docs/hosts.md)."""
     from ssdpts.engine.fio import FioExecutor
 

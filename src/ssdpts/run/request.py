@@ -108,7 +108,7 @@ def _shown(path: str) -> str:
 class Recorded:
     """What ``resume`` needs of a run directory before it starts: its status, the fio server it ran
     through (``fio_server``), the host its device is on when that is not this one (``device_host``:
-    its record, device/remote.py side_for), the target's path there. None where the manifest does not say (or cannot be read: the resume
+    its record, device/remote/remote.py side_for), the target's path there. None where the manifest does not say (or cannot be read: the resume
     of it says what is wrong)."""
 
     status: str | None = None

@@ -88,7 +88,7 @@ class RunContext:
     keep: frozenset[int] = frozenset()  # sessions resumed with --keep-window (analysis.eligible_rounds)
     snapshots: list[dict] = field(default_factory=list)  # recent telemetry snapshots (time-stamped)
     # Called before the purge and before every batch; raises DeviceUnsafe when the target is no
-    # longer safe to write (device/claim.py: Claim.check).
+    # longer safe to write (device/safety/claim.py: Claim.check).
     guard: Callable[[], None] | None = None
     cpus_allowed: str = ""  # fio's cpus_allowed (RunSpec.cpus)
     cpu_warned: set[str] = field(default_factory=set)  # parts already warned about CPU-bound steps

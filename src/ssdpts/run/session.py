@@ -66,7 +66,7 @@ def _execute(store: RunStore, spec: RunSpec, parts: list[Part], side, executor: 
         try:
             src = side.start_telemetry(info)
             summary, record = side.apply_write_cache(spec.prof.write_cache, info)
-        except HostLost as exc:  # the device's host went away before the first round (device/remote.py)
+        except HostLost as exc:  # the device's host went away before the first round (device/remote/remote.py)
             store.update_manifest(status="interrupted", interruption={
                 "at": utc_now(), "signal": None, "reason": str(exc), "host_lost": True})
             stop = Interrupted(f"interrupted: {exc}: nothing was measured yet; once it is back continue with "
@@ -135,7 +135,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
     ``ready``: called once every check has passed, before the run directory is made and the first
     byte written; a parallel run (parallel.py) waits there until every other device passed too, and
     raises to stop when one did not. ``side``: where the device's checks, purge and telemetry run
-    (device/side.py; default: this host, on ``target``; device/remote.py: the device's own host).
+    (device/side.py; default: this host, on ``target``; device/remote/remote.py: the device's own host).
     ``parts``: the run's plan when the caller made it for this spec and target (run/launch.py, which
     previewed it), so that a run is planned once.
 
@@ -238,7 +238,7 @@ def _contents_note(confirm: str | None, changed: list[str]) -> str:
 
 
 def _refuse_out_on_target(side, target: Target, out_dir) -> None:
-    """The results must not live on what the run destroys (device/stack.py); a device on another
+    """The results must not live on what the run destroys (device/safety/stack.py); a device on another
     host cannot hold this host's results directory."""
     if side is not None and side.remote:
         return
@@ -259,7 +259,7 @@ def device_manifest(target: Target, got: Collected, executor_name: str, tool_ver
                     argv: list[str] | None, description, space, side) -> dict:
     """The manifest entries every run directory has: versions, command line, the target, its
     fingerprint and identity, the confirmation and claim, the host and its audit; ``device_host``:
-    the host the device is on, when that is not this one (device/remote.py)."""
+    the host the device is on, when that is not this one (device/remote/remote.py)."""
     return {
         "ssdpts_version": __version__,
         "fio_version": tool_version,
@@ -378,7 +378,7 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
     between rounds'; analysis.window_rounds_from). ``keep_window``: rounds from before count too,
     and the window discloses the resume it spans. ``ready``: as for start_run, before anything is
     written. ``side``: where the device is (default: this host, at the manifest's target path;
-    device/remote.py for a run whose device is on another host)."""
+    device/remote/remote.py for a run whose device is on another host)."""
     from ssdpts.run.runner import NullProgress
 
     store = RunStore.open(run_dir)

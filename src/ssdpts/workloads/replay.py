@@ -242,7 +242,7 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
 
     def body(store: RunStore, target, side, info) -> dict:
         def purge() -> dict:
-            return side.purge("auto", info, log)  # judged by its effect (device/purge_check.py)
+            return side.purge("auto", info, log)  # judged by its effect (device/purge/check.py)
 
         return execute(store, spec, trace, target.real_path, target.size_bytes, executor, purge, log, side.guard)
 

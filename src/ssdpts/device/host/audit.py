@@ -1,4 +1,4 @@
-"""Host tuning audit: seed 004's "synthetic" platform settings in their Linux form (PTS.md §5).
+"""Host tuning audit: the host settings for a measurement in their Linux form (docs/design.md#host-settings).
 
 Seed 004 (Solidigm evaluation guide, §3.4) sets the platform so it does not mask the device:
 EIST/P-states off (cpufreq governor ``performance``, intel_pstate min_perf_pct=100), Turbo on,
@@ -191,7 +191,7 @@ def check_aspm() -> Check:
 
 def check_apst() -> Check:
     name, rec = "NVMe APST", "off (nvme_core.default_ps_max_latency_us=0)"
-    why = "PTS.md §5: NVMe autonomous power state transitions off"
+    why = "docs/design.md#host-settings: NVMe autonomous power state transitions off"
     path = f"{SYS}/module/nvme_core/parameters/default_ps_max_latency_us"
     fix = "add nvme_core.default_ps_max_latency_us=0 to the kernel command line and reboot"
     cur = _read(path)

@@ -1,6 +1,6 @@
-"""Host facts recorded with every run (seed 002's data-set view, PTS.md §4 "Test platform", §5, §6).
+"""Host facts recorded with every run (the data set, docs/pts-reference.md#report-header, docs/design.md#host-settings, #data-set).
 
-``collect()`` returns a flat dict, units in the key names (DESIGN.md convention 2), so the report
+``collect()`` returns a flat dict, units in the key names (docs/design.md#units-in-names), so the report
 header reads e.g. ``cpu_model`` and ``memory_bytes`` directly. A fact that cannot be read is the
 string ``"not available: <why>"``; no collector can fail a run. :data:`HOST_FIELDS` is the one
 catalogue of these keys (type, unit, description), also rendered into docs/results-format.md.

@@ -479,7 +479,7 @@ class FormatPurge(DevicePurge):
         started, t0 = self._start(target, log)
         disk = f"/dev/{target.parent or target.name}"
         lbaf = self.lbaf
-        if lbaf is None:  # keep the LBA format in use (PTS.md §1): read it now if not given
+        if lbaf is None:  # keep the LBA format in use (docs/pts-reference.md#purge): read it now if not given
             res = self.tools.run(["nvme", "id-ns", disk, "-o", "json"])
             lbaf = parse_id_ns(parse_json(res.stdout)).get("lba_format_index") if res.ok else None
             if lbaf is None:

@@ -1,4 +1,4 @@
-"""What a purge is (PTS 2.0.2 §3.2, PTS.md §1): the record it leaves, the method protocol, and the
+"""What a purge is (PTS 2.0.2 §3.2, docs/pts-reference.md#purge): the record it leaves, the method protocol, and the
 shapes the device-level methods share. The methods themselves live next to the interface they
 drive (interfaces/nvme.py, ata.py, scsi.py), each naming in its class the device classes it
 serves, its tool, its ``--purge`` names and the capability it needs; the fallbacks are in

@@ -1,4 +1,4 @@
-"""The purges that are not a PTS purge, each disclosed as a deviation (PTS 2.0.2 §3.2, PTS.md §1):
+"""The purges that are not a PTS purge, each disclosed as a deviation (PTS 2.0.2 §3.2, docs/pts-reference.md#purge):
 discard (blkdiscard), zero-fill, a file target recreated, or none at all; and :func:`fallback`,
 the one every device without a usable device-level purge gets (discard where the kernel can, else
 zeros), with the notes saying why no device-level method was used.

@@ -1,4 +1,4 @@
-"""Purge: return the target to a known state before each test (PTS 2.0.2 §3.2 "Purge", PTS.md §1).
+"""Purge: return the target to a known state before each test (PTS 2.0.2 §3.2 "Purge", docs/pts-reference.md#purge).
 
 The PTS requires a device-level purge: ATA SECURITY ERASE UNIT or SANITIZE, SCSI FORMAT UNIT or
 SANITIZE, NVMe Format NVM with Secure Erase or Sanitize. :func:`choose_purge` picks the strongest

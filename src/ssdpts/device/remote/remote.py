@@ -239,7 +239,7 @@ class RemoteSide(DeviceSide):
         self._call("guard")
 
     def seal_contents(self) -> dict | None:
-        """What the device holds, read there (device/seal.py); None where the agent cannot say (it is
+        """What the device holds, read there (device/contents.py); None where the agent cannot say (it is
         gone: the manifest then still says the run was writing, and resume asks again)."""
         try:
             return self._call("seal_contents")

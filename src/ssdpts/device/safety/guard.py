@@ -1,4 +1,4 @@
-"""The guard every write passes first (DESIGN.md "Safety").
+"""The guard every write passes first (docs/design.md#safety).
 
 Two levels of "no":
 

@@ -1,4 +1,4 @@
-"""The demand-intensity tests' pages (CBW/ECW and DIRTH, PTS-EXTENDED.md): what ran, the
+"""The demand-intensity tests' pages (CBW/ECW and DIRTH, docs/pts-reference.md#cbw, #dirth): what ran, the
 preconditioning and the demand-intensity rounds' steady state, IOPS and response time per TC × QD
 with the operating points chosen from them, and the operating points' measurements."""
 
@@ -129,7 +129,7 @@ def points_blocks(ctx: RunContext, pid: str, tab: PointsTable) -> list:
     return out
 
 
-# ---- CBW and DIRTH as kinds (pages/kind.py; PTS-EXTENDED.md) -------------------------------------
+# ---- CBW and DIRTH as kinds (pages/kind.py; docs/pts-reference.md#extended) -------------------------------------
 
 CBW_ACCESS = ("RND CBW 40/60: bssplit 0.5K 4%, 1K-3.5K 1% each, 4K 67%, 8K 10%, 16K 7%, 32K 3%, 64K 3%; zoned "
               "50% of IOs to the first 5% of the range, 30% to the next 15%, 20% to the last 80%")

@@ -1,5 +1,5 @@
-"""What the extended tests' pages (HIR, XSR, CBW/DIRTH; PTS-EXTENDED.md) share: the choices no
-source confirms ([?] in PTS-EXTENDED.md), listed on the test's first page under "as implemented by
+"""What the extended tests' pages (HIR, XSR, CBW/DIRTH; docs/pts-reference.md#extended) share: the choices no
+source confirms ([impl] in docs/pts-reference.md), listed on the test's first page under "as implemented by
 ssdpts (PTS text not verified)" with the option that changes each, a steady-state part's section,
 and PTS minutes."""
 

@@ -1,4 +1,4 @@
-"""The host idle recovery test's pages (HIR, PTS-EXTENDED.md): what ran, the preconditioning's
+"""The host idle recovery test's pages (HIR, docs/pts-reference.md#hir): what ran, the preconditioning's
 steady state, and the IOPS of the bursts and of the return to baseline per wait state."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def recovery_blocks(ctx: RunContext, part, tab: HirTable, steady: float | None) 
     return out
 
 
-# ---- HIR as a kind (pages/kind.py; PTS-EXTENDED.md) ----------------------------------------------
+# ---- HIR as a kind (pages/kind.py; docs/pts-reference.md#extended) ----------------------------------------------
 
 def unverified(ctx: RunContext) -> list[str]:
     """Its [?] choices (pages/extended.py)."""

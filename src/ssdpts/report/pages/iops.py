@@ -1,4 +1,4 @@
-"""The IOPS test's pages (PTS.md §3): convergence of every block size at 0/100 and of the tracking
+"""The IOPS test's pages (docs/pts-reference.md#iops): convergence of every block size at 0/100 and of the tracking
 variables, the steady-state window, and the window's IOPS table, 2D and 3D plots, QoS and CPU."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ report/ asks of a kind, as hooks with a default each. A kind's module in pages/ 
 (``pages_module``), so that no consumer names a kind.
 
 The hooks: ``sections`` (its pages), ``page_label`` (the printed pages' label), ``stimulus``,
-``preconditioning`` and ``params`` (the lines its test header prints: PTS.md §4, PTS-EXTENDED.md),
+``preconditioning`` and ``params`` (the lines its test header prints: docs/pts-reference.md#report-header, docs/pts-reference.md#extended),
 ``progress`` (the header's stop-rule lines where the generic steady-state ones do not apply: WSAT),
 ``toio`` (the demand intensity of a run that recorded none), ``details`` (the kind of value behind
 each table cell, report/details.py), ``compare`` and ``repeats`` (its blocks of a comparison and a

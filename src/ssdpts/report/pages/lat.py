@@ -1,4 +1,4 @@
-"""The latency test's pages (PTS.md §3): convergence of the mean and maximum response time, the
+"""The latency test's pages (docs/pts-reference.md#lat): convergence of the mean and maximum response time, the
 steady-state window, and the window's response-time tables, QoS, 3D plots, histograms and
 confidence curves."""
 

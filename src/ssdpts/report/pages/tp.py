@@ -1,4 +1,4 @@
-"""The throughput test's pages (PTS.md §3): per block size its convergence, steady-state window and
+"""The throughput test's pages (docs/pts-reference.md#tp): per block size its convergence, steady-state window and
 window MB/s, then all block sizes side by side."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def stimulus(ctx: RunContext, _test: str, pids: list[str]) -> str:
 
 
 def toio(ctx: RunContext) -> tuple:
-    """Its demand intensity before any round recorded one: the profile's (PTS.md §3)."""
+    """Its demand intensity before any round recorded one: the profile's (docs/pts-reference.md#tests)."""
     return ctx.profile.get("tp_threads"), ctx.profile.get("tp_iodepth")
 
 

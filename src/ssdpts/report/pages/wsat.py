@@ -1,4 +1,4 @@
-"""The write saturation test's pages (PTS.md §3, PTS 2.0 options): IOPS against time, data written
+"""The write saturation test's pages (docs/pts-reference.md#wsat, #wsat-options): IOPS against time, data written
 and drive fills, response times per sample, the final window's histogram, and the samples."""
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def stimulus(ctx: RunContext, test: str, _pids: list[str]) -> str:
 
 
 def progress(ctx: RunContext, _test: str, pids: list[str]) -> list[tuple[str, str]]:
-    """Its stop rule and samples (no steady-state rule: PTS.md §3)."""
+    """Its stop rule and samples (no steady-state rule: docs/pts-reference.md#tests)."""
     hours, multiple = ctx.spec.wsat_hours, ctx.spec.wsat_capacity_multiple
     out = [("Stop rule", f"{hours:g} h of steps or {multiple:g}× capacity written (TGBW)"
             if hours is not None and multiple is not None else NA)]

@@ -1,4 +1,4 @@
-"""The cross-stimulus recovery test's page (XSR, PTS-EXTENDED.md): throughput across the three
+"""The cross-stimulus recovery test's page (XSR, docs/pts-reference.md#xsr): throughput across the three
 access groups, G3's recovery, and MB/s with the response times per minute."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def sections(ctx: RunContext, pids: list[str]) -> list:
     return [sec]
 
 
-# ---- XSR as a kind (pages/kind.py; PTS-EXTENDED.md) ----------------------------------------------
+# ---- XSR as a kind (pages/kind.py; docs/pts-reference.md#extended) ----------------------------------------------
 
 def unverified(ctx: RunContext) -> list[str]:
     """Its [?] choices (pages/extended.py)."""
