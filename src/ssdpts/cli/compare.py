@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
                     "speed-type A/B − 1, time-type B/A − 1). Runs whose settings make the comparison invalid "
                     "(profile, TC/QD, active range, step duration, PTS version, data pattern, ioengine) are refused "
                     "unless --allow-different. With --repeats: N >= 3 repeated runs of one device, the median run's "
-                    "value and the relative standard error per metric (seed 004).")
+                    "value and the relative standard error per metric (docs/compare.md).")
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories made by 'ssdpts run'")
     p.add_argument("--baseline", metavar="RUN_DIR",
                    help="the run the others are measured against (default: the first RUN_DIR); may be one of the "
@@ -65,7 +65,7 @@ def cmd(args) -> int:
 
 def _cmd_other(args, kind) -> int:
     """Quick runs (ssdpts quick) or trace replays (ssdpts trace replay): each figure's median against
-    the baseline's, seed 004's delta."""
+    the baseline's, with the delta of docs/compare.md."""
     from ..errors import UserError
 
     if args.repeats:
