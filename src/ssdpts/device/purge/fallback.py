@@ -44,10 +44,14 @@ class _Fallback:
 
     name = ""
     disclosure = ""
+    target_kind = "block"  # the kind of target (block device or file) the method purges
 
     def __init__(self, notes: tuple[str, ...] | list[str] = (), *, tools: Tools | None = None):
         self.notes = tuple(notes)
         self.tools = tools or Tools(destructive=True)
+
+    def applies(self, target: Target) -> bool:
+        return target.kind == self.target_kind
 
     def _record(self, started: str, t0: float, detail: str) -> PurgeRecord:
         return PurgeRecord(self.name, self.disclosure, started, time.monotonic() - t0, False, detail, self.notes)
@@ -61,9 +65,6 @@ class DiscardPurge(_Fallback):
 
     name = "discard"
     disclosure = "discard (fallback, not a PTS purge)"
-
-    def applies(self, target: Target) -> bool:
-        return target.kind == "block"
 
     def run(self, target: Target, log: Log = quiet) -> PurgeRecord:
         recheck(target)
@@ -79,9 +80,6 @@ class ZeroFillPurge(_Fallback):
 
     name = "zero-fill"
     disclosure = "zero-fill (fallback, not a PTS purge)"
-
-    def applies(self, target: Target) -> bool:
-        return target.kind == "block"
 
     def run(self, target: Target, log: Log = quiet) -> PurgeRecord:
         recheck(target)
@@ -108,9 +106,7 @@ class FileRecreatePurge(_Fallback):
 
     name = "file-recreate"
     disclosure = "file-recreate (file target: removed and recreated sparse)"
-
-    def applies(self, target: Target) -> bool:
-        return target.kind == "file"
+    target_kind = "file"
 
     def run(self, target: Target, log: Log = quiet) -> PurgeRecord:
         recheck(target)
