@@ -1,6 +1,6 @@
 """Idle per step boundary of a device on another host, measured at the block layer: local fio
 through the step gate, a fio server through the gate on the device's host (``ssdpts agent``,
-issue 31), and the same fio server scheduling the steps by ``stonewall`` (no agent), side by side.
+docs/hosts.md), and the same fio server scheduling the steps by ``stonewall`` (no agent), side by side.
 
     sudo python benchmarks/remote_boundaries.py [--device zram|loop] [--step-seconds 1] [--rounds 5]
         [--schedule local|remote-gate|stonewall|all] [--load N]

@@ -145,7 +145,7 @@ def render(root: Path, name: str) -> list[Path]:
     from ssdpts.compare import analyze_repeats, compare_runs
     from ssdpts.workloads import quick, replay
 
-    compare_quick = getattr(quick, "compare_quick", None) or quick.compare  # renamed by issue 29's workloads
+    compare_quick = getattr(quick, "compare_quick", None) or quick.compare  # the name in older trees
     compare_replays = getattr(replay, "compare_replays", None) or replay.compare
 
     runs = root / "runs"

@@ -13,7 +13,7 @@ target. Its making is not part of the figures. Each repetition renders, in a fre
 * pdf:  ``render(run, formats=("pdf",))``
 * both: ``render(run)`` (what 'ssdpts report RUN' does)
 
-Targets (issue 16): HTML ≤ 2 s, PDF ≤ 4 s. Wall time on a shared machine depends on the load:
+Targets: HTML ≤ 2 s, PDF ≤ 4 s. Wall time on a shared machine depends on the load:
 with ``--against REF`` the old and the new renderer take turns (old, new, old, new, ...), and the
 ratio of their medians is the figure to quote; CPU seconds (the render's process, any processes
 it forked (the matplotlib renderer's plot workers, for --against an older ref) and Chromium's whole

@@ -52,7 +52,7 @@ def device_label(manifest: dict) -> str:
 
 def delta(value: float | None, baseline: float | None, kind: str) -> float | None:
     """Performance delta of ``value`` (run A) over ``baseline`` (run B); positive = A is better.
-    Speed-type: A/B − 1. Time-type: time_B/time_A − 1 (seed 004). None when either is missing or 0."""
+    Speed-type: A/B − 1. Time-type: time_B/time_A − 1 (docs/design.md#repeated-runs). None when either is missing or 0."""
     if value is None or baseline is None or value <= 0 or baseline <= 0:
         return None
     if kind == SPEED:
@@ -65,7 +65,7 @@ def delta(value: float | None, baseline: float | None, kind: str) -> float | Non
 def compare_repeated(runs: list, what: str, settings: tuple[str, ...], row_fields: tuple[str, ...],
                      kind: str) -> dict:
     """Runs that report each figure's median (quick, replay: results/repeated.py RepeatedRun), the
-    baseline B first, against B: per figure every run's median, seed 004's delta by the figure's
+    baseline B first, against B: per figure every run's median, the performance delta by the figure's
     kind (speed: A/B − 1, time: time_B/time_A − 1; positive = A is faster) and its verdict (None:
     not measured in that run, or not judged). Runs whose ``settings`` differ from B's, or whose
     figure ran another workload, are refused. Every figure any run measured is a row, B's first (a
@@ -300,7 +300,7 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
     runs = read_runs(paths, need_summary="compare")
     n = len(runs)
     if n < MIN_REPEATS:
-        raise UserError(f"--repeats needs at least {MIN_REPEATS} runs of one device (seed 004: the median of an odd "
+        raise UserError(f"--repeats needs at least {MIN_REPEATS} runs of one device (docs/design.md#repeated-runs: the median of an odd "
                         f"number >= 3 of runs); {n} given")
     runs = labelled(runs, repeats=True)
     devices = {r.device_key for r in runs}
@@ -312,7 +312,7 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
     warnings = []
     if n % 2 == 0:
         warnings.append(f"N = {n} is even: there is no middle run, so each metric's median is the lower-middle run's "
-                        f"value; add one run to make N odd (seed 004)")
+                        f"value; add one run to make N odd (docs/design.md#repeated-runs)")
     for r in runs:
         if r.status != "complete":
             warnings.append(f"{r.label}: run status {r.status} — its results cover only what finished")

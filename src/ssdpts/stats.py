@@ -1,4 +1,4 @@
-"""The statistics of repeated runs (seed 004 §4.1, §4.2), one set of rules for every command that
+"""The statistics of repeated runs (docs/design.md#repeated-runs), one set of rules for every command that
 repeats runs: ``compare --repeats`` (repeated PTS runs), ``ssdpts quick`` (each figure) and ``ssdpts
 trace replay`` (each figure). A leaf module: numbers in, numbers and verdicts out.
 
@@ -19,17 +19,17 @@ import math
 
 from .errors import UserError
 
-RSE_LIMIT = 0.05  # seed 004: RSE above 5% is too variable
-MAX_REPEATS = 7  # seed 004: more than 7 runs needed -> discard / investigate
+RSE_LIMIT = 0.05  # docs/design.md#repeated-runs: RSE above 5% is too variable
+MAX_REPEATS = 7  # docs/design.md#repeated-runs: more than 7 runs needed -> discard / investigate
 MIN_REPEATS = 3
 MAX_RUNS = 99  # runs a user may ask for: enough for any study, bounded so a typo is not a week's run
 
 
 def check_runs(runs: int) -> None:
-    """--runs of quick and replay: odd (the median is one measured run's value, seed 004 §4.1), 3 to 99."""
+    """--runs of quick and replay: odd (the median is one measured run's value, docs/design.md#repeated-runs), 3 to 99."""
     if runs < MIN_REPEATS or runs % 2 == 0 or runs > MAX_RUNS:
         raise UserError(f"--runs {runs}: give an odd number of runs, {MIN_REPEATS} to {MAX_RUNS} "
-                        "(seed 004 §4.1: a median is one measured run's value)")
+                        "(docs/design.md#repeated-runs: a median is one measured run's value)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def reliable(values: list[float], planned: int = MIN_REPEATS) -> bool | None:
 
 
 def runs_needed(values: list[float], planned: int) -> int:
-    """How many runs a figure needs once a set of ``values`` is complete (seed 004 §4.2): the planned
+    """How many runs a figure needs once a set of ``values`` is complete (docs/design.md#repeated-runs): the planned
     N; when those are done and the RSE is above 5%, two more (N stays odd) while N < 7. Runs with no
     RSE (they moved no data) get none: more of them would not either."""
     n = len(values)
@@ -97,7 +97,7 @@ def advice_for(n: int, any_flagged: bool) -> str | None:
         return None
     if n < MAX_REPEATS:
         return (f"add runs: with N = {n}, metrics above {RSE_LIMIT:.0%} RSE are too variable to report; "
-                f"add a run (seed 004: up to {MAX_REPEATS}) and compare again")
+                f"add a run (up to {MAX_REPEATS}) and compare again")
     if n == MAX_REPEATS:
         return (f"add one last run (N = {n}): if the RSE stays above {RSE_LIMIT:.0%} beyond {MAX_REPEATS} runs, "
                 f"discard these results or investigate the cause (thermal throttling, background jobs, power states)")

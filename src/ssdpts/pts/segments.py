@@ -1,6 +1,6 @@
 """Client test active range segmentation (PTS-C; docs/pts-reference.md#segmentation, #client):
 the test active range amount (PTS-C 1.x: 8 or 16 GiB) spread over 2048 equal segments placed at
-random, none adjacent [? -- seed 000 names 2048 segments; their sizes are not confirmed].
+random, none adjacent [? -- the SNIA PTS user guide names 2048 segments; their sizes are not confirmed].
 
 fio has no segment option. Of the two ways the digest names, ssdpts takes a generated
 ``random_distribution=zoned_abs`` and not an iolog: an iolog is one fixed sequence of offsets for

@@ -6,7 +6,7 @@ A tracking variable is in steady state when, over the measurement window of the 
     least-squares line through (round, y).
 Both comparisons are inclusive. The slope rule bounds the excursion of the best-fit line across
 the window (|b| * 4 for five consecutive rounds), not the slope itself: TKperf's "slope < 10% of
-average" is 4x looser and seed 002's "slope <= 0.1" has no unit; neither is used here.
+average" is 4x looser and a published "slope <= 0.1" has no unit; neither is used here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the report header discloses besides the SNIA fields: the host tuning audit (seed 004's
+"""What the report header discloses besides the SNIA fields: the host tuning audit (docs/design.md#host-settings,
 "synthetic" settings, `ssdpts doctor`) and the fio options that shape the results."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def audit_blocks(b: RunContext) -> list:
     differs = [str(c.get("name")) for c in checks if c.get("ok") is False]
     if differs:
         blocks.append(Alert("warn", "host settings differ from the recommended ones",
-                            [f"{', '.join(differs)}: results may carry host effects (seed 004); see the table"]))
+                            [f"{', '.join(differs)}: results may carry host effects (docs/design.md#host-settings); see the table"]))
     blocks.append(Table("host-audit", f"Host tuning audit at {audit.get('audited_at', '?')} (ssdpts doctor)",
                         ["Setting", "Current", "Recommended", "Verdict", "Command to set it"], rows, numeric=False))
     return blocks

@@ -16,8 +16,8 @@ from .files import FORMATS, output_paths, parse_formats
 from .fmt import fmt_figure
 from .page_html import size_text, write
 
-RSE_NOTE = ("Median: the value of the middle run (a measured value, never an average; seed 004 §4.1). "
-            "RSE = s / (x̄ · √N), s the sample standard deviation of the N runs (seed 004 §4.2); above 5% two runs "
+RSE_NOTE = ("Median: the value of the middle run (a measured value, never an average; docs/design.md#repeated-runs). "
+            "RSE = s / (x̄ · √N), s the sample standard deviation of the N runs (docs/design.md#repeated-runs); above 5% two runs "
             "are added up to 7, then the figure is marked unreliable. MB/s = 10⁶ bytes per second.")
 FIGURE_COLUMNS = ["Figure", "Unit", "Median", "RSE", "N", "Runs (in order)", "Status"]
 
@@ -54,7 +54,7 @@ def run_head(man: dict) -> tuple[str, str, list[tuple[str, str]]]:
 def verdict(reliable: bool | None) -> tuple[str, str]:
     """A figure's status and its cells' style, from its recorded verdict (quick.json, replay.json):
     judged reliable; not judged (None: an interruption stopped its runs before the set was whole,
-    seed 004 §4.2 judges only a whole set), shown as incomplete, a warning, not as unreliable; or
+    docs/design.md#repeated-runs judges only a whole set), shown as incomplete, a warning, not as unreliable; or
     judged unreliable (RSE above 5% after the runs allowed, or no RSE at all: no data moved)."""
     if reliable is None:
         return "incomplete", "warn"
@@ -112,7 +112,7 @@ def _marked(text: str, reliable: bool | None) -> Cell:
 
 def build_comparison(cmp: dict, *, title: str = "Quick synthetic table — comparison",
                      disclosures: tuple[str, ...] = (
-                         "Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; seed 004 §4.3): positive means A is faster",
+                         "Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; docs/design.md#repeated-runs): positive means A is faster",
                          "* the figure is unreliable in that run (RSE above 5% after 7 runs): its delta is not evidence"),
                      notes: tuple[str, ...] = (RSE_NOTE,), footer: str = "ssdpts compare (quick runs)",
                      fmt=lambda v, _unit: fmt_figure(v)) -> Page:

@@ -30,7 +30,7 @@ class Figure:
     rse: float | None
     reliable: bool | None
     group: str = ""
-    kind: str = SPEED  # seed 004's delta: "speed" (A/B - 1) or "time" (B/A - 1)
+    kind: str = SPEED  # the performance delta (docs/design.md#repeated-runs): "speed" (A/B - 1) or "time" (B/A - 1)
     workload: Workload | None = None  # quick: what each run ran; replay: the trace (None)
     files: tuple[str, ...] = ()  # each run's fio json+, relative to the run directory
     cold_files: tuple[str, ...] = ()

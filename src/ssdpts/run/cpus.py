@@ -1,6 +1,6 @@
 """Which CPUs fio may use, and whether a step was limited by them rather than by the device.
 
-Parallel runs share the host's CPUs (issue 17): a run whose fio threads used about all the CPU
+Parallel runs share the host's CPUs: a run whose fio threads used about all the CPU
 they could get measured the host, not the drive. fio reports each job group's usr and sys CPU
 (``usr_cpu``, ``sys_cpu``: percent of one CPU per job thread, averaged over the group's threads),
 kept in every step record (measurement.cpu_usr_pct / cpu_sys_pct); this module turns that into

@@ -1,10 +1,10 @@
-"""ssdpts quick: the short synthetic table drive evaluators publish (seed 004 §5.2, §4), in minutes.
+"""ssdpts quick: the short synthetic table drive evaluators publish (docs/quick.md), in minutes.
 
-Figures (seed 004 §5.2.1-5.2.3, the Iometer tables): SEQ 1MiB read/write at T1 QD64 (MB/s), RND 4KiB
+Figures (docs/quick.md "The figures", the Iometer tables): SEQ 1MiB read/write at T1 QD64 (MB/s), RND 4KiB
 read/write at T4 QD64 (kIOPS), the same four at T1 QD1, mixed RND 4KiB 80/20 and 70/30 at T1 QD1
-(kIOPS); optionally CrystalDiskMark 8's "Default" and "NVMe SSD" profiles (seed 004 §5.1.4), MB/s.
+(kIOPS); optionally CrystalDiskMark 8's "Default" and "NVMe SSD" profiles (docs/quick.md), MB/s.
 
-Statistics (seed 004 §4.1, §4.2): every figure is the median of N warm runs (N odd, >= 3): a measured
+Statistics (docs/design.md#repeated-runs): every figure is the median of N warm runs (N odd, >= 3): a measured
 value, never an average; RSE = s / (x̄ · √N) (stats.py). A figure whose RSE is above 5%
 gets two more runs (N stays odd) until its RSE is at most 5% or N = 7; above 5% at 7 runs it is
 marked unreliable ("discarded or studied", §4.2). An optional unmeasured cold run of each figure
@@ -63,7 +63,7 @@ def _fig(group: str, pattern: str, bs: int, read_pct: int, threads: int, qd: int
     return Figure(key, f"{kind} {size} {what} T{threads} QD{qd}", group, w, unit)
 
 
-# seed 004 §5.2.1-5.2.3: the Iometer figures, in the seed's order
+# docs/quick.md "The figures": the Iometer figures, in the published order
 SEED_FIGURES: tuple[Figure, ...] = (
     _fig("T1/T4 QD64", "seq", MIB, 100, 1, 64, "MB/s"),
     _fig("T1/T4 QD64", "seq", MIB, 0, 1, 64, "MB/s"),
@@ -80,7 +80,7 @@ SEED_FIGURES: tuple[Figure, ...] = (
 
 def _cdm(profile: str, rows: tuple[tuple[str, int, int, int], ...], mix: bool) -> tuple[Figure, ...]:
     """CrystalDiskMark 8 rows (pattern, block size, QD, threads), read and write, in MB/s; "Default
-    [+ Mix]" adds R70%/W30% to each (seed 004 §5.1.4)."""
+    [+ Mix]" adds R70%/W30% to each (docs/quick.md)."""
     out = []
     for pattern, bs, qd, threads in rows:
         for read_pct in (100, 0) + ((70,) if mix else ()):
@@ -140,7 +140,7 @@ class QuickSpec:
 def figure_result(fig: Figure, values: list[float], files: list[str], cold: list[str], judged: bool = True) -> dict:
     """One figure's record. ``judged`` False: its runs are not all in (in progress, or the run was
     interrupted), so its reliability is not known: None, neither reliable nor unreliable."""
-    # seed 004 §4.2 (stats.py): above 5% after 7 runs the set is to be discarded or studied; no RSE
+    # docs/design.md#repeated-runs (stats.py): above 5% after 7 runs the set is to be discarded or studied; no RSE
     # at all (a mean of 0: the device moved no data) is no evidence either
     return {"key": fig.key, "label": fig.label, "group": fig.group, "unit": fig.unit,
             "workload": fig.workload.to_dict(), "values": values, "files": files, "cold_files": cold,
@@ -188,7 +188,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
                                "duration_s": m.duration_s}
         write_json_atomic(store.path / QUICK_JSON, doc)
     for i, fig in enumerate(spec.figures, start=1):
-        # each run is its own sample (seed 004 §4.1): its own fio randseed (jobfile._step_seed mixes in
+        # each run is its own sample (docs/design.md#repeated-runs): its own fio randseed (jobfile._step_seed mixes in
         # the round), so no run repeats another's offsets and data; the cold run is round 0
         def step(n: int) -> Step:
             return Step("quick", fig.key, "round", n, i, fig.workload, spec.seconds)
@@ -258,7 +258,7 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
 
 
 def disclosures(spec: QuickSpec) -> list[str]:
-    """What the report states about how the table was made (seed 004 §3.3: record the variables)."""
+    """What the report states about how the table was made (docs/design.md#data-set: record the variables)."""
     out = [f"each figure: median of {spec.runs} warm runs of {spec.seconds:g} s, up to {MAX_REPEATS} when the "
            f"RSE is above {RSE_LIMIT:.0%}", "not a PTS test: no purge, no steady state, the write cache as the "
            "device had it"]
@@ -287,4 +287,4 @@ def comparison_text(cmp: dict) -> str:
     from ssdpts.compare import repeated_text
 
     return repeated_text(cmp, 34, lambda v, _unit: f"{v:,.1f}",
-                         "Δ = A/B − 1 (seed 004 §4.3, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")
+                         "Δ = A/B − 1 (docs/design.md#repeated-runs, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")

@@ -1,5 +1,5 @@
 """Trace replay as a test (ssdpts trace replay): a recorded trace played onto a target N times by
-fio's ``read_iolog``, each figure the median of the runs with its RSE (seed 004 §4.1, §4.2).
+fio's ``read_iolog``, each figure the median of the runs with its RSE (docs/design.md#repeated-runs).
 
 A run directory like a quick run's: manifest.json (kind "replay"), device/, fio/replay-rNN.fio and
 .json (json+), trace/ (the trace given, its summary, and replay.iolog: what fio replayed, offsets
@@ -30,7 +30,7 @@ KIND = "replay"
 REPLAY_JSON = "replay.json"
 PRECONDITIONS = ("none", "wipc")
 PCTS = (50.0, 90.0, 99.0, 99.9, 99.99)
-# (key, label, unit, kind for seed 004's delta)
+# (key, label, unit, kind for the performance delta)
 FIGURES = (("completion_s", "Completion time", "s", "time"), ("iops", "IOPS", "IOPS", "speed"),
            ("mb_per_s", "Throughput", "MB/s", "speed"))
 
@@ -211,7 +211,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
 
 
 def disclosures(spec: ReplaySpec, trace=None, moved: int | None = None) -> list[str]:
-    out = [f"each figure: median of {spec.runs} replays, with its RSE (seed 004 §4.1, §4.2)",
+    out = [f"each figure: median of {spec.runs} replays, with its RSE (docs/design.md#repeated-runs)",
            "not a PTS test: a trace replayed by fio read_iolog (replay_redirect to the target)",
            "as fast as possible, IO order kept (replay_no_stall)" if spec.no_stall else
            f"timed as recorded, at {spec.time_scale_pct}% of the recorded IO rate (replay_time_scale)",
@@ -272,7 +272,7 @@ def db_rows(run_dir: Path | str, run_uid: str) -> list[dict]:
 
 def compare(run_dirs: list[str | Path], baseline: str | Path | None = None) -> dict:
     """Replays of the same trace on drives A (, C, ...) against baseline B: per figure the medians
-    and seed 004's delta (§4.3): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
+    and the performance delta (docs/design.md#repeated-runs): completion time is a time, Δ = time_B/time_A − 1; IOPS and MB/s
     are speeds, Δ = A/B − 1; positive = A is faster. Replays of different traces or settings are refused."""
     from ssdpts.compare import baseline_first, compare_repeated
 
@@ -289,5 +289,5 @@ def comparison_text(cmp: dict) -> str:
     from ssdpts.compare import repeated_text
 
     return repeated_text(cmp, 18, lambda v, unit: f"{v:,.3f}" if unit == "s" else f"{v:,.1f}",
-                         "Δ (seed 004 §4.3): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is "
+                         "Δ (docs/design.md#repeated-runs): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is "
                          "faster; * = unreliable (RSE above 5%)")
