@@ -211,7 +211,7 @@ def test_qemus_nvme_refuses_the_page_one_reason_nothing_set(tmp_path):
 def test_other_devices_and_off_are_one_reason(tmp_path):
     loop = _block("loop3")
     assert latmon.make_monitor(loop, (10, 15, 30, 100), sysfs=Sysfs(str(tmp_path))).reason == (
-        "not available: loop3 is a loop device: the OCP latency monitor (log page C3h) is an NVMe drive's")
+        "not available: loop3 is a loop device, and only NVMe drives have the OCP latency monitor (log page C3h)")
     assert latmon.make_monitor(loop, ()).reason == "off (--latmon-ms off)"
 
 

@@ -289,8 +289,8 @@ def make_monitor(target: Target, thresholds_ms: tuple = (), *, sysfs: Sysfs | No
 def _probe(target: Target, thresholds_ms: tuple, sysfs: Sysfs, admin_of: Callable[[str], Any]) -> Monitor | Unavailable:
     iface = choice.of(target, sysfs)
     if not iface.latency_monitor:
-        return Unavailable(not_available(f"{target.name} is {iface.named}: the OCP latency monitor (log page C3h) "
-                                         "is an NVMe drive's"))
+        return Unavailable(not_available(f"{target.name} is {iface.named}, and only NVMe drives have the "
+                                         "OCP latency monitor (log page C3h)"))
     ctrl = nvme_names(target, sysfs)[0] or (target.parent or target.name)
     ctrl_dev = f"/dev/{ctrl}"
     try:
