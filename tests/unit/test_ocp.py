@@ -290,7 +290,7 @@ def test_report_says_the_verdict_and_idle_gc():
     quiet = {s.key: [_tel(0, 0, 0, 0)] for s in steps}
     build = TESTS["ocp-idle-gc"].build_table
     seen = gc_alert(build(steps, cells, telemetry=dict(quiet, **{"idle-1": [_tel(0, 1 << 20, 0, 0)]}), **meas.table_args))
-    assert seen.title == "idle GC observed" and "1.00 MiB programmed" in seen.items[0] and "500 ms apart" in seen.items[-1]
+    assert seen.title == "idle GC observed" and "1.05 MB programmed" in seen.items[0] and "500 ms apart" in seen.items[-1]
     unseen = gc_alert(build(steps, cells, telemetry=quiet, **meas.table_args))
     assert unseen.title == "no idle GC observed" and "--ocp-probe-gap-ms" in unseen.items[0]
     assert gc_alert(build(steps, cells, **meas.table_args)).title == "idle GC: not observable"

@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 from ..errors import UserError
+from ..pts.units import fmt_capacity
 
 DEMO = {  # small enough to finish in a few minutes, large enough to show FOB -> steady state
     "size": 1024**3,
@@ -83,7 +84,7 @@ def cmd(args) -> int:
         path, loop = make_scratch(workdir, size)
         target = open_target(path, size_bytes=None if loop else size)
         print(f"demo: scratch target {path} ({'loop device over a sparse file' if loop else 'plain file'}, "
-              f"{size / 1e9:.2f} GB); steps of {spec.step_seconds:g} s: time-compressed, not PTS compliant", flush=True)
+              f"{fmt_capacity(size)}); steps of {spec.step_seconds:g} s: time-compressed, not PTS compliant", flush=True)
         try:
             store, summary = start_run(spec, target, executor=executor, out_dir=Path(args.out),
                                        confirm=path, progress=make_progress(args.quiet),

@@ -1,6 +1,7 @@
 """ssdpts devices: block devices with model, size and the safety verdict (read-only)."""
 
 from __future__ import annotations
+from ssdpts.pts.units import fmt_capacity
 
 
 def add_parser(sub) -> None:
@@ -25,7 +26,7 @@ def cmd(args) -> int:
         v = assess(d)
         verdict = ("[green]usable[/] (needs --destroy-data-on)" if v.usable
                    else "[red]refused[/]: " + escape("; ".join(v.reasons)))
-        t.add_row(d.path, escape(d.model or "—"), escape(d.serial or "—"), f"{d.size_bytes / 1e9:,.2f} GB",
+        t.add_row(d.path, escape(d.model or "—"), escape(d.serial or "—"), fmt_capacity(d.size_bytes),
                   escape(rests_on(resolve(d.name))), verdict)
     Console().print(t)
     return 0

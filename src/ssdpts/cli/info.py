@@ -5,6 +5,7 @@ sdparm where they apply), keeps their raw output in memory only, and prints the 
 with their units. --json prints the machine form (the manifest's "device" section)."""
 
 from __future__ import annotations
+from ssdpts.pts.units import fmt_capacity
 
 
 def add_parser(sub) -> None:
@@ -23,7 +24,7 @@ def _fmt(entry, unit_hidden: bool = False) -> str:
     if isinstance(v, bool):
         text = "yes" if v else "no"
     elif isinstance(v, int) and unit == "bytes":
-        text = f"{v:,} bytes" + (f" ({v / 1e9:,.2f} GB)" if v >= 1e9 else "")
+        text = f"{v:,} bytes" + (f" ({fmt_capacity(v)})" if v >= 1e6 else "")
     elif isinstance(v, (list, dict)):
         text = json.dumps(v, separators=(", ", ": "), default=str)
     else:

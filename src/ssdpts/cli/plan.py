@@ -7,6 +7,7 @@ import json
 
 from ..errors import UserError
 from .common import add_run_options
+from ..pts.units import fmt_capacity
 
 
 def add_parser(sub) -> None:
@@ -71,12 +72,12 @@ def print_preview(pv) -> None:
     c.print(("[bold]safety[/] " if pv.usable else "[bold red]refused[/] ") + escape(pv.verdict))
     if pv.purge_refusal:
         raise UserError(pv.purge_refusal)
-    c.print(f"[bold]target[/] {pv.target_path} ({pv.target_kind}, {pv.target_size_bytes / 1e9:.2f} GB, model "
+    c.print(f"[bold]target[/] {pv.target_path} ({pv.target_kind}, {fmt_capacity(pv.target_size_bytes)}, model "
             f"{pv.target_model or '—'}, serial {pv.target_serial or '—'})")
     c.print(f"[bold]purge[/] {pv.purge}" + (" (auto)" if pv.purge_auto else "")
             + f"; --purge methods this device supports: {', '.join(pv.purges_supported)}")
     c.print(f"[bold]settings[/] profile {pv.profile}, PTS {pv.pts_version}, TC{pv.threads}/QD{pv.iodepth}, active range "
-            f"{pv.active_range_pct:g}% = {pv.active_range_bytes / 1e9:.2f} GB, step {pv.step_s:g} s, at most "
+            f"{pv.active_range_pct:g}% = {fmt_capacity(pv.active_range_bytes)}, step {pv.step_s:g} s, at most "
             f"{pv.rounds_max} rounds, ioengine {pv.ioengine}, seed {pv.seed}")
     if pv.segments:
         c.print(f"[bold]segments[/] {pv.segments}; fio: random_distribution={pv.segments_fio[:60]}…", markup=True)
@@ -90,7 +91,7 @@ def print_preview(pv) -> None:
     for test, (lo, hi) in pv.tests.items():
         span = fmt_duration(hi) if lo == hi else f"{fmt_duration(lo)} to {fmt_duration(hi)}"
         c.print(f"  {test_title(test):<44} {span}")
-    c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {pv.written_bytes_max / 1e9:.2f} GB, plus the writes of the "
+    c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {fmt_capacity(pv.written_bytes_max)}, plus the writes of the "
             f"rounds; estimated {fmt_duration(pv.duration_min_s)} to {fmt_duration(pv.duration_max_s)} of stimulus "
             "plus WIPC time (device-dependent)")
     c.print("[dim]plan touched nothing.[/]")
@@ -104,11 +105,11 @@ def _print_part(c, pv, part, window_rounds: int) -> None:
         c.print(f"  purge: {pv.purge} — {pv.purge_disclosure}")
     if part.wipc_label is not None:
         c.print(f"  WIPC: {part.wipc_label} TC{part.wipc_threads}/QD{part.wipc_iodepth}, "
-                f"{part.wipc_bytes / 1e9:.2f} GB ({pv.wipc_capacity_multiple:g} x active range)")
+                f"{fmt_capacity(part.wipc_bytes)} ({pv.wipc_capacity_multiple:g} x active range)")
     if part.stop_rule == "wsat":
         first = part.steps[0]
         c.print(f"  WSAT: {first.label} TC{first.threads}/QD{first.iodepth}, one sample per {pv.step_s:g} s step, up to "
-                f"{part.wsat_samples_max} samples or {part.wsat_bytes_max / 1e9:.2f} GB written "
+                f"{part.wsat_samples_max} samples or {fmt_capacity(part.wsat_bytes_max)} written "
                 f"({pv.wsat_capacity_multiple:g} x capacity), saved every {pv.wsat_chunk_samples} samples")
         c.print(f"  duration: up to {fmt_duration(part.duration_max_s)}")
     elif part.stop_rule == "fixed":

@@ -12,7 +12,7 @@ from .parts import Part
 from .registry import TESTS
 from .runspec import RunSpec
 from .steady_state import WINDOW_ROUNDS
-from .units import MiB
+from .units import MiB, fmt_capacity
 
 
 def active_range_bytes(capacity_bytes: int, pct: float) -> int:
@@ -25,8 +25,8 @@ def segments_of(spec: RunSpec, ar_bytes: int) -> tuple[tuple[int, int], ...]:
     if not spec.ar_segments:
         return ()
     if spec.ar_amount_bytes > ar_bytes:
-        raise UserError(f"--ar-amount {spec.ar_amount_bytes / 2**30:.2f} GiB is larger than the active range "
-                        f"({ar_bytes / 2**30:.2f} GiB): give a smaller amount or a larger target")
+        raise UserError(f"--ar-amount {fmt_capacity(spec.ar_amount_bytes)} is larger than the active range "
+                        f"({fmt_capacity(ar_bytes)}): give a smaller amount or a larger target")
     try:
         return segments.place(ar_bytes, spec.ar_amount_bytes, spec.ar_segments, spec.seed)
     except ValueError as exc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 
-from .units import MiB
+from .units import MiB, fmt_capacity
 
 PTS_SEGMENTS = 2048
 FIO_ZONES_MAX = 256  # fio's ZONESPLIT_MAX
@@ -57,6 +57,6 @@ def disclosure(requested: int, segments: tuple[tuple[int, int], ...]) -> str:
     n = len(segments)
     size = segments[0][1] if segments else 0
     return (f"test active range: {n} random, non-adjacent segments of {size / MiB:,.0f} MiB "
-            f"({n * size / 2**30:.2f} GiB)" + (f" instead of {requested}: fio's zoned_abs holds at most 100 equal ones"
+            f"({fmt_capacity(n * size)})" + (f" instead of {requested}: fio's zoned_abs holds at most 100 equal ones"
                                                if n != requested else "")
             + "; random test steps only (WIPC and SEQ steps cover the whole active range)")

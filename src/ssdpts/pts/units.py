@@ -22,6 +22,18 @@ def gb(n_bytes: float) -> float:
     return n_bytes / 1e9
 
 
+def fmt_capacity(n_bytes: float) -> str:
+    """Every capacity and amount written a user reads, one way (docs/pts-reference.md#units): base 10,
+    three significant figures: 537 MB, 1.07 GB, 12.9 GB, 3.84 TB (bytes below 1 kB)."""
+    n = float(f"{float(n_bytes):.3g}")  # three significant figures first: 999.96 GB is 1.00 TB
+    units = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+    for div, unit in units:
+        if abs(n) >= div:
+            v = n / div
+            return f"{v:,.0f} {unit}" if abs(v) >= 100 else f"{v:.1f} {unit}" if abs(v) >= 10 else f"{v:.2f} {unit}"
+    return f"{int(n_bytes):,} bytes"
+
+
 def parse_size(text: str) -> int:
     """'1G', '512M', '4096', '1GiB', '1.5GB' -> bytes. K/M/G/T alone are base 2 (as fio and losetup read them)."""
     s = text.strip().replace(" ", "")

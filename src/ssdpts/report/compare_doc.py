@@ -16,6 +16,7 @@ from .compare_parts import DELTA_NOTE, delta_css, mark, repeat_long
 from .doc import Alert, Cell, Doc, Para, Plot, Section, Table
 from .fmt import fmt_time
 from .pages import of as kind_of
+from ..pts.units import fmt_capacity
 
 
 
@@ -31,7 +32,7 @@ def _now() -> str:
 
 def _cap(n: Any) -> str:
     try:
-        return f"{int(n) / 1e9:,.2f} GB"
+        return fmt_capacity(int(n))
     except (TypeError, ValueError):
         return "not available"
 

@@ -38,6 +38,7 @@ from ..results import timing
 from .doc import Cell, Para, Section, Table
 from .fmt import fmt_rounds, fmt_value
 from .pages.kind import Figure
+from ..pts.units import fmt_capacity
 
 if TYPE_CHECKING:
     from .context import RunContext
@@ -296,7 +297,7 @@ def waf_of(recs: list) -> Waf | None:
         note = (f"± {100 * res / d_media:.1f}% (the counter counts {res:,} bytes)"
                 if res and d_media and res / d_media > 0.005 else "")
         span = f"{len(recs)} steps, {last['t_unix_s'] - first['t_unix_s']:,.0f} s"
-        show = (lambda n: f"{n / 1e9:,.3f} GB") if unit == "bytes" else (lambda n: f"{n:,.0f} pages")
+        show = fmt_capacity if unit == "bytes" else (lambda n: f"{n:,.0f} pages")
         return Waf(d_media / d_host, show(d_media), show(d_host), span, note)
     return None
 

@@ -6,6 +6,7 @@ import math
 from typing import Any, Sequence
 
 from ..results.registry import fmt_value as _fmt_value
+from ..pts.units import fmt_capacity
 
 NA = "not available"
 
@@ -32,10 +33,7 @@ def fmt_bytes10(n: float | None) -> str:
     """Capacities in base 10 (docs/pts-reference.md#units), with the exact byte count."""
     if n is None:
         return NA
-    for div, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB")):
-        if n >= div:
-            return f"{n / div:,.2f} {unit} ({int(n):,} bytes)"
-    return f"{int(n):,} bytes"
+    return f"{fmt_capacity(n)} ({int(n):,} bytes)" if n >= 1e6 else f"{int(n):,} bytes"
 
 
 def fmt_rounds(rounds: Sequence[int]) -> str:

@@ -9,6 +9,7 @@ from .doc import PageHeader, Report, TestHeader
 from .fmt import NA, fmt_bytes10, fmt_rounds, fmt_time, na, or_default
 from .pages import of as kind_of
 from .pages.kind import ReportKind
+from ..pts.units import fmt_capacity
 
 NO_KIND = ReportKind(lambda ctx, pids: [])  # a test this ssdpts does not know: the generic lines only
 
@@ -52,7 +53,7 @@ def setup_fields(ctx: RunContext, test: str, pids: list[str], toio: str) -> list
     if own1 is not None:
         pc1 = own1
     elif wipcs:
-        pc1 = "; ".join(f"{w.workload}, TC 1 × QD 32, {mult:g}× AR = {w.io_bytes / 1e9:,.2f} GB "
+        pc1 = "; ".join(f"{w.workload}, TC 1 × QD 32, {mult:g}× AR = {fmt_capacity(w.io_bytes)} "
                         f"in {w.duration_s:,.1f} s" for w in wipcs)
     else:
         pc1 = f"SEQ 128KiB writes, {mult:g}× AR (not reached: the run stopped first)"
@@ -128,7 +129,7 @@ def page_headers(ctx: RunContext, report: Report, tests: list[str]) -> dict[str,
     device = " · ".join(x for x in (
         f"Vendor: {ctx.identity('vendor')}", f"SSD model: {ctx.identity('model')}",
         f"S/N {ctx.identity('serial')}", f"FW {ctx.identity('firmware')}",
-        (f"{cap / 1e9:,.2f} GB" if cap else "capacity " + NA)) if x)
+        (fmt_capacity(cap) if cap else "capacity " + NA)) if x)
     platform = " · ".join(str(x) for x in (
         f"Platform: {na(h.get('hostname'))}", na(h.get("cpu_model")), na(h.get("kernel")),
         na(ctx.man.fio_version), f"ssdpts {na(ctx.man.ssdpts_version)}") if x)

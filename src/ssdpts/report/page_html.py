@@ -12,10 +12,11 @@ from markupsafe import Markup, escape
 from .doc import Page
 from .html import TEMPLATES, _env, css_string
 from .files import write_atomic
+from ..pts.units import fmt_capacity
 
 
 def size_text(n: int) -> str:
-    return f"{n / 2**30:,.2f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+    return fmt_capacity(n)
 
 
 def heat_svg(heat: dict) -> str:

@@ -6,6 +6,7 @@ import sys
 import time
 
 from ssdpts.pts.parts import Part
+from ssdpts.pts.units import fmt_capacity
 
 
 def _fmt_rate(info: dict) -> str:
@@ -87,7 +88,7 @@ class PlainProgress:
     def round_finished(self, part, round_no, summary):
         if part.stop_rule == "wsat":
             self._p(f"  WSAT: {summary['samples']}/{summary['max_samples']} samples, "
-                    f"{summary['written_bytes'] / 1e9:.2f}/{summary['max_bytes'] / 1e9:.2f} GB written, "
+                    f"{fmt_capacity(summary['written_bytes'])} of {fmt_capacity(summary['max_bytes'])} written, "
                     f"last {summary['last_iops']:,.0f} IOPS")
         else:
             for t in summary["tracking"]:

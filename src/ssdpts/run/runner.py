@@ -26,6 +26,7 @@ from ssdpts.engine.base import Area, Batch, Executor
 from ssdpts.errors import DeviceAlarm, DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
 from ssdpts.pts.parts import Part
 from ssdpts.store import RunStore, disk_error, utc_now
+from ssdpts.pts.units import fmt_capacity
 
 
 class Purger(Protocol):
@@ -248,7 +249,7 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
             store.set_part(part.id, purge={**rec, "ended_unix_s": round(purge_end, 6)})
         armed = _latmon_arm(ctx, part)
         if part.wipc is not None:
-            ctx.progress.phase(part, "WIPC: " + f"{part.wipc.io_bytes / 1e9:.2f} GB {part.wipc.workload.label}")
+            ctx.progress.phase(part, "WIPC: " + f"{fmt_capacity(part.wipc.io_bytes)} {part.wipc.workload.label}")
             prev = None if purge_end is None else {"phase": "purge", "round": 0, "index": 0, "end_time": purge_end,
                                                    "session": ctx.session}
             records += _run_batch(ctx, part, [part.wipc], "wipc", after=prev, next_steps=part.round_steps(r),

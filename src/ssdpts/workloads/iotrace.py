@@ -34,6 +34,7 @@ from typing import Callable
 import numpy as np
 
 from ssdpts.errors import UserError
+from ssdpts.pts.units import fmt_capacity
 
 HEAT_BINS = 64  # LBA heat map: the device's (or the trace's) extent in 64 equal ranges
 _BLKTRACE_MAGIC = (0x65617400).to_bytes(4, "little")[1:]  # 'tae' of blk_io_trace.magic, version in byte 0
@@ -463,7 +464,7 @@ def summary_text(s: dict) -> str:
     else:
         lines.append("queue depth and latency: not in this trace (no completion times; see docs/trace.md)")
     h = s["lba_heat_map"]
-    lines.append(f"LBA heat map ({h['bins']} ranges of {h['extent_bytes'] / h['bins'] / 2**20:,.1f} MiB):")
+    lines.append(f"LBA heat map ({h['bins']} ranges of {fmt_capacity(h['extent_bytes'] / h['bins'])}):")
     lines.append(f"  reads  |{_heat_line(h['reads'])}|")
     lines.append(f"  writes |{_heat_line(h['writes'])}|")
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from ssdpts.results.repeated import RepeatedRun, read_repeated
 from ssdpts.results.formats import FORMAT
 from ssdpts.stats import MAX_REPEATS, MIN_REPEATS, RSE_LIMIT, check_runs, runs_needed, summary
 from ssdpts.store import RunStore, utc_now, write_json_atomic
+from ssdpts.pts.units import fmt_capacity
 
 KIB, MIB = 1024, 1024 * 1024
 QUICK_JSON = "quick.json"
@@ -182,7 +183,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
 
     pre = precondition_step(spec.precondition, capacity_bytes)
     if pre is not None:
-        log(f"precondition: {spec.precondition}, {pre.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
+        log(f"precondition: {spec.precondition}, {fmt_capacity(pre.io_bytes)} SEQ 128KiB writes")
         m = run(pre, "precondition")
         doc["precondition"] = {"method": spec.precondition, "io_bytes": pre.io_bytes, "file": "fio/precondition.json",
                                "duration_s": m.duration_s}

@@ -25,6 +25,7 @@ from ssdpts.results.formats import FORMAT
 from ssdpts.results.repeated import RepeatedRun, read_repeated
 from ssdpts.stats import check_runs, summary
 from ssdpts.store import RunStore, file_digest, utc_now, write_json_atomic
+from ssdpts.pts.units import fmt_capacity
 
 KIND = "replay"
 REPLAY_JSON = "replay.json"
@@ -186,7 +187,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
         from ssdpts.engine.base import Area, Batch
 
         step = precondition_step("wipc", capacity_bytes, KIND)
-        log(f"WIPC: {step.io_bytes / 1e9:.2f} GB SEQ 128KiB writes")
+        log(f"WIPC: {fmt_capacity(step.io_bytes)} SEQ 128KiB writes")
         batch = Batch([step], target_path, Area(0, capacity_bytes), 1, spec.ioengine,
                       job_path=store.path / "fio" / "precondition.fio", output_path=store.path / "fio" / "precondition.json")
         m = executor.run(batch).measurements[0]

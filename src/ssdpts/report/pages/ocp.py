@@ -15,6 +15,7 @@ from ..fmt import fmt_value
 from .common import outlier_table
 from .extended import ss_sections
 from .kind import ReportKind
+from ...pts.units import fmt_capacity
 
 SOURCES = [
     "limit ±5% (--ocp-limit), two-sided: OCP Datacenter NVMe SSD Specification 2.0, section 4.10, TRIM-6 (\"Read "
@@ -78,8 +79,8 @@ def gc_alert(tab: OcpTable) -> Alert | None:
     probes = (f"probes {tab.probe_gap_ms:g} ms apart (no IO in between); they kept the drive busy "
               f"{max(duty):.2f}% of the idle phases' time at most" if duty else f"probes {tab.probe_gap_ms:g} ms apart")
     if g == "observed":
-        gc = [f"{p.label.split(':')[0]}: {(p.gc_written_bytes or 0) / 2**20:,.2f} MiB programmed beyond "
-              f"{(p.host_written_bytes or 0) / 2**20:,.2f} MiB of host writes" for p in idle]
+        gc = [f"{p.label.split(':')[0]}: {fmt_capacity(p.gc_written_bytes or 0)} programmed beyond "
+              f"{fmt_capacity(p.host_written_bytes or 0)} of host writes" for p in idle]
         return Alert("ok", "idle GC observed", gc + [probes])
     if g == "not observed":
         return Alert("warn", "no idle GC observed", [
@@ -108,10 +109,10 @@ def phase_table(pid: str, tab: OcpTable) -> Table:
         for n, _ in ocp.STATS:
             v = p.stat(n)
             row.append(Cell(fmt_value(v, "µs"), v, ref=f"{pid}:{p.cell}:{n}"))
-        row.append(Cell(f"{p.trim_ios:,} ({p.trim_bytes / 2**20:,.0f} MiB)" if p.trim_ios else "—",
+        row.append(Cell(f"{p.trim_ios:,} ({fmt_capacity(p.trim_bytes)})" if p.trim_ios else "—",
                         float(p.trim_ios) if p.trim_ios else None))
         gc = p.gc_written_bytes
-        row.append(Cell("—" if gc is None else f"{gc / 2**20:,.2f} MiB", None if gc is None else float(gc)))
+        row.append(Cell("—" if gc is None else fmt_capacity(gc), None if gc is None else float(gc)))
         row.append(Cell("—" if p.duty_pct is None else f"{p.duty_pct:.2f}%", p.duty_pct))
         rows.append(row)
     return Table(f"{pid}-phases", "Read latency per phase (µs)",
