@@ -212,10 +212,39 @@ def test_a_resume_near_the_round_limit_extends_it_for_a_full_window(tmp_path):
     spec = LAT.with_(max_rounds=5)
     run = interrupted(tmp_path, spec, batch=6)  # rounds 1-4 saved, round 5 interrupted
     ex = FakeExecutor(model=slow_decay, clock=later(1))
-    _, summary = resume_run(run, executor=ex)
+    seen = Said()
+    _, summary = resume_run(run, executor=ex, progress=seen)
     lat = summary["parts"]["lat"]
     assert lat["round_limit"] == 9 and lat["steady_state"]["window_rounds"] == [5, 6, 7, 8, 9]
     assert lat["stop_reason"] == "steady-state"
+    # said at the time, once, and every round counted against the extended limit
+    extended = [m for m in seen.messages if "max rounds extended" in m]
+    assert len(extended) == 1 and "from 5 to 9" in extended[0], seen.messages
+    assert seen.rounds == [(5, 9), (6, 9), (7, 9), (8, 9), (9, 9)]
+    # and the report's header names both limits
+    from ssdpts.report.context import RunContext as ReportContext
+    from ssdpts.report.headers import test_header
+    from ssdpts.results.reader import read_run
+
+    params = dict(test_header(ReportContext(read_run(run)), "lat").params)
+    assert params["Max rounds"].startswith("5 (PTS: 25); extended to 9 after a resumption"), params["Max rounds"]
+
+
+class Said:
+    """A progress that keeps what the run said (messages, rounds and their limit)."""
+
+    def __init__(self):
+        self.messages: list[str] = []
+        self.rounds: list[tuple[int, int | None]] = []
+
+    def round_started(self, part, round_no, n_steps, step_s, limit=None):
+        self.rounds.append((round_no, limit))
+
+    def message(self, text):
+        self.messages.append(text)
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
 
 
 @pytest.mark.parametrize("keep", [False, True])

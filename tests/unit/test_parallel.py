@@ -193,7 +193,7 @@ class Messages:
         self.messages = []
 
     def __getattr__(self, name):
-        return lambda *a: None
+        return lambda *a, **k: None
 
     def message(self, text):
         self.messages.append(text)
@@ -277,7 +277,7 @@ def test_event_progress_speaks_the_supervisors_protocol():
     r, w = os.pipe()
     ev = EventProgress(w)
     ev.part_started(part, 1, 1)
-    ev.round_started(part, 2, 49, 1.0)
+    ev.round_started(part, 2, 49, 1.0, limit=5)
     ev.round_finished(part, 2, {"stop_reason": None, "tracking": [
         {"name": "RND 4KiB 0/100 IOPS", "unit": "IOPS", "value": 5.0, "reached": None, "range_pct": None,
          "excursion_pct": None}]})

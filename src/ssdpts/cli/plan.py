@@ -89,7 +89,10 @@ def print_preview(pv) -> None:
         _print_part(c, pv, part, WINDOW_ROUNDS)
     c.print("\n[bold]wall time per test[/] (stimulus; purge and WIPC come on top and depend on the device):")
     for test, (lo, hi) in pv.tests.items():
-        span = fmt_duration(hi) if lo == hi else f"{fmt_duration(lo)} to {fmt_duration(hi)}"
+        written = sum(p.wsat_bytes_max or 0 for p in pv.parts if p.test == test and p.stop_rule == "wsat")
+        span = (fmt_duration(hi) if lo == hi else
+                f"up to {fmt_duration(hi)}, less once {fmt_capacity(written)} is written" if written else
+                f"{fmt_duration(lo)} to {fmt_duration(hi)}")
         c.print(f"  {test_title(test):<44} {span}")
     c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {fmt_capacity(pv.written_bytes_max)}, plus the writes of the "
             f"rounds; estimated {fmt_duration(pv.duration_min_s)} to {fmt_duration(pv.duration_max_s)} of stimulus "

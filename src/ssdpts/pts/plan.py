@@ -52,9 +52,10 @@ def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 51
 
 def part_seconds(part: Part, spec: RunSpec) -> tuple[float, float]:
     """(shortest, longest) stimulus time of a part: 5 to max_rounds rounds until steady state, the
-    whole of a fixed plan, or WSAT's time limit ('ssdpts plan', and the time left in 'ssdpts status')."""
+    whole of a fixed plan, or WSAT's: one step (it ends as soon as its bytes are written) to its time
+    limit ('ssdpts plan', and the time left in 'ssdpts status')."""
     if part.stop_rule == "wsat":
-        return 0.0, part.wsat_max_steps * spec.step_seconds
+        return float(spec.step_seconds), part.wsat_max_steps * spec.step_seconds
     if part.stop_rule == "fixed":
         total = sum(s.planned_s for r in range(1, part.max_rounds + 1) for s in part.round_steps(r))
         return total, total

@@ -86,9 +86,13 @@ def steady_state_params(ctx: RunContext, pids: list[str], max_rounds: int) -> li
         verdict = "reached" if part.reached else "NOT reached"
         rounds.append(f"{prefix}{verdict}, window rounds {fmt_rounds(part.window_rounds)} "
                       f"of {part.rounds_run or 0} run")
+    limits = sorted({ctx.parts[p].round_limit for p in pids
+                     if (ctx.parts[p].round_limit or 0) > max_rounds and ctx.parts[p].steady_state})
+    extended = (f"; extended to {', '.join(map(str, limits))} after a resumption, so that a "
+                "whole 5-round window runs after it (docs/methodology.md, Saving and resuming)") if limits else ""
     return [("Tracking variable" + ("s" if len(tracking) > 1 else ""), "; ".join(tracking) or NA),
             ("Steady state", "; ".join(rounds) or NA),
-            ("Max rounds", f"{max_rounds}" + ("" if max_rounds == 25 else " (PTS: 25)"))]
+            ("Max rounds", f"{max_rounds}" + ("" if max_rounds == 25 else " (PTS: 25)") + extended)]
 
 
 def test_header(ctx: RunContext, test: str) -> TestHeader:

@@ -78,9 +78,9 @@ class PlainProgress:
     def phase(self, part, text):
         self._p(f"  {part.title}: {text}")
 
-    def round_started(self, part, round_no, n_steps, step_s):
-        of = f"/{part.max_rounds}" if part.stop_rule != "wsat" else ""
-        self._p(f"  {part.title}: round {round_no}{of}, {n_steps} steps" + (f" x {step_s:g} s" if step_s else ""))
+    def round_started(self, part, round_no, n_steps, step_s, limit=None):
+        of = "" if limit is None else f"/{limit}"
+        self._p(f"  {part.title}: round {round_no}{of}, {n_steps} steps" + (f" × {step_s:.3g} s" if step_s else ""))
 
     def sample(self, info):
         pass  # per-second samples would flood a log
@@ -150,8 +150,8 @@ class LiveProgress(PlainProgress):
         self.state.update(phase=text, steps=0, t0=time.monotonic(), rate="")
         self._render()
 
-    def round_started(self, part, round_no, n_steps, step_s):
-        of = f"/{part.max_rounds}" if part.stop_rule != "wsat" else ""
+    def round_started(self, part, round_no, n_steps, step_s, limit=None):
+        of = "" if limit is None else f"/{limit}"
         self.state.update(round=f"round {round_no}{of}", steps=n_steps, step_s=step_s, t0=time.monotonic(),
                           phase="", rate="")
         self._render()
@@ -194,8 +194,8 @@ class EventProgress:
     def phase(self, part, text):
         self._emit("phase", text=text)
 
-    def round_started(self, part, round_no, n_steps, step_s):
-        self._emit("round", round=round_no, of=part.max_rounds if part.stop_rule != "wsat" else None,
+    def round_started(self, part, round_no, n_steps, step_s, limit=None):
+        self._emit("round", round=round_no, of=limit,
                    steps=n_steps, step_s=step_s)
 
     def sample(self, info):

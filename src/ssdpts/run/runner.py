@@ -54,7 +54,8 @@ class LatencyMonitor(Protocol):
 class ProgressSink(Protocol):
     def part_started(self, part: Part, n: int, total: int) -> None: ...
     def phase(self, part: Part, text: str) -> None: ...
-    def round_started(self, part: Part, round_no: int, n_steps: int, step_s: float | None) -> None: ...
+    def round_started(self, part: Part, round_no: int, n_steps: int, step_s: float | None,
+                      limit: int | None = None) -> None: ...
     def sample(self, info: dict) -> None: ...
     def round_finished(self, part: Part, round_no: int, summary: dict) -> None: ...
     def message(self, text: str) -> None: ...
@@ -64,7 +65,7 @@ class ProgressSink(Protocol):
 class NullProgress:
     def part_started(self, part, n, total): pass
     def phase(self, part, text): pass
-    def round_started(self, part, round_no, n_steps, step_s): pass
+    def round_started(self, part, round_no, n_steps, step_s, limit=None): pass
     def sample(self, info): pass
     def round_finished(self, part, round_no, summary): pass
     def message(self, text): pass
@@ -255,12 +256,20 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
             records += _run_batch(ctx, part, [part.wipc], "wipc", after=prev, next_steps=part.round_steps(r),
                                   next_name=f"round-{r:03d}")
         store.set_part(part.id, preconditioned=utc_now())
+    said_cap = 0
     while True:
         steps = part.round_steps(r)
         if not steps:
             break
-        ctx.progress.round_started(part, r, len(steps), steps[0].duration_s)
-        nxt = part.round_steps(r + 1) if r + 1 <= _round_cap(ctx, part, records, r) else []
+        cap = _round_cap(ctx, part, records, r)
+        if part.stop_rule != "wsat" and cap > max(part.max_rounds, said_cap):
+            said_cap = cap
+            ctx.progress.message(f"{part.title}: max rounds extended from {part.max_rounds} to {cap}, so that a whole "
+                                 f"5-round window runs after the resumption "
+                                 "(docs/methodology.md, Saving and resuming)")
+        ctx.progress.round_started(part, r, len(steps), steps[0].duration_s,
+                                   limit=None if part.stop_rule == "wsat" else cap)
+        nxt = part.round_steps(r + 1) if r + 1 <= cap else []
         recs = _run_batch(ctx, part, steps, f"round-{r:03d}", after=records[-1] if records else None,
                           next_steps=nxt, next_name=f"round-{r + 1:03d}")
         records += recs
