@@ -220,6 +220,7 @@ def test_a_resume_near_the_round_limit_extends_it_for_a_full_window(tmp_path):
     # said at the time, once, and every round counted against the extended limit
     extended = [m for m in seen.messages if "max rounds extended" in m]
     assert len(extended) == 1 and "from 5 to 9" in extended[0], seen.messages
+    assert any(m.startswith("resumed: the interrupted round runs again") for m in seen.messages), seen.messages
     assert seen.rounds == [(5, 9), (6, 9), (7, 9), (8, 9), (9, 9)]
     # and the report's header names both limits
     from ssdpts.report.context import RunContext as ReportContext

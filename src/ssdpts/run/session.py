@@ -454,5 +454,9 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
         for note in damage.notes:
             progress.message(note)
+        progress.message("resumed with the steady-state window kept: rounds from before the resumption may count, and "
+                         "the report says so where a window spans it (--keep-window)" if keep_window else
+                         "resumed: the interrupted round runs again and the steady-state window counts only rounds run "
+                         "from now on (docs/methodology.md, Saving and resuming)")
         return _execute(store, spec, parts, side, executor, progress, man.get("device"),
                         session=len(resumptions), keep=kept_sessions(man))
