@@ -35,6 +35,7 @@ from ssdpts.report.doc import Para, Section  # noqa: E402
 from ssdpts.report.pages.kind import ReportKind  # noqa: E402
 from ssdpts.results.reader import read_run  # noqa: E402
 from ssdpts.run.session import start_run  # noqa: E402
+from tests.words import unreadable_words  # noqa: E402
 
 # the runs that hold every kind: a new kind joins one of them (or adds its own), or the test below fails
 GROUPS = (("wsat", "iops", "tp", "lat"), ("hir", "xsr", "cbw", "dirth"), ("ocp-trim", "ocp-idle-gc"))
@@ -72,6 +73,7 @@ def shown_everywhere(run: Path, tmp: Path, tests: tuple[str, ...]) -> None:
     pids = {t: res.summary.tests[t] for t in tests}
     html = render(run, ("html",), tmp / f"{run.name}.html")[0].read_text()
     text = terminal(run)
+    assert not unreadable_words(html) and not unreadable_words(text), unreadable_words(html + text)
     dbp = tmp / f"{run.name}.db"
     db.record_run(run, dbp)
     with sqlite3.connect(dbp) as con:
