@@ -373,6 +373,21 @@ def test_cli_json_and_refusal(runs, tmp_path, capsys):
         args.func(args)
 
 
+def test_compare_writes_files_only_where_out_says(runs, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    p = _parser()
+    args = p.parse_args(["compare", str(runs["base"]), str(runs["fast"])])
+    before = sorted(tmp_path.rglob("*"))
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "+25.0%" in out and "wrote" not in out
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written unasked
+    args = p.parse_args(["compare", str(runs["base"]), str(runs["fast"]), "--format", "json"])
+    with pytest.raises(UserError, match="--out"):
+        args.func(args)
+    assert sorted(tmp_path.rglob("*")) == before
+
+
 def test_html_lists_differences_and_marks_steady_state(runs, tmp_path):
     pytest.importorskip("jinja2")
     from ssdpts.report.compare_html import build_comparison, render_html

@@ -25,11 +25,12 @@ def add_parser(sub) -> None:
     p.add_argument("--repeats", action="store_true",
                    help="the runs are repeats of one device with the same settings (N >= 3): report the median "
                         "run's value and the RSE per metric instead of deltas")
-    p.add_argument("--format", default="html,pdf", metavar="html,pdf,json",
-                   help="what to write, comma-separated (default: html,pdf; json: the numbers, machine-readable)")
+    p.add_argument("--format", default=None, metavar="html,pdf,json",
+                   help="what --out writes, comma-separated (default: html,pdf; json: the numbers, machine-readable)")
     p.add_argument("--out", metavar="PATH",
-                   help="a directory, or a file name (with several formats its suffix is replaced by each format's); "
-                        "default: ssdpts-compare.<fmt> (ssdpts-repeats.<fmt> with --repeats) in the current directory")
+                   help="write the comparison there as well as printing it: a directory (ssdpts-compare.<fmt>, "
+                        "ssdpts-repeats.<fmt> with --repeats, inside it) or a file name (with several formats its "
+                        "suffix is replaced by each format's); without --out nothing is written")
     p.set_defaults(func=cmd)
 
 
@@ -39,6 +40,8 @@ def cmd(args) -> int:
 
     from .. import kinds
 
+    if args.format is not None and not args.out:
+        raise UserError("--format says what --out writes: give --out PATH (a directory or a file name) as well")
     kind = kinds.one_kind([*args.run_dirs, *([args.baseline] if args.baseline else [])])
     if not kind.pts:
         return _cmd_other(args, kind)
@@ -54,10 +57,10 @@ def cmd(args) -> int:
 
     from .report import warn_damage
 
-    formats = parse_formats(args.format)
+    formats = parse_formats(args.format or "html,pdf")
     print(text)
     warn_damage(list(dict.fromkeys([*args.run_dirs, *([args.baseline] if args.baseline else [])])))
-    for path in render(result, formats=formats, out=args.out or None):
+    for path in render(result, formats=formats, out=args.out) if args.out else ():
         print(f"wrote {path}")
     sys.stdout.flush()
     return 0
@@ -73,10 +76,10 @@ def _cmd_other(args, kind) -> int:
                         "runs; drop --repeats")
     from ..report.compare_html import parse_formats
 
-    formats = parse_formats(args.format)  # checked before anything is read
+    formats = parse_formats(args.format or "html,pdf")  # checked before anything is read
     cmp, text = kind.compare(args.run_dirs, args.baseline)
     print(text)
-    for path in kind.render_comparison(cmp, formats=formats, out=args.out or None):
+    for path in kind.render_comparison(cmp, formats=formats, out=args.out) if args.out else ():
         print(f"wrote {path}")
     sys.stdout.flush()
     return 0
