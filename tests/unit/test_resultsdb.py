@@ -387,3 +387,40 @@ def test_record_run_never_raises(runs, tmp_path):
     bad = tmp_path / "junk.db"
     bad.write_bytes(b"x" * 4096)
     assert R.record_run(runs["a"], bad).startswith("not added")
+
+
+def test_remove_takes_runs_out_and_keeps_their_directories_unless_asked(runs, tmp_path, capsys):
+    db = str(tmp_path / "rm.db")
+    copies = {k: shutil.copytree(runs[k], tmp_path / "runs" / runs[k].name) for k in ("a", "b", "c")}
+    assert _cli("db", "add", *map(str, copies.values()), "--db", db) == 0
+    with R.ResultsDB(db) as lib:
+        uids = {r["run_name"]: r["run_uid"] for r in lib.list_runs()}
+    capsys.readouterr()
+    # one unknown name: nothing removed
+    with pytest.raises(UserError, match="no run 'nope'.*nothing was removed"):
+        _cli("db", "remove", copies["a"].name, "nope", "--db", db)
+    with R.ResultsDB(db) as lib:
+        assert len(lib.list_runs()) == 3
+    # by directory name and by run id; the directories stay
+    assert _cli("db", "remove", copies["a"].name, uids[copies["b"].name], "--db", db) == 0
+    out = capsys.readouterr().out
+    assert out.count("removed ") == 2 and "run directory kept" in out
+    with R.ResultsDB(db) as lib:
+        assert [r["run_name"] for r in lib.list_runs()] == [copies["c"].name]
+        assert lib.measurements(uids[copies["a"].name]) == [] and lib.parts(uids[copies["a"].name]) == []
+        assert lib.held(uids[copies["a"].name], copies["a"].name) is not None  # its first digests stay
+    assert copies["a"].is_dir() and copies["b"].is_dir()
+    # by path, with its directory: only a directory that still holds that run
+    other = tmp_path / "runs" / "swap"
+    shutil.move(copies["c"], other)
+    shutil.copytree(runs["a"], copies["c"])  # another run where c was
+    with pytest.raises(UserError, match="another run"):
+        _cli("db", "remove", str(copies["c"]), "--delete-run-dirs", "--db", db)
+    assert copies["c"].is_dir()
+    shutil.rmtree(copies["c"])
+    shutil.move(other, copies["c"])
+    assert _cli("db", "remove", str(copies["c"]), "--delete-run-dirs", "--db", db) == 0
+    assert "its run directory deleted" in capsys.readouterr().out
+    assert not copies["c"].exists() and copies["a"].is_dir()
+    with R.ResultsDB(db) as lib:
+        assert lib.list_runs() == []

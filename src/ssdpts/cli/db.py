@@ -61,6 +61,16 @@ def add_parser(sub) -> None:
     s = dsub.add_parser("schema", help="print the database schema (SQL)")
     s.set_defaults(func=cmd_schema)
 
+    rm = dsub.add_parser("remove", help="take runs out of the database (their run directories stay unless asked)",
+                         description="Remove runs from the results library, each named by its run id, directory name "
+                                     "or path as 'ssdpts db list' shows them (all or nothing). The run directories "
+                                     "stay where they are unless --delete-run-dirs. See docs/results-db.md.")
+    rm.add_argument("runs", nargs="+", metavar="RUN")
+    rm.add_argument("--delete-run-dirs", action="store_true",
+                    help="delete each run's directory too (only a directory that still holds that run)")
+    _db_opt(rm)
+    rm.set_defaults(func=cmd_remove)
+
     w = dsub.add_parser("site", help="the whole library as a static site: every run, comparisons, trends, reports",
                         description="Build DIR into a static site of the library (index.html: sort, filter, search, "
                                     "select runs to compare them by 'ssdpts compare's rules, trends; each run's report). "
@@ -118,6 +128,18 @@ def cmd_list(args) -> int:
         if n == 0:
             print("  ".join("-" * w for w in widths))
     print(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+    return 0
+
+
+def cmd_remove(args) -> int:
+    from ssdpts.library.db import ResultsDB
+    from ssdpts.library.remove import remove
+
+    with ResultsDB(args.db, create=False) as db:
+        for r in remove(db, args.runs, delete_dirs=args.delete_run_dirs):
+            kept = "its run directory deleted" if r.deleted else f"run directory kept: {r.path}"
+            print(f"removed {r.uid} {r.name} ({kept})")
+        print(f"database: {db.path}")
     return 0
 
 
