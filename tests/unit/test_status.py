@@ -280,3 +280,34 @@ def test_cli(runs, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a directory" in err[0]
     assert main(["status", str(tmp_path), "--interval", "0"]) == 2
+
+
+def test_watch_into_a_pipe_streams_frames_and_leaves_quietly(runs):
+    """Into a pipe, --watch writes one text frame per interval (not one frame redrawn in place);
+    Ctrl-C and a reader that goes away (| head) end it without a word on stderr."""
+    import signal
+    import subprocess
+    import threading
+
+    root = str(runs["complete"].parent)
+    watch = subprocess.Popen(["ssdpts", "status", root, "--watch", "--interval", "0.2"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frames = 0
+    stop = threading.Timer(30, watch.kill)  # a watch that draws one frame only must fail here, not hang
+    stop.start()
+    try:
+        for line in watch.stdout:
+            frames += " runs under " in line
+            if frames == 3:
+                break
+    finally:
+        watch.send_signal(signal.SIGINT)
+        _, err = watch.communicate(timeout=60)
+        stop.cancel()
+    assert frames == 3 and watch.returncode == 130 and err == ""
+    head = subprocess.run(f"ssdpts status {root} --watch --interval 0.1 | head -n 2", shell=True,
+                          capture_output=True, text=True, timeout=60)
+    assert len(head.stdout.splitlines()) == 2 and head.stderr == ""
+    pipefail = subprocess.run(["bash", "-o", "pipefail", "-c",
+                               f"ssdpts status {root} --watch --interval 0.1 | head -n 1 >/dev/null"], timeout=60)
+    assert pipefail.returncode == 0  # the watcher itself ends with 0 when its reader goes away

@@ -6,6 +6,7 @@ steady-state limits, device and host. See docs/status.md."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -19,7 +20,8 @@ def add_parser(sub) -> None:
                    help="directories that hold run directories, searched recursively (default: ./ssdpts-runs)")
     p.add_argument("--json", action="store_true", help="print the runs as one JSON document on one line (with --watch: "
                                                        "one per refresh)")
-    p.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
+    p.add_argument("--watch", action="store_true", help="refresh every --interval until Ctrl-C: in place on a "
+                                                        "terminal, a frame after another into a pipe or file")
     p.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between refreshes (default: 2)")
     p.add_argument("--all", action="store_true", help="list complete runs one by one too (default: counted only, "
                                                      "unless nothing else is there)")
@@ -39,9 +41,35 @@ def cmd(args) -> int:
         else:
             _print(render(args.dirs, runs, show_complete=args.all))
         return 0
+    try:
+        _watch(args)
+    except KeyboardInterrupt:  # Ctrl-C is how a watch ends: quietly, exit 0
+        pass
+    except BrokenPipeError:  # the reader of the pipe went away (| head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error from the flush at exit
+    return 0
+
+
+def _watch(args) -> None:
+    """A frame per interval: JSON lines with --json; redrawn in place on a terminal; into a pipe or
+    file, one text frame after another, each under its time."""
+    from ssdpts.status import scan
+
     if args.json:
         while True:
             print(json.dumps(_doc(args.dirs, scan(args.dirs)), ensure_ascii=False, separators=(",", ":")), flush=True)
+            time.sleep(args.interval)
+    if not sys.stdout.isatty():
+        import io
+
+        from rich.console import Console
+
+        while True:  # each frame drawn aside, then written: a closed pipe is ours to handle, not rich's exit(1)
+            buf = io.StringIO()
+            Console(file=buf, highlight=False, soft_wrap=True).print(
+                render(args.dirs, scan(args.dirs), show_complete=args.all, stamp=True))
+            sys.stdout.write(buf.getvalue() + "\n")
+            sys.stdout.flush()
             time.sleep(args.interval)
     from rich.console import Console
     from rich.live import Live
@@ -49,10 +77,8 @@ def cmd(args) -> int:
     console = Console()
     with Live(console=console, auto_refresh=False, screen=False, transient=False) as live:
         while True:
-            runs = scan(args.dirs)
-            live.update(render(args.dirs, runs, show_complete=args.all, stamp=True), refresh=True)
+            live.update(render(args.dirs, scan(args.dirs), show_complete=args.all, stamp=True), refresh=True)
             time.sleep(args.interval)
-    return 0  # pragma: no cover  (Ctrl-C ends the loop: exit 130)
 
 
 def _doc(dirs, runs) -> dict:
