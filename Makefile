@@ -22,6 +22,9 @@ DEB_PACKAGES := fio util-linux procps chromium fonts-dejavu-core
 # pages); the reference SSD (make refssd) is served through fuse3.
 TEST_PACKAGES := e2fsprogs poppler-utils
 REFSSD_PACKAGES := fuse3
+# make test-full adds the Prometheus server: it scrapes 'ssdpts status --serve' during a real run
+# (tests/integration/test_metrics_prometheus.py, about a minute).
+FULL_PACKAGES := prometheus
 # The device lab (tests/lab, docs/lab.md): QEMU, a static busybox for the guest's initramfs and the
 # drive tools the guest runs from the host's root filesystem. Its guest kernel is not installed:
 # the lab downloads Debian's linux-image-amd64 package itself and caches it (SSDPTS_LAB_CACHE).
@@ -91,6 +94,7 @@ test: install-test lint refssd
 	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" --durations=30
 
 test-full: install-test refssd
+	$(call apt,$(FULL_PACKAGES),--no-install-recommends)
 	$(PYTHON) -m pytest -q -p no:cacheprovider
 
 # The whole device lab: one QEMU guest, every emulated drive, every lab test (about half an hour under TCG).

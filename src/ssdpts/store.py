@@ -47,6 +47,7 @@ class Record(Protocol):
 MANIFEST = "manifest.json"
 STEPS = "steps.jsonl"
 SUMMARY = "summary.json"
+LIVE = "live.json"  # the step in flight and its rate, about once a second while a run measures (docs/status.md)
 
 
 def utc_now() -> str:
@@ -365,6 +366,21 @@ class RunStore:
 
     def summary(self) -> dict:
         return read_json(self.path / SUMMARY, "run summary")
+
+    def write_live(self, doc: dict[str, Any]) -> None:
+        """live.json: what the step in flight measures now, for 'ssdpts status' and its metrics. Not a
+        record (no digest, not durable): a failure to write it never stops a measurement."""
+        try:
+            atomic.write_atomic(self.path / LIVE, json.dumps(doc, separators=(",", ":")))
+        except OSError:
+            pass
+
+    def clear_live(self) -> None:
+        """The run no longer measures: nothing live to show."""
+        try:
+            (self.path / LIVE).unlink()
+        except OSError:
+            pass
 
     def write_device_file(self, name: str, text: str) -> Path:
         p = self.path / "device" / name

@@ -311,3 +311,39 @@ def test_watch_into_a_pipe_streams_frames_and_leaves_quietly(runs):
     pipefail = subprocess.run(["bash", "-o", "pipefail", "-c",
                                f"ssdpts status {root} --watch --interval 0.1 | head -n 1 >/dev/null"], timeout=60)
     assert pipefail.returncode == 0  # the watcher itself ends with 0 when its reader goes away
+
+
+def test_openmetrics_says_what_status_says(runs, tmp_path, capsys):
+    """--openmetrics: every run's state, progress and tracking values as status's JSON has them,
+    in a format Prometheus's own parser reads; the run id is the one the results library gives it."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from ssdpts.cli.main import main
+    from ssdpts.results.reader import read_run
+
+    root = str(runs["complete"].parent)
+    assert main(["status", root, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["status", root, "--openmetrics"]) == 0
+    text = capsys.readouterr().out
+    assert text.rstrip().endswith("# EOF")  # OpenMetrics on standard output
+    fams = {f.name: f for f in text_string_to_metric_families(text.replace("# EOF", ""))}
+    for r in doc["runs"]:
+        mine = [s for s in fams["ssdpts_run_state"].samples if s.labels["run"] == r["name"]]
+        assert {s.labels["state"]: s.value for s in mine if s.value == 1.0} == {r["state"]: 1.0}
+        assert mine[0].labels["run_id"] == read_run(r["path"]).uid
+        el = [s.value for s in fams["ssdpts_run_elapsed_seconds"].samples if s.labels["run"] == r["name"]]
+        assert el == ([] if r["elapsed_s"] is None else [pytest.approx(r["elapsed_s"], abs=5)])
+        tv = {s.labels["variable"]: s.value for s in fams["ssdpts_tracking_value"].samples
+              if s.labels["run"] == r["name"]}
+        assert tv == {t["name"]: pytest.approx(t["value"]) for t in r["tracking"] if t["value"] is not None}
+    assert len(doc["runs"]) == 5 and any(r["tracking"] for r in doc["runs"])  # not an empty comparison
+    # the textfile: the Prometheus text format, replaced whole
+    out = tmp_path / "ssdpts.prom"
+    assert main(["status", root, "--openmetrics", str(out)]) == 0
+    again = {f.name for f in text_string_to_metric_families(out.read_text())}
+    assert {"ssdpts_run_state", "ssdpts_tracking_value", "ssdpts_run_elapsed_seconds"} <= again
+    assert "# EOF" not in out.read_text()
+    assert main(["status", root, "--openmetrics", "--json"]) == 2
+    assert main(["status", root, "--serve", "nowhere"]) == 2
+    assert main(["status", root, "--watch", "--openmetrics"]) == 2

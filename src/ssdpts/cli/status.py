@@ -22,6 +22,13 @@ def add_parser(sub) -> None:
                                                        "one per refresh)")
     p.add_argument("--watch", action="store_true", help="refresh every --interval until Ctrl-C: in place on a "
                                                         "terminal, a frame after another into a pipe or file")
+    p.add_argument("--openmetrics", nargs="?", const="-", metavar="FILE",
+                   help="the runs as metrics (docs/status.md, Live metrics): OpenMetrics text on standard output, "
+                        "or into FILE in the Prometheus text format node_exporter's textfile collector reads "
+                        "(replaced whole; with --watch kept current every --interval)")
+    p.add_argument("--serve", metavar="ADDR:PORT",
+                   help="answer /metrics on ADDR:PORT until Ctrl-C, each scrape reading the runs afresh "
+                        "(e.g. 127.0.0.1:9877, or :9877 on every address)")
     p.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between refreshes (default: 2)")
     p.add_argument("--all", action="store_true", help="list complete runs one by one too (default: counted only, "
                                                      "unless nothing else is there)")
@@ -34,6 +41,8 @@ def cmd(args) -> int:
 
     if args.interval <= 0:
         raise UserError(f"--interval {args.interval:g}: give a positive number of seconds")
+    if args.serve is not None or args.openmetrics is not None:
+        return _metrics(args)
     if not args.watch:
         runs = scan(args.dirs)
         if args.json:  # compact: 1,000 runs make a megabyte, which json's indenting encoder writes 5x slower
@@ -48,6 +57,54 @@ def cmd(args) -> int:
     except BrokenPipeError:  # the reader of the pipe went away (| head): nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error from the flush at exit
     return 0
+
+
+def _metrics(args) -> int:
+    """--openmetrics and --serve (ssdpts/metrics.py)."""
+    from .. import metrics
+    from ..errors import UserError
+
+    if args.json:
+        raise UserError("--json and --openmetrics/--serve are two formats: give one")
+    from ssdpts.status import scan
+
+    scan(args.dirs)  # a DIR that is not a directory: one line now, not a failed scrape later
+    if args.serve is not None:
+        host, _, port = args.serve.rpartition(":")
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"--serve {args.serve}: give ADDR:PORT, e.g. 127.0.0.1:9877 (or :9877 for every address)")
+        try:
+            server, _thread = metrics.serve(args.serve, args.dirs)
+        except OSError as exc:
+            raise UserError(f"--serve {args.serve}: cannot listen there ({exc.strerror}): give another address or "
+                            "port") from None
+        print(f"serving http://{host or '0.0.0.0'}:{port}/metrics (Ctrl-C ends)", flush=True)
+        try:
+            while True:
+                if args.openmetrics not in (None, "-"):
+                    metrics.write_textfile(args.openmetrics, args.dirs)
+                time.sleep(args.interval)
+        except KeyboardInterrupt:
+            server.shutdown()
+        return 0
+    if args.openmetrics == "-":
+        if args.watch:
+            raise UserError("--watch --openmetrics keeps a file current: give it a FILE (standard output gets the "
+                            "metrics once)")
+        sys.stdout.buffer.write(metrics.exposition(args.dirs))
+        sys.stdout.flush()
+        return 0
+    try:
+        while True:
+            try:
+                metrics.write_textfile(args.openmetrics, args.dirs)
+            except OSError as exc:
+                raise UserError(f"cannot write {args.openmetrics} ({exc.strerror}): give a writable FILE") from None
+            if not args.watch:
+                return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
 
 
 def _watch(args) -> None:

@@ -26,6 +26,13 @@ MISSING_SUMMARY_NOTE = ("summary.json is missing (the run stopped before writing
                         "from steps.jsonl")
 
 
+def run_uid(created: str | None, hostname: str | None, target_path: str | None, name: str, seed: object) -> str:
+    """A run's id (``RunResults.uid``) from the fields it is made of: 'ssdpts status' computes it from
+    the manifest alone."""
+    ident = [created, hostname, target_path, name, seed]
+    return hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True, slots=True)
 class RunResults:
     """One run directory, read."""
@@ -72,9 +79,8 @@ class RunResults:
     def uid(self) -> str:
         """Stable identity of the run, from its own files (the same after a copy or a database rebuild)."""
         t = self.manifest.target
-        ident = [self.created, self.manifest.host.get("hostname"), (t.real_path or t.path) if t else None,
-                 self.name, self.manifest.settings.seed]
-        return hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
+        return run_uid(self.created, self.manifest.host.get("hostname"), (t.real_path or t.path) if t else None,
+                       self.name, self.manifest.settings.seed)
 
     @property
     def device_key(self) -> tuple:

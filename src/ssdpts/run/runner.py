@@ -166,6 +166,7 @@ def execute(ctx: RunContext) -> dict:
         _close(ctx.progress)
         return _finish(ctx, "complete")
     finally:
+        store.clear_live()
         # Nothing started ahead may outlive the run (an interrupt between two rounds, a failure).
         ctx.executor.cancel_ahead()
         close_trace(ctx.executor, store)
@@ -318,6 +319,18 @@ def _latmon_collect(ctx: RunContext, part: Part, armed: dict | None) -> None:
         ctx.progress.message(f"latency monitor: {part.title}: {got['error']}")
 
 
+def _live(ctx: RunContext, part: Part, steps: list) -> Callable[[dict], None]:
+    """The executor's per-second sample, shown (progress) and written to live.json for 'ssdpts status'
+    (docs/status.md "Live metrics")."""
+    def sample(info: dict) -> None:
+        ctx.progress.sample(info)
+        step = steps[min(int(info.get("step_index") or 0), len(steps) - 1)]
+        ctx.store.write_live({"t_unix_s": time.time(), "part": part.id, "test": part.test, "phase": step.phase,
+                              "round": step.round, "step": step.index, "step_label": step.label,
+                              "iops": info.get("iops"), "bw_bytes_per_s": info.get("bw_bytes_per_s")})
+    return sample
+
+
 def _round_cap(ctx: RunContext, part: Part, records: list[dict], r: int) -> int:
     """The last round the part may run once round r has run (--max-rounds, or its extension when
     round r is the first one after a re-preconditioning resumption)."""
@@ -368,7 +381,7 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
     def batch_of(ss: list, nm: str) -> Batch:
         j, o = ctx.store.fio_paths(part.id, nm)
         return Batch(steps=ss, filename=ctx.filename, area=ctx.area, seed=ctx.seed, ioengine=ctx.ioengine,
-                     job_path=j, output_path=o, on_progress=ctx.progress.sample,
+                     job_path=j, output_path=o, on_progress=_live(ctx, part, ss),
                      on_boundary=on_boundary if sampling else None, cpus_allowed=ctx.cpus_allowed)
 
     if sampling and (after is None or after.get("phase") == "purge" or after.get("session") != ctx.session):
