@@ -369,6 +369,42 @@ def test_html_hover_shows_the_exact_value(browser, reports, tmp_path):
     page.shot(tmp_path / "hover.png")
 
 
+def test_each_plot_downloads_as_svg_and_png(browser, reports, tmp_path):
+    """On screen every plot offers its SVG and PNG; printed, none does. The files are the plot: the
+    SVG parses with its marks, the PNG is twice its size and looks as the page draws it."""
+    import base64
+    import io
+    import xml.etree.ElementTree as ET
+
+    from PIL import Image
+
+    run, html, _ = reports["complete"]
+    page = Page(browser)
+    page.open(html)
+    links = page.js("""[...document.querySelectorAll('figure.plot')].map(f =>
+        [f.id, [...f.querySelectorAll('.plot-dl a')].map(a => a.textContent)])""")
+    assert links and all(kinds == ["SVG", "PNG"] for _, kinds in links), links
+    pid = "iops-convergence-bs"
+    got = page.js(f"""(async () => {{
+      const read = b => new Promise(r => {{ const f = new FileReader(); f.onload = () => r(f.result); f.readAsDataURL(b); }});
+      const vb = document.querySelector('#{pid} svg').viewBox.baseVal;
+      return {{svg: await (await window.ssdptsPlotFile('{pid}', 'svg')).text(),
+               png: await read(await window.ssdptsPlotFile('{pid}', 'png')), w: vb.width, h: vb.height}};
+    }})()""")
+    svg = ET.fromstring(got["svg"].split("?>", 1)[1].strip())
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg" and len(svg.findall(".//{http://www.w3.org/2000/svg}path")) > 10
+    png = Image.open(io.BytesIO(base64.b64decode(got["png"].split(",", 1)[1])))
+    assert png.format == "PNG" and png.size == (round(got["w"] * 8 / 3), round(got["h"] * 8 / 3))
+    png.save(tmp_path / f"{pid}.png")
+    assert_not_blank(png.convert("RGB"), f"{pid}.png", low=0.02)
+    printed = tmp_path / "printed.html"
+    printed.write_text(render_html(load(run), interactive=False), encoding="utf-8")
+    page = Page(browser)
+    page.print_media(True)
+    page.open(printed)
+    assert page.js("document.querySelectorAll('.plot-dl').length") == 0
+
+
 def test_html_series_toggle(browser, reports):
     _, html, _ = reports["complete"]
     page = Page(browser)

@@ -433,7 +433,59 @@
       else drawXY(svg, spec, P, i, hover, pid);
     });
     if (spec.mark) el(svg, "text", {x: r1(spec.w * 0.006), y: r1(spec.h * 0.992), "font-size": 7, "font-weight": "bold", fill: "#9a6700"}, spec.mark);
+    downloads(fig, pid);
     return hover.length ? {w: spec.w, h: spec.h, s: hover} : null;
+  }
+
+  // ---- each plot as a file (screen only): SVG as drawn, PNG at twice its size on white ----------------
+  function svgText(svg) {
+    var copy = svg.cloneNode(true);
+    copy.setAttribute("xmlns", NS);
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(copy);
+  }
+  // window.ssdptsPlotFile(plot id, "svg" | "png"): a Promise of the plot's file as a Blob
+  window.ssdptsPlotFile = function (pid, kind) {
+    var svg = document.getElementById(pid).querySelector("svg.chart");
+    var text = svgText(svg);
+    var blob = new Blob([text], {type: "image/svg+xml"});
+    if (kind === "svg") return Promise.resolve(blob);
+    var box = svg.viewBox.baseVal, scale = 2 * 4 / 3;  // pt -> px, twice
+    return new Promise(function (resolve, reject) {
+      var img = new Image(), url = URL.createObjectURL(blob);
+      img.onload = function () {
+        var c = document.createElement("canvas");
+        c.width = Math.round(box.width * scale); c.height = Math.round(box.height * scale);
+        var g = c.getContext("2d");
+        g.fillStyle = "#ffffff"; g.fillRect(0, 0, c.width, c.height);
+        g.drawImage(img, 0, 0, c.width, c.height);
+        URL.revokeObjectURL(url);
+        c.toBlob(function (b) { if (b) resolve(b); else reject(new Error("no PNG")); }, "image/png");
+      };
+      img.onerror = function () { URL.revokeObjectURL(url); reject(new Error("the SVG did not load as an image")); };
+      img.src = url;
+    });
+  };
+  function downloads(fig, pid) {
+    if (document.body.classList.contains("print") || fig.querySelector(".plot-dl")) return;
+    var where = fig.querySelector("figcaption") || fig;
+    var span = document.createElement("span");
+    span.className = "plot-dl";
+    ["svg", "png"].forEach(function (kind) {
+      var a = document.createElement("a");
+      a.className = "csv"; a.href = "#"; a.textContent = kind.toUpperCase();
+      a.title = "download this plot as " + kind.toUpperCase();
+      a.addEventListener("click", function (ev) {
+        ev.preventDefault();
+        window.ssdptsPlotFile(pid, kind).then(function (b) {
+          var link = document.createElement("a"), url = URL.createObjectURL(b);
+          link.href = url; link.download = pid + "." + kind;
+          document.body.appendChild(link); link.click(); link.remove();
+          setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+        });
+      });
+      span.appendChild(a);
+    });
+    where.appendChild(span);
   }
 
   function drawAll() {
