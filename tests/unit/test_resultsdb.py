@@ -424,3 +424,15 @@ def test_remove_takes_runs_out_and_keeps_their_directories_unless_asked(runs, tm
     assert not copies["c"].exists() and copies["a"].is_dir()
     with R.ResultsDB(db) as lib:
         assert lib.list_runs() == []
+
+
+def test_a_run_without_a_test_at_its_tc_qd_records_none(runs, tmp_path):
+    """LAT runs at TC1/QD1 whatever the profile says: a LAT-only run has no TC/QD of its own to
+    record (a library or site that showed the profile's TC4/QD32 for it would state a wrong fact)."""
+    from ssdpts.results.reader import read_run
+
+    lat_only = _run(tmp_path, "latonly", iops=50_000, tests=("lat",))
+    row = R.run_row(read_run(lat_only), lat_only)
+    assert row["threads"] is None and row["iodepth"] is None
+    with_iops = R.run_row(read_run(runs["a"]), runs["a"])
+    assert (with_iops["threads"], with_iops["iodepth"]) == (4, 32)  # the enterprise profile's, which IOPS ran at

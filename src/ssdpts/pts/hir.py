@@ -27,6 +27,7 @@ from .units import KiB
 from .workload import Step, Workload
 
 NAME, TITLE = "hir", "Host Idle Recovery"
+USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 PRECONDITION_MINUTES = 30
 TRACKED_MINUTE = 30  # the tracking variable is the IOPS of each round's last minute [V CH, AD]

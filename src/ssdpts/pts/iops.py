@@ -12,6 +12,7 @@ from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
 NAME, TITLE = "iops", "IOPS"
+USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 MIXES = (100, 95, 65, 50, 35, 5, 0)  # read percent, outer loop
 BLOCK_SIZES = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512)  # inner loop

@@ -34,6 +34,7 @@ from .units import KiB
 from .workload import Step, Workload
 
 NAME, TITLE = "ocp-idle-gc", "OCP: read latency during idle garbage collection (TRIM-7)"
+USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 PRECONDITION_MINUTES = 30  # as HIR [V CH, AD]
 TRACKED_MINUTE = 30
 # The options a report reads, each with its value in a run recorded without it (before the gap option: none).

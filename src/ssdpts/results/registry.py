@@ -163,6 +163,15 @@ def _wsat_limits(run: "RunResults") -> str | None:
     return f"{h} h or {m}× capacity"
 
 
+def _tc_qd(run: "RunResults", name: str) -> int | None:
+    """The run's TC or QD where one of its tests runs at it (a kind's USES_TC_QD); a LAT-only run
+    has none to show (it runs at TC1/QD1, whatever the profile says)."""
+    from ssdpts.pts.registry import TESTS
+
+    s = run.manifest.settings
+    return getattr(s, name) if any(getattr(TESTS.get(t), "USES_TC_QD", False) for t in s.tests) else None
+
+
 def _purge(run: "RunResults") -> tuple[str, ...] | None:
     methods = run.manifest.purge_methods
     return methods or ((run.manifest.settings.purge,) if run.manifest.settings.purge else None)
@@ -198,10 +207,11 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
     _f("tests", "list", lambda r: r.manifest.settings.tests,
        description="tests of the run, comma-separated (wsat,iops,tp,lat,hir,xsr,cbw,dirth)"),
     _f("profile", "str", lambda r: r.manifest.settings.profile, "profile", True, description="enterprise or client"),
-    _f("threads", "int", lambda r: r.manifest.settings.resolved_threads, "TC (threads)", True,
-       description="TC for IOPS and WSAT (profile default resolved)"),
-    _f("iodepth", "int", lambda r: r.manifest.settings.resolved_iodepth, "QD (iodepth)", True,
-       description="QD per thread for IOPS and WSAT (resolved)"),
+    _f("threads", "int", lambda r: _tc_qd(r, "resolved_threads"), "TC (threads)", True,
+       description="the run's TC, of its tests that run at it (WSAT, IOPS, HIR, OCP idle GC; profile default "
+                   "resolved); NULL when none does (LAT runs at TC1/QD1, TP, XSR, CBW and DIRTH at their own)"),
+    _f("iodepth", "int", lambda r: _tc_qd(r, "resolved_iodepth"), "QD (iodepth)", True,
+       description="the run's QD per thread, of its tests that run at it (resolved); NULL when none does"),
     _f("active_range_pct", "float", lambda r: r.manifest.settings.resolved_active_range_pct, "active range (%)", True,
        description="active range, % of LBAs (resolved)"),
     _f("step_seconds", "float", lambda r: r.manifest.settings.step_seconds, "step duration (s)", True,
