@@ -68,6 +68,12 @@ class Kind:
     what: str  # how messages name several of them
     workload: Callable[[], ModuleType] | None  # None: a PTS run
     document: Callable[[], ModuleType]
+    # why 'ssdpts resume' does not continue such a run, and what to do instead; None: it resumes
+    not_resumed: str | None = None
+
+    def resume_hint(self, run_dir: Path | str) -> str:
+        """What to do with an interrupted or failed run of this kind."""
+        return f"finish it with 'ssdpts resume {run_dir}'" if self.not_resumed is None else self.not_resumed
 
     @property
     def pts(self) -> bool:
@@ -101,8 +107,12 @@ class Kind:
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(PTS, "ssdpts run", "PTS runs", None, _pts_doc),
-    Kind("quick", "ssdpts quick", "quick runs", _quick, _quick_doc),
-    Kind("replay", "ssdpts trace replay", "trace replays", _replay, _replay_doc),
+    Kind("quick", "ssdpts quick", "quick runs", _quick, _quick_doc,
+         not_resumed="a quick table is not resumed (minutes long, every run it measured is kept in quick.json): "
+                     "start a new 'ssdpts quick'"),
+    Kind("replay", "ssdpts trace replay", "trace replays", _replay, _replay_doc,
+         not_resumed="a trace replay is not resumed (every replay it measured is kept in replay.json): start a new "
+                     "'ssdpts trace replay'"),
 )}
 
 

@@ -44,7 +44,7 @@ import socket
 import time
 
 from ssdpts.errors import UserError
-from ssdpts.kinds import PTS
+from ssdpts.kinds import KINDS, PTS
 from ssdpts.results.reader import find_run_dirs
 from ssdpts.store import MANIFEST, STEPS, SUMMARY, read_json
 
@@ -278,6 +278,12 @@ def tail_records(run_dir: Path, tracked: dict[tuple[str, str], set[str]], rounds
 
 # ---- one run directory -------------------------------------------------------------------------------
 
+def _next(kind: str, run_dir: Path) -> str:
+    """What to do with a run of this kind whose process is gone."""
+    k = KINDS.get(kind)
+    return k.resume_hint(run_dir) if k is not None else f"read it with the ssdpts that made it (kind {kind!r})"
+
+
 def _device(man: dict) -> str:
     t = man.get("target") or {}
     name = t.get("model") or t.get("name") or os.path.basename(str(t.get("path") or "?"))
@@ -329,7 +335,7 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
             st.note = "/proc/locks cannot be read here: whether its process lives is unknown"
         else:
             st.state = "interrupted"
-            st.note = "its process is gone (killed, or the host went down): 'ssdpts resume' continues it"
+            st.note = f"its process is gone (killed, or the host went down): {_next(kind, run_dir)}"
     elif status not in ("complete", "interrupted", "failed"):
         st.state = "damaged"
         st.problems.append(f"{MANIFEST} has status {status!r}")

@@ -116,7 +116,7 @@ def test_precondition_and_cdm_profiles(tmp_path):
     assert any("PTS WIPC" in d for d in man["deviations"])
 
 
-def test_library_and_compare_with_seed_004_delta(tmp_path, capsys):
+def test_library_and_compare_with_the_performance_delta(tmp_path, capsys):
     a, _ = quick_run(tmp_path, "a")
     b, _ = quick_run(tmp_path, "b")
     # drive B: every figure 25% slower than A's, so A's delta over B is 1/0.75 - 1 = +33.3%
@@ -282,8 +282,17 @@ def test_resume_of_a_quick_run_says_what_it_is(tmp_path, capsys):
     before = sorted(p.name for p in (store.path / "fio").iterdir())
     assert M.main(["resume", str(store.path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "is an ssdpts quick run" in err and "start a new 'ssdpts quick'" in err
+    assert len(err.splitlines()) == 1 and "is one of the quick runs" in err and "start a new 'ssdpts quick'" in err
     assert sorted(p.name for p in (store.path / "fio").iterdir()) == before
+    # every place that tells what to do with it says the same: the library and status
+    assert M.main(["db", "add", str(store.path), "--db", str(tmp_path / "l.db")]) == 2
+    err = capsys.readouterr().err
+    assert "a quick table is not resumed" in err and "ssdpts resume" not in err
+    from ssdpts.status import read_status
+
+    RunStore.open(store.path).update_manifest(status="running")  # its process gone: status says interrupted
+    st = read_status(store.path, {})
+    assert st.state == "interrupted" and "a quick table is not resumed" in st.note and "ssdpts resume" not in st.note
 
 
 def test_a_figure_stopped_while_runs_were_added_is_incomplete_not_unreliable(tmp_path):

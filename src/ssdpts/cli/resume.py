@@ -38,6 +38,13 @@ def cmd(args) -> int:
     from .request import resume_request
 
     req = resume_request(args)
+    from .. import kinds
+    from ..errors import UserError
+
+    for d in req.run_dirs:  # a kind that does not resume is said before anything is opened
+        k = kinds.of(d)
+        if k.not_resumed is not None:
+            raise UserError(f"{d} is one of the {k.what}: {k.not_resumed}")
     if len(req.run_dirs) > 1:
         return resume_parallel(req)
     from ..device.remote.remote import side_for

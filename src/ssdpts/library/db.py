@@ -182,8 +182,10 @@ def load_complete(path: str | Path) -> tuple[RunResults, Result]:
     path = Path(path)
     run = read_run(path, need_summary="compare")
     if run.status != "complete":
+        from ssdpts import kinds
+
         raise UserError(f"{path} is {run.status}, not complete: only complete runs go into the results library "
-                        f"(finish it with 'ssdpts resume {path}', then add it)")
+                        f"({kinds.of(path).resume_hint(path)}, then add it)")
     from ssdpts.results.verify.integrity import check
 
     res = check(path)

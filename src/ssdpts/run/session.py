@@ -397,9 +397,9 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     status = man.get("status")
     if status == "complete":
         raise UserError(f"{run_dir} is already complete: nothing to resume (regenerate reports with 'ssdpts report')")
-    if man.get("kind") == "quick":  # quick.py: minutes long, its runs are kept; nothing to continue
-        raise UserError(f"{run_dir} is an ssdpts quick run: a quick table is not resumed; its measured runs stay in "
-                        "quick.json: start a new 'ssdpts quick'")
+    if man.get("kind"):  # a run beside the PTS (quick, replay): kinds.py says why it is not resumed (cli/resume.py)
+        raise UserError(f"{run_dir} is a run of kind {man['kind']!r}: 'ssdpts resume' continues PTS runs only; "
+                        "start a new run of its kind")
     try:
         spec = RunSpec.from_dict(man["run_spec"])
         recorded = man["target"]
