@@ -241,11 +241,12 @@ def _lines_backwards(path: Path, block: int = 1 << 16):
             yield rest
 
 
-def tail_records(run_dir: Path, tracked: dict[tuple[str, str], set[str]], rounds: int = WINDOW + 1) -> list[dict]:
+def tail_records(run_dir: Path, tracked: dict[tuple[str, str], set[str]], rounds: int = WINDOW + 1,
+                 sampled: frozenset[tuple[str, str]] = frozenset()) -> list[dict]:
     """The step lines of the part the run was last in: those of its last ``rounds`` rounds (the
     first of them may be partial), in file order. Each is a light record (test, part, phase,
-    round, index, session, key); the lines of tracked cells (``tracked[(test, part)]``) and of WSAT
-    samples carry their measurement too."""
+    round, index, session, key); the lines of tracked cells (``tracked[(test, part)]``) and of every
+    step of a part stopped by its samples (``sampled``: WSAT's stop rule) carry their measurement too."""
     out: list[dict] = []
     current = None
     seen: list[int] = []
@@ -266,7 +267,7 @@ def tail_records(run_dir: Path, tracked: dict[tuple[str, str], set[str]], rounds
             if len(seen) == rounds:
                 break
             seen.append(rec["round"])
-        if rec["key"] in tracked.get(tp, ()) or rec["test"] == "wsat":
+        if rec["key"] in tracked.get(tp, ()) or tp in sampled:
             try:
                 rec["measurement"] = json.loads(line)["measurement"]
             except (ValueError, KeyError):
@@ -361,7 +362,7 @@ def _progress(st: RunStatus, run_dir: Path, man: dict, now: float) -> None:
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
     st.parts_total = len(parts)
     tracked = {(p.test, p.part): {t.key for t in p.tracking} for p in parts}
-    recs = tail_records(run_dir, tracked)
+    recs = tail_records(run_dir, tracked, sampled=frozenset((p.test, p.part) for p in parts if p.stop_rule == "wsat"))
     k = next((i for i, p in enumerate(parts) if recs and (p.test, p.part) == (recs[-1]["test"], recs[-1]["part"])), 0)
     left = part_seconds(parts[k], spec)
     if recs:  # the part the steps end in: where it is, and its tracking variables
@@ -403,14 +404,14 @@ def _tracking(part, recs: list[dict], keep: frozenset[int]) -> list[Tracking]:
     return out
 
 
-def pace(recs: list[dict], planned_s) -> float:
+def pace(recs: list[dict], planned_s, by: str = "round") -> float:
     """Seconds the run takes per planned second: the median over consecutive rounds (WSAT:
     samples) of the time from one's last step end to the next's, against the next one's planned
     length (fio's start-up, the saves and a busy host make a round longer than its steps); 1.0
     when that cannot be seen yet. ``planned_s(round)``: a round's planned seconds."""
     ends: dict[int, float] = {}
     for x in recs:
-        key = x["index"] if x["test"] == "wsat" else x["round"]
+        key = x[by]
         if x["phase"] == "round" and isinstance(x.get("end_time"), (int, float)):
             ends[key] = max(ends.get(key, 0.0), float(x["end_time"]))
     ratios = sorted((ends[k] - ends[k - 1]) / planned_s(k) for k in ends if k - 1 in ends and planned_s(k) > 0)
@@ -425,7 +426,7 @@ def _part_left(st: RunStatus, part, recs: list[dict], step_s: float, now: float)
     last = recs[-1]
     ran = max(now - last["end_time"], 0.0) if st.state == "running" and last.get("end_time") else 0.0
     if part.stop_rule == "wsat":
-        st.pace = pace(recs, lambda k: step_s)
+        st.pace = pace(recs, lambda k: step_s, by="index")  # a sample is a step: its period is one step's
         samples = [x for x in recs if x["phase"] == "round"]
         n = last["index"] if samples else 0
         per = [x["measurement"]["write"]["io_bytes"] for x in samples if "measurement" in x]

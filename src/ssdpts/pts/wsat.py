@@ -169,3 +169,13 @@ def site(part) -> dict:
         return {}
     return {"wsat": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
                      "win": list(t.final_window_minutes), "level": t.final_window_iops}}
+
+
+def run_limits(settings) -> str | None:
+    """The run's WSAT stop limits as the library and comparisons show them (a recorded run's
+    settings, results/records.Settings); None for a run without WSAT."""
+    if NAME not in settings.tests:
+        return None
+    h = "—" if settings.wsat_hours is None else f"{settings.wsat_hours:g}"
+    m = "—" if settings.wsat_capacity_multiple is None else f"{settings.wsat_capacity_multiple:g}"
+    return f"{h} h or {m}× capacity"

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import json
 from typing import TYPE_CHECKING, Any
 
+from ssdpts.pts import wsat
+
 if TYPE_CHECKING:
     from .reader import RunResults
 
@@ -154,15 +156,6 @@ def _as_int(v: Any) -> int | None:
     return None
 
 
-def _wsat_limits(run: "RunResults") -> str | None:
-    s = run.manifest.settings
-    if "wsat" not in s.tests:
-        return None
-    h = "—" if s.wsat_hours is None else f"{s.wsat_hours:g}"
-    m = "—" if s.wsat_capacity_multiple is None else f"{s.wsat_capacity_multiple:g}"
-    return f"{h} h or {m}× capacity"
-
-
 def _tc_qd(run: "RunResults", name: str) -> int | None:
     """The run's TC or QD where one of its tests runs at it (a kind's USES_TC_QD); a LAT-only run
     has none to show (it runs at TC1/QD1, whatever the profile says)."""
@@ -229,7 +222,7 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
     _f("wsat_hours", "float", lambda r: r.manifest.settings.wsat_hours, description="WSAT time limit, h"),
     _f("wsat_capacity_multiple", "float", lambda r: r.manifest.settings.wsat_capacity_multiple,
        description="WSAT stops after this × capacity written"),
-    _f("wsat_limits", "str", _wsat_limits, "WSAT limits", column=""),
+    _f("wsat_limits", "str", lambda r: wsat.run_limits(r.manifest.settings), "WSAT limits", column=""),
     # the device
     _f("target_kind", "str", lambda r: _target(r, "kind"), description="block or file"),
     _f("target_path", "str", lambda r: _target(r, "path"), description="device or file path as given"),

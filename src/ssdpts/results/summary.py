@@ -54,7 +54,7 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
     base = dict(id=part.id, test=part.test, part=part.part, title=part.title, stop_reason=stop_reason(records, part, keep),
                 wipc=Wipc(wipc[-1]["label"], wipc[-1]["measurement"]["write"]["io_bytes"],
                           wipc[-1]["measurement"]["duration_s"]) if wipc else None)
-    if part.test == "wsat":
+    if part.stop_rule == "wsat":  # stopped by samples or bytes written: a curve of samples, not rounds
         n, _written = wsat_totals(records)
         t = timing.part_timing(records)
         return PartResult(**base, samples=n, table=wsat_table(records, part, capacity_bytes),
