@@ -12,6 +12,7 @@ from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
 NAME, TITLE = "iops", "IOPS"
+SITE_VIEW = "bs-mix"  # how the results site draws a comparison of it: an overlay of IOPS against block size per R/W mix, and each run's matrix (site.js)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 MIXES = (100, 95, 65, 50, 35, 5, 0)  # read percent, outer loop

@@ -14,6 +14,7 @@ from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
 NAME, TITLE = "lat", "Latency"
+SITE_VIEW = "latency"  # how the results site draws a comparison of it: mean and 99.999% response-time bars per cell, and the tables (site.js)
 
 MIXES = (100, 65, 0)
 BLOCK_SIZES = (8 * KiB, 4 * KiB, 512)

@@ -9,7 +9,8 @@ comparison shows), HEADLINES (the rows of a comparison's summary) and ``cell_lab
 OPTIONS (the options its report reads, with their value in a run recorded without them; NULLABLE:
 those whose recorded null means something), ``summary(part)`` (the terminal's lines at a run's end;
 by default its headline cells), ``site(part)`` (its data on the results site beyond its
-cells), CELL_ORDER ("bs-mix": a matrix by block size, then mix) and
+cells), CELL_ORDER ("bs-mix": a matrix by block size, then mix), SITE_VIEW (how the results
+site draws a comparison of it: "bs-mix", "bars", "latency", "curve"; a table by default) and
 PAGES (the name of its pages' module in report/pages/, by default its own name). Its report side
 is that module's ``KIND`` (report/pages/__init__.py finds it lazily). A new test is a new module
 listed here (or :func:`register`-ed) and its pages' module.

@@ -13,6 +13,7 @@ from .units import fmt_block_size
 from .workload import Step, Workload
 
 NAME, TITLE = "tp", "Throughput"
+SITE_VIEW = "bars"  # how the results site draws a comparison of it: one bar per run for each cell (site.js)
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:

@@ -27,6 +27,7 @@ from .workload import Step, Workload
 OPTIONS = {"wsat_pattern": "rnd4k-w"}  # the PTS 2.0 access pattern a run recorded without it used
 
 NAME, TITLE = "wsat", "Write Saturation"
+SITE_VIEW = "curve"  # how the results site draws a comparison of it: each run's IOPS per sample, and the steady level (site.js)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 

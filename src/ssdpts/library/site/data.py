@@ -32,6 +32,8 @@ def meta() -> dict[str, Any]:
         "settings": [{"name": s.name, "label": s.label, "invalidates": s.invalidates} for s in SETTINGS],
         "tests": {name: mod.TITLE for name, mod in TESTS.items()},
         "headlines": {name: [list(h) for h in headlines(name)] for name in TESTS},
+        # how a comparison draws each kind (its SITE_VIEW; a table of its cells by default)
+        "views": {name: getattr(mod, "SITE_VIEW", "table") for name, mod in TESTS.items()},
     }
 
 

@@ -804,18 +804,19 @@
     var missed = p.reached.map(function (x, i) { return x === false ? i : -1; }).filter(function (i) { return i >= 0; });
     if (missed.length) sec.appendChild(alert("bad", p.title + ": steady state NOT reached", missed.map(function (i) { return c.labels[i] + ": stopped at " + (p.stop[i] || "?") + "; its values are averages of the last 5 rounds"; })));
     var labs = c.labels, ss = p.reached;
-    if (p.test === "iops") {
+    var view = SITE.views[p.test] || "table";  // the kind's SITE_VIEW (pts/<name>.py)
+    if (view === "bs-mix") {
       var vals = c.runs.map(function (r, i) { return p.rows.map(function (row) { return [row.bs, row.mix, row.values[i]]; }); });
       sec.appendChild(plot(p.part + "-overlay", "IOPS vs block size, every run", "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: steady state NOT reached. Missing points: block sizes the run does not have.",
         describe(10.0, 4.0, function (f) { iopsOverlay(f, labs, vals, ss); })));
       for (var i = 1; i < labs.length; i++) sec.appendChild(matrix(c, p, i, "delta"));
       for (var k = 0; k < labs.length; k++) sec.appendChild(matrix(c, p, k, "values"));
-    } else if (p.test === "tp") {
+    } else if (view === "bars") {
       var groups = p.rows.map(function (r) { return [r.label, r.values]; });
       sec.appendChild(plot(p.part + "-overlay", "Throughput, every run", "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
         describe(10.0, 3.6, function (f) { groupedBars(f, labs, groups, ss, "MB/s (10⁶ B/s)"); })));
       sec.appendChild(longTable(c, p, p.rows, p.part + "-table", "Throughput (MB/s)"));
-    } else if (p.test === "lat") {
+    } else if (view === "latency") {
       var panels = [];
       ["lat_mean_us", "lat_p99999_us"].forEach(function (m) {
         var rows = p.rows.filter(function (r) { return r.metric === m; });
@@ -828,7 +829,7 @@
         var lab = METRICS[m].label;
         if (rows.length) sec.appendChild(longTable(c, p, rows, p.part + "-" + m, lab[0].toUpperCase() + lab.slice(1) + " (µs)"));
       });
-    } else if (p.test === "wsat") {
+    } else if (view === "curve") {
       sec.appendChild(plot(p.part + "-overlay", "Write saturation: IOPS per sample, every run", "RND 4KiB writes; one line per run; dashed: the steady level (average of the final window) the table compares.",
         describe(10.0, 3.8, function (f) { wsatOverlay(f, labs, p.wsat); })));
       sec.appendChild(longTable(c, p, p.rows, p.part + "-table", "WSAT steady level (IOPS)"));
@@ -856,7 +857,7 @@
     root.appendChild(settingsTable(c, false));
     c.parts.forEach(function (p) {
       var sec = el("section", {id: "part-" + p.part, cls: "part"}, [el("h3", {text: p.title})]);
-      var names = p.rows.map(function (r) { return p.test !== "tp" ? r.label.replace("RND ", "") + (METRICS[r.metric].short ? " " + METRICS[r.metric].short : "") : r.label; });
+      var names = p.rows.map(function (r) { return SITE.views[p.test] !== "bars" ? r.label.replace("RND ", "") + (METRICS[r.metric].short ? " " + METRICS[r.metric].short : "") : r.label; });
       var dev = p.rows.map(function (r) { return r.values.map(function (v) { return v === null || !r.stats || !r.stats.median ? null : v / r.stats.median - 1; }); });
       var rses = p.rows.map(function (r) { return r.stats ? r.stats.rse : null; });
       sec.appendChild(plot(p.part + "-spread", "Spread of the runs and relative standard error", "Top: each run's value relative to the median run's (0 = the median). Bottom: RSE per metric; red above the 5% line.",
