@@ -20,6 +20,7 @@ from .units import KiB
 from .workload import Split, Workload
 
 NAME, TITLE = "cbw", "Composite Block size Workload"
+TABLE_TYPES = (demand.DemandTable, demand.PointsTable)  # the table records its parts summarize into (pts/registry.py TABLES)
 
 READ_PCT = 40
 OPTIONS = demand.OPTIONS

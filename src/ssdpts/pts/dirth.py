@@ -16,6 +16,7 @@ PAGES = "demand"  # report/pages/demand.py (CBW's and DIRTH's pages)
 OPTIONS = {**demand.OPTIONS, "dirth_block_size": 8192, "dirth_read_pct": 65}  # with their values in a run recorded without them
 
 NAME, TITLE = "dirth", "Demand Intensity / Response Time Histogram"
+TABLE_TYPES = (demand.DemandTable, demand.PointsTable)  # the table records its parts summarize into (pts/registry.py TABLES)
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:

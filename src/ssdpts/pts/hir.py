@@ -153,3 +153,6 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     if point and point.startswith("BL"):
         return f"baseline after wait state {point[2:]}"
     return str(point or mix)
+
+
+TABLE_TYPES = (HirTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

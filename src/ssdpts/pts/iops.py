@@ -107,3 +107,6 @@ def summary(part) -> list:
     return [TextTable("IOPS (window average)", (("block size", "left"), *((m, "right") for m in table.mixes)),
                       tuple((fmt_block_size(row.block_size_bytes), *(fmt_number(row.values.get(m)) for m in table.mixes))
                             for row in table.rows))]
+
+
+TABLE_TYPES = (IopsTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

@@ -111,3 +111,6 @@ def summary(part) -> list:
                       tuple((fmt_block_size(r.block_size_bytes), r.mix, f(r.value("lat_mean_us"), 1),
                              f(r.value("lat_p99999_us"), 1), f(r.value("lat_max_us"), 1), f(r.value("iops")))
                             for r in part.table.rows))]
+
+
+TABLE_TYPES = (LatTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

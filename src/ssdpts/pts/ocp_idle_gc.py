@@ -34,6 +34,7 @@ from .units import KiB
 from .workload import Step, Workload
 
 NAME, TITLE = "ocp-idle-gc", "OCP: read latency during idle garbage collection (TRIM-7)"
+TABLE_TYPES = (ocp.OcpTable,)  # the table records its parts summarize into (pts/registry.py TABLES)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 PRECONDITION_MINUTES = 30  # as HIR [V CH, AD]
 TRACKED_MINUTE = 30

@@ -30,6 +30,7 @@ from .units import KiB, MiB
 from .workload import Beside, Step
 
 NAME, TITLE = "ocp-trim", "OCP: read latency under deallocation (TRIM-6)"
+TABLE_TYPES = (ocp.OcpTable,)  # the table records its parts summarize into (pts/registry.py TABLES)
 WIPC_BLOCK = 128 * KiB
 TB = 10 ** 12  # A.2.1's "per TB": a drive's capacity in decimal terabytes
 # The options a report reads, each with its value in a run recorded without it; a recorded null

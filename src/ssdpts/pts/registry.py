@@ -18,29 +18,34 @@ listed here (or :func:`register`-ed) and its pages' module.
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Any
 
-from . import cbw, demand, dirth, hir, iops, lat, ocp, ocp_idle_gc, ocp_trim, tp, wsat, xsr
 from .runspec import TEST_NAMES
 from .tables import Headline, LevelTable, Table
+from .units import fmt_block_size
 
-TESTS: dict[str, ModuleType] = {m.NAME: m for m in (wsat, iops, tp, lat, hir, xsr, cbw, dirth, ocp_trim, ocp_idle_gc)}
-assert tuple(TESTS) == TEST_NAMES, "the registry and RunSpec list the tests in the same order"
+# Each test named in runspec.TEST_NAMES (the one list: run order and groups) is the module of its name
+# in this package ("ocp-trim": ocp_trim.py), imported here.
+TESTS: dict[str, ModuleType] = {name: importlib.import_module(f".{name.replace('-', '_')}", __package__)
+                                for name in TEST_NAMES}
+assert all(m.NAME == name for name, m in TESTS.items()), "a test's module declares the name it is listed by"
 
-TABLES: dict[str, Any] = {cls.kind: cls for cls in (iops.IopsTable, tp.TpTable, lat.LatTable, wsat.WsatTable,
-                                                    LevelTable, hir.HirTable, xsr.XsrTable, demand.DemandTable,
-                                                    demand.PointsTable, ocp.OcpTable)}
+# The table records a summary holds, by their "kind": each test's TABLE_TYPES, and the shared level table
+TABLES: dict[str, Any] = {cls.kind: cls for cls in (LevelTable, *(c for m in TESTS.values() for c in m.TABLE_TYPES))}
 
 
-MIX_ORDER = tuple(f"{r}/{100 - r}" for r in iops.MIXES)  # the PTS outer loop: every R/W mix in PTS order
+# The PTS outer loop: every R/W mix a test declares (MIXES, read percent), reads first as the PTS orders them
+MIX_ORDER = tuple(f"{r}/{100 - r}" for r in sorted({r for m in TESTS.values() for r in getattr(m, "MIXES", ())},
+                                                     reverse=True))
 
 
 def register(module: ModuleType, *tables: Any) -> None:
     """Add a test kind (and its table records) after the built-in ones: what a new module in pts/ is
     once listed in TESTS above (tests register theirs this way)."""
     TESTS[module.NAME] = module
-    TABLES.update({cls.kind: cls for cls in tables})
+    TABLES.update({cls.kind: cls for cls in (*getattr(module, "TABLE_TYPES", ()), *tables)})
 
 
 def unregister(name: str) -> None:
@@ -128,7 +133,10 @@ def compared(test: str) -> tuple[str, ...]:
 
 
 def cell_label(test: str, metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
-    return TESTS.get(test, iops).cell_label(metric, bs, mix, point)
+    m = TESTS.get(test)
+    if m is not None:
+        return m.cell_label(metric, bs, mix, point)
+    return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)  # a test this ssdpts does not know
 
 
 def headlines(test: str) -> tuple[tuple[str, int | None, str | None, str | None], ...]:

@@ -81,3 +81,6 @@ def summary(part) -> list:
     """The terminal's line of a finished throughput part (``part``: a results PartResult)."""
     t = part.table
     return [f"  read {fmt_number(t.read_mb_per_s, 1)} MB/s, write {fmt_number(t.write_mb_per_s, 1)} MB/s"]
+
+
+TABLE_TYPES = (TpTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

@@ -180,3 +180,6 @@ def run_limits(settings) -> str | None:
     h = "—" if settings.wsat_hours is None else f"{settings.wsat_hours:g}"
     m = "—" if settings.wsat_capacity_multiple is None else f"{settings.wsat_capacity_multiple:g}"
     return f"{h} h or {m}× capacity"
+
+
+TABLE_TYPES = (WsatTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

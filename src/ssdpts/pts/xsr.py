@@ -168,3 +168,6 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     if metric == "recovery_minutes":
         return "G3 recovery"
     return names.get(str(point), str(point))
+
+
+TABLE_TYPES = (XsrTable,)  # the table records its parts summarize into (pts/registry.py TABLES)
