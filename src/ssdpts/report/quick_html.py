@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ssdpts.workloads.quick import load
+from ..results.formats import reworded
 from ..results.registry import fmt_delta
 from ..results import timing
 from ..results.repeated import Figure
@@ -81,7 +82,7 @@ def build(run_dir: Path) -> Page:
                      f"ioengine {spec['ioengine']}, seed {spec['seed']}")]),
         table=grouped("quick", FIGURE_COLUMNS, list(run.figures),
                       lambda f: figure_cells(f, fmt_figure, "warn" if f.n > spec["runs"] else ""), lambda f: f.group),
-        disclosures=list(man.get("deviations") or []),
+        disclosures=[reworded(d) for d in man.get("deviations") or []],
         notes=[RSE_NOTE, "Raw fio json+ of every run: fio/<figure>-rNN.json in the run directory; quick.json "
                          "holds every run's value (docs/results-format.md).", *rates_note(run.figures)],
         footer=f"ssdpts quick · {Path(run_dir).name}")

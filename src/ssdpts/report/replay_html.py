@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from ssdpts.workloads.replay import PCTS, load
+from ..results.formats import reworded
 from .doc import Cell, Fields, Page, Table
 from .files import FORMATS, output_paths, parse_formats
 from .fmt import fmt_figure
@@ -82,7 +83,7 @@ def build(run_dir: Path) -> Page:
                       lambda _f: "Replay"),
         tables=[latency_table(doc), counts_table(doc)],
         heat=heat_map(run_dir, tr),
-        disclosures=list(man.get("deviations") or []),
+        disclosures=[reworded(d) for d in man.get("deviations") or []],
         notes=[NOTE, "Raw fio json+ of every replay: fio/replay-rNN.json; trace/replay.iolog is what fio replayed; "
                      "replay.json holds every run's values (docs/results-format.md)."],
         footer=f"ssdpts trace replay · {Path(run_dir).name}")

@@ -10,6 +10,8 @@ format-1 document (manifest, summary or step line, named by ``kind``) into forma
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from typing import Any
 
@@ -46,3 +48,23 @@ def upgrade(doc: dict[str, Any], where: str, *, kind: str, migrations: dict[int,
         doc = {**step(kind, dict(doc)), "format": fmt + 1}
         fmt += 1
     return doc
+
+
+# Words older ssdpts wrote into run files (the deviations, the host audit's recommendations) that cite
+# the project's sources by labels a reader does not have: read, they cite the page of docs/ that now
+# says the same (docs/design.md#words-cite). The files themselves are never changed.
+_REWORDED = (
+    (re.compile(r"\(seed 004 leaves it enabled\)"), "(left enabled)"),
+    (re.compile(r"^seed 004: "), "docs/design.md#host-settings: "),
+    (re.compile(r"seed 004(?: §[\d.]+(?:[–-][\d.]+)?(?:, §[\d.]+)*)?"), "docs/design.md#repeated-runs"),
+    (re.compile(r"seed 002"), "docs/design.md#data-set"),
+)
+
+
+def reworded(text: str) -> str:
+    """A recorded sentence with an old source label replaced by the docs page that says the same."""
+    if "seed 00" not in text:
+        return text
+    for pattern, new in _REWORDED:
+        text = pattern.sub(new, text)
+    return text

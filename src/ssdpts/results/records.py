@@ -23,7 +23,7 @@ from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from ..pts.workload import Workload
 from . import timing
-from .formats import FORMAT, upgrade
+from .formats import FORMAT, reworded, upgrade
 
 
 class Document:
@@ -265,7 +265,7 @@ class Summary(Document):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Summary":
         devs = d.get("deviations")
-        return cls(_str(d.get("status")), bool(d.get("pts_compliant", not devs)), tuple(devs or ()),
+        return cls(_str(d.get("status")), bool(d.get("pts_compliant", not devs)), tuple(map(reworded, devs or ())),
                    {str(t): tuple(ids or ()) for t, ids in _map(d.get("tests")).items()},
                    {str(pid): PartResult.from_dict(str(pid), p) for pid, p in _map(d.get("parts")).items()
                     if isinstance(p, Mapping)},
@@ -337,6 +337,15 @@ class Settings:
             resolved_iodepth=_int(res.get("iodepth", d.get("iodepth"))),
             resolved_active_range_pct=num(res.get("active_range_pct", d.get("active_range_pct"))),
             profile_params=_map(res.get("profile")), doc=d)
+
+
+def _audit(audit: Any) -> Any:
+    """The recorded host audit, its recommendations in today's words (formats.reworded)."""
+    if not isinstance(audit, Mapping) or not isinstance(audit.get("checks"), list):
+        return audit
+    checks = [{k: reworded(v) if k in ("recommended", "why") and isinstance(v, str) else v for k, v in c.items()}
+              if isinstance(c, Mapping) else c for c in audit["checks"]]
+    return {**audit, "checks": checks}
 
 
 def target_from_dict(d: Mapping[str, Any]) -> Target | None:
@@ -420,9 +429,9 @@ class Manifest:
             fio_version=_str(d.get("fio_version")), executor=_str(d.get("executor")),
             command_line=tuple(str(a) for a in d.get("command_line") or ()),
             settings=Settings.from_dict(_map(d.get("run_spec"))),
-            pts_compliant=d.get("pts_compliant"), deviations=None if devs is None else tuple(devs),
+            pts_compliant=d.get("pts_compliant"), deviations=None if devs is None else tuple(map(reworded, devs)),
             target=target_from_dict(_map(d.get("target"))), confirmation=_str(d.get("confirmation")),
-            device=_map(d.get("device")), host=_map(d.get("host")), audit=d.get("audit"),
+            device=_map(d.get("device")), host=_map(d.get("host")), audit=_audit(d.get("audit")),
             description=desc if isinstance(desc, Mapping) else None,
             active_range_bytes=_int(d.get("active_range_bytes")),
             parts={str(k): PartState.from_dict(v) for k, v in _map(d.get("parts")).items() if isinstance(v, Mapping)},
