@@ -317,7 +317,9 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
     spec = man.get("run_spec") or man.get("spec") or {}
     tests = list(spec.get("tests") or ([kind] if kind != PTS else []))
     host = (man.get("host") or {}).get("hostname")
-    created, updated, ended = man.get("created") or man.get("started"), man.get("updated"), man.get("ended")
+    # quick and replay runs recorded before they wrote "ended" wrote "finished"
+    created, updated = man.get("created") or man.get("started"), man.get("updated")
+    ended = man.get("ended") or man.get("finished")
     t0, tu, te = _unix(created), _unix(updated), _unix(ended)
     st = RunStatus(str(run_dir), run_dir.name, str(status), status, pid is not None, pid, kind, tests, _device(man),
                    host, created, updated, ended, elapsed_s=None if t0 is None else (te or now) - t0,

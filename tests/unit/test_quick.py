@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 import json
+import time
 import math
 from pathlib import Path
 import shutil
@@ -390,3 +391,17 @@ def test_a_figure_only_a_measured_is_a_row_too(tmp_path):
 
     cells = page_cells(build_comparison(cmp))["SEQ 1MiB write T1 QD64"]
     assert cells[2] == ("n/a", "")  # the baseline's column: not measured, not starred
+
+
+def test_a_finished_quick_run_has_an_end_status_counts_to(tmp_path):
+    """A quick run records when it ended, as a PTS run does: status's elapsed stops there (it kept
+    growing when only a PTS run recorded its end)."""
+    import json as _json
+
+    from ssdpts.status import read_status
+
+    store, _ = quick_run(tmp_path)
+    man = _json.loads((store.path / "manifest.json").read_text())
+    assert man["status"] == "complete" and man["ended"] >= man["created"]
+    st = read_status(store.path, {}, now=time.time() + 3600)
+    assert st.ended == man["ended"] and st.elapsed_s is not None and st.elapsed_s < 600

@@ -425,7 +425,7 @@ class Manifest:
         devs = d.get("deviations")
         return cls(
             status=_str(d.get("status")), created=_str(d.get("created")), updated=_str(d.get("updated")),
-            ended=_str(d.get("ended")), error=_str(d.get("error")), ssdpts_version=_str(d.get("ssdpts_version")),
+            ended=_str(d.get("ended") or d.get("finished")), error=_str(d.get("error")), ssdpts_version=_str(d.get("ssdpts_version")),
             fio_version=_str(d.get("fio_version")), executor=_str(d.get("executor")),
             command_line=tuple(str(a) for a in d.get("command_line") or ()),
             settings=Settings.from_dict(_map(d.get("run_spec"))),

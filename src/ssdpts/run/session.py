@@ -336,7 +336,7 @@ def outcome_recorded(store: RunStore, deviations: list[str], render_partial: Cal
 
     def mark(status: str, error: str | None = None) -> None:
         store.write_summary(Summary(status, False, tuple(deviations), {}, {}))
-        store.update_manifest(status=status, finished=utc_now(), **({"error": error} if error else {}))
+        store.update_manifest(status=status, ended=utc_now(), **({"error": error} if error else {}))
 
     def partial() -> None:
         if render_partial is None:
