@@ -143,6 +143,13 @@ def test_library_and_compare_with_the_performance_delta(tmp_path, capsys):
     med = {r["part"]: r["value"] for r in rows if r["metric"] in ("mb_per_s", "kiops")}
     assert med["rnd4k-read-t4q64"] == 100 and len(med) == 10
     assert {r["unit"] for r in rows} == {"MB/s", "kIOPS", "fraction"}
+    # the library lists it as what it is, and filters by it
+    capsys.readouterr()
+    assert M.main(["db", "list", "--db", db, "--test", "quick", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["tests"] == "quick" and listed["run_name"] == a.path.name
+    assert M.main(["db", "list", "--db", db, "--test", "iops"]) == 0
+    assert "no runs match" in capsys.readouterr().out
 
 
 def test_compare_refuses_other_settings_and_pts_runs(tmp_path, capsys):

@@ -334,9 +334,10 @@ class ResultsDB:
         if profile:
             cond.append(f"{alias}.profile = ?")
             args.append(profile)
-        if test:
-            cond.append(f"EXISTS (SELECT 1 FROM parts p WHERE p.run_uid = {alias}.run_uid AND p.test = ?)")
-            args.append(test)
+        if test:  # a PTS test (its parts), or a kind beside the PTS (its measurements: quick, replay)
+            cond.append(f"(EXISTS (SELECT 1 FROM parts p WHERE p.run_uid = {alias}.run_uid AND p.test = ?) OR "
+                        f"EXISTS (SELECT 1 FROM measurements m WHERE m.run_uid = {alias}.run_uid AND m.test = ?))")
+            args += [test, test]
         if since:
             cond.append(f"{alias}.created >= ?")
             args.append(parse_date(since, "--since"))
