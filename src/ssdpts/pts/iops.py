@@ -100,6 +100,17 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
 
 
+def site(part) -> dict:  # pylint: disable=unused-argument
+    """How the results site draws a comparison of it (library/site/templates/site.js): IOPS over the
+    block sizes, a panel per R/W mix, then each run's matrix and its deltas."""
+    return {"view": {"plot": {"draw": "bs-lines", "title": "IOPS vs block size, every run",
+                              "caption": "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
+                                         "steady state NOT reached. Missing points: block sizes the run does not have.",
+                              "size": [10.0, 4.0], "unit": "IOPS", "panels": ["100/0", "65/35", "0/100"],
+                              "panel_title": "RND R/W "},
+                     "tables": [{"draw": "matrix", "unit": "IOPS", "order": [f"{r}/{100 - r}" for r in MIXES]}]}}
+
+
 def summary(part) -> list:
     """The terminal's lines of a finished IOPS part (``part``: a results PartResult)."""
     table = part.table

@@ -102,6 +102,17 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
 
 
+def site(part) -> dict:  # pylint: disable=unused-argument
+    """How the results site draws a comparison of it (library/site/templates/site.js): bars per cell
+    for the mean and the 99.999th percentile, then a table per compared metric."""
+    return {"view": {"plot": {"draw": "bar-panels", "title": "Response times, every run",
+                              "caption": "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log "
+                                         "axis when the runs differ by more than 30×), one bar per run (lower is better); "
+                                         "hatched: steady state NOT reached.",
+                              "size": [10.0, 6.0], "unit": "µs", "panels": ["lat_mean_us", "lat_p99999_us"]},
+                     "tables": [{"metric": m} for m in COMPARED]}}
+
+
 def summary(part) -> list:
     """The terminal's table of a finished latency part (``part``: a results PartResult)."""
     f = fmt_number

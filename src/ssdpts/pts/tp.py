@@ -76,6 +76,16 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"SEQ {fmt_block_size(bs)} " + ("read" if metric.startswith("read") else "write")
 
 
+def site(part) -> dict:  # pylint: disable=unused-argument
+    """How the results site draws a comparison of it (library/site/templates/site.js): a bar per run
+    for each cell; its cells are named by their labels."""
+    return {"view": {"plot": {"draw": "bars", "title": "Throughput, every run",
+                              "caption": "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT "
+                                         "reached.",
+                              "size": [10.0, 3.6], "unit": "MB/s (10⁶ B/s)"},
+                     "tables": [{"title": "Throughput (MB/s)"}], "names": "label"}}
+
+
 def summary(part) -> list:
     """The terminal's line of a finished throughput part (``part``: a results PartResult)."""
     t = part.table

@@ -162,13 +162,22 @@ def summary(part) -> list:
             f"({part.stop_reason})"]
 
 
+# how the results site draws a comparison of it (library/site/templates/site.js: DRAW, partSection)
+SITE_VIEW = {"plot": {"draw": "samples", "title": "Write saturation: IOPS per sample, every run",
+                      "caption": "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
+                                 "window) the table compares.",
+                      "size": [10.0, 3.8], "unit": "IOPS", "x": "sample (one PTS step each)", "series_x": "sample"},
+             "tables": [{"title": "WSAT steady level (IOPS)"}]}
+
+
 def site(part) -> dict:
-    """Its data on the results site beyond its cells (library/site/data.py): the samples and the level."""
+    """Its data on the results site beyond its cells (library/site/data.py): how a comparison draws
+    it, and the samples and the level."""
     t = part.table
     if not isinstance(t, WsatTable):
-        return {}
-    return {"wsat": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
-                     "win": list(t.final_window_minutes), "level": t.final_window_iops}}
+        return {"view": SITE_VIEW}
+    return {"view": SITE_VIEW, "samples": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
+                                           "win": list(t.final_window_minutes), "level": t.final_window_iops}}
 
 
 def run_limits(settings) -> str | None:

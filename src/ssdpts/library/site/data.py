@@ -21,7 +21,7 @@ from ssdpts.results.cells import cell_rank, shared_parts
 from ssdpts.results.reader import RunResults
 from ssdpts.results.registry import METRICS, SHORT
 
-FORMAT = 1  # of the page's data (index and run files)
+FORMAT = 2  # of the page's data (index and run files); 2: a part says how a comparison draws it (its kind's site(part))
 
 
 def meta() -> dict[str, Any]:
