@@ -77,10 +77,7 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     _ocp_options(p)
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
-    e.add_argument("--purge", default="auto", metavar="auto|none|METHOD",
-                   help="purge before each test (default: auto = the strongest method the device supports; "
-                        f"'ssdpts plan' names those of the device). METHOD: "
-                        f"{', '.join(m for m in PURGE_METHODS if m != 'none')}")
+    e.add_argument("--purge", default="auto", metavar="auto|none|METHOD", action=PurgeOption)
     e.add_argument("--cpus", metavar="LIST", default="",
                    help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
     e.add_argument("--realtime", action="store_true",
@@ -145,11 +142,23 @@ def add_run_directory_options(p, *, many: bool = False) -> None:
     p.add_argument("--out", default="ssdpts-runs", metavar="DIR", help="where run directories go (default: ./ssdpts-runs)")
 
 
-# The --purge names, for the help (device/purge/registry.py's registry; importing it would slow every command's
-# start by 70 ms): tests/unit/test_purge_names.py holds this list to method_names().
-PURGE_METHODS = ("none", "nvme-sanitize-block", "nvme-sanitize-crypto", "nvme-format", "nvme-format-crypto",
-                 "ata-sanitize-block", "ata-sanitize-crypto", "ata-secure-erase-enhanced", "ata-secure-erase",
-                 "scsi-sanitize-block", "scsi-sanitize-crypto", "scsi-format", "discard", "zero-fill", "file-recreate")
+class PurgeOption(argparse.Action):
+    """--purge NAME, whose help names every method of the purge registry (device/purge/registry.py),
+    read only when the help is shown: importing the registry would slow every command's start by 70 ms."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+
+    @property
+    def help(self) -> str:
+        from ..device.purge.registry import method_names
+
+        return ("purge before each test (default: auto = the strongest method the device supports; 'ssdpts plan' "
+                "names those of the device). METHOD: " + ", ".join(m for m in method_names() if m not in ("auto", "none")))
+
+    @help.setter
+    def help(self, _value) -> None:  # argparse sets it; the text above is the registry's
+        pass
 
 
 def _size(option: str, text: str | None) -> int:
