@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..pts.runspec import TEST_NAMES
+from ..pts import catalog
 
 
 def _db_opt(p: argparse.ArgumentParser) -> None:
@@ -20,7 +20,7 @@ def _filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model", help="device model contains this (case-insensitive)")
     g.add_argument("--firmware", help="firmware revision contains this")
     g.add_argument("--serial", help="serial number contains this")
-    g.add_argument("--test", choices=TEST_NAMES, help="runs that include this test")
+    g.add_argument("--test", choices=catalog.names(), help="runs that include this test")
     g.add_argument("--profile", choices=("enterprise", "client"), help="runs made with this profile")
     g.add_argument("--since", metavar="DATE", help="runs started on or after DATE (YYYY-MM-DD[THH:MM], UTC)")
     g.add_argument("--until", metavar="DATE", help="runs started on or before DATE (a date alone includes that day)")

@@ -11,7 +11,9 @@ from .tables import Cell, TextTable, WindowCells, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
-NAME, TITLE = "iops", "IOPS"
+NAME = "iops"
+TITLE = "IOPS"
+ORDER = 20  # its place in the run order (pts/catalog.py)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 MIXES = (100, 95, 65, 50, 35, 5, 0)  # read percent, outer loop
@@ -91,6 +93,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> IopsTable:
 
 
 # What a comparison shows (the database holds every cell), and the summary's headline rows.
+TABLES = (IopsTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("iops",)
 CELL_ORDER = "bs-mix"  # the matrix by block size, then mix (docs/pts-reference.md#report-header)
 HEADLINES = (("iops", 4096, "100/0"), ("iops", 4096, "0/100"), ("iops", 65536, "65/35"), ("iops", 1048576, "100/0"))
@@ -100,7 +103,7 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
 
 
-def site(part) -> dict:  # pylint: disable=unused-argument
+def site(part) -> dict:
     """How the results site draws a comparison of it (library/site/templates/site.js): IOPS over the
     block sizes, a panel per R/W mix, then each run's matrix and its deltas."""
     return {"view": {"plot": {"draw": "bs-lines", "title": "IOPS vs block size, every run",

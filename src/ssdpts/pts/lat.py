@@ -13,7 +13,9 @@ from .tables import Cell, TextTable, WindowCells, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
-NAME, TITLE = "lat", "Latency"
+NAME = "lat"
+TITLE = "Latency"
+ORDER = 40  # its place in the run order (pts/catalog.py)
 
 MIXES = (100, 65, 0)
 BLOCK_SIZES = (8 * KiB, 4 * KiB, 512)
@@ -94,6 +96,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> LatTable:
     return LatTable(tuple(rows))
 
 
+TABLES = (LatTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("lat_mean_us", "lat_p99999_us", "lat_max_us")
 HEADLINES = (("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("lat_p99999_us", 4096, "0/100"))
 
@@ -102,7 +105,7 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
 
 
-def site(part) -> dict:  # pylint: disable=unused-argument
+def site(part) -> dict:
     """How the results site draws a comparison of it (library/site/templates/site.js): bars per cell
     for the mean and the 99.999th percentile, then a table per compared metric."""
     return {"view": {"plot": {"draw": "bar-panels", "title": "Response times, every run",

@@ -12,7 +12,9 @@ from .tables import Cell, WindowCells, average, fmt_number, num
 from .units import fmt_block_size
 from .workload import Step, Workload
 
-NAME, TITLE = "tp", "Throughput"
+NAME = "tp"
+TITLE = "Throughput"
+ORDER = 30  # its place in the run order (pts/catalog.py)
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
@@ -68,6 +70,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> TpTable:
                    average([m.write.bw_bytes_per_s / 1e6 for m in cells.get(write.workload.key, [])]))
 
 
+TABLES = (TpTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("read_mb_per_s", "write_mb_per_s")
 HEADLINES = (("read_mb_per_s", None, None), ("write_mb_per_s", None, None))
 
@@ -76,7 +79,7 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"SEQ {fmt_block_size(bs)} " + ("read" if metric.startswith("read") else "write")
 
 
-def site(part) -> dict:  # pylint: disable=unused-argument
+def site(part) -> dict:
     """How the results site draws a comparison of it (library/site/templates/site.js): a bar per run
     for each cell; its cells are named by their labels."""
     return {"view": {"plot": {"draw": "bars", "title": "Throughput, every run",

@@ -26,7 +26,9 @@ from .workload import Step, Workload
 
 OPTIONS = {"wsat_pattern": "rnd4k-w"}  # the PTS 2.0 access pattern a run recorded without it used
 
-NAME, TITLE = "wsat", "Write Saturation"
+NAME = "wsat"
+TITLE = "Write Saturation"
+ORDER = 10  # its place in the run order (pts/catalog.py)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 
@@ -144,6 +146,7 @@ def build_table(samples: list[tuple[int, Measurement]], capacity_bytes: int, pat
                      block_size_bytes=None if w.name else w.block_size_bytes, mix=w.mix, pattern=pattern)
 
 
+TABLES = (WsatTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("final_window_iops",)
 HEADLINES = (("final_window_iops", None, None),)
 
