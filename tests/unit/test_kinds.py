@@ -1,8 +1,8 @@
 """The test kinds as one registry (docs/architecture.md "A test kind"): every registered kind has
 every hook, and every kind shows everywhere a run is shown — its report, the terminal's summary at
 its end, the results library, the site's index, a comparison, a repeats analysis and the OCP Test &
-Validation output; and a kind registered here, in one module, shows in all of them with no other
-file changed."""
+Validation output; and a new kind, its two files alone (pts/ and report/pages/, here in
+tests/fixtures/kinds), shows in all of them with no other file changed."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 import shutil
 import sqlite3
+import sys
 from types import ModuleType, SimpleNamespace
 
 import pytest
@@ -24,9 +25,10 @@ from ssdpts.device.target import open_target  # noqa: E402
 from ssdpts.engine.fake import FakeExecutor  # noqa: E402
 from ssdpts.library import db  # noqa: E402
 from ssdpts.library.site import data as site  # noqa: E402
-from ssdpts.pts import registry, runspec, tp  # noqa: E402
+import ssdpts.pts  # noqa: E402
+from ssdpts.pts import catalog, registry, tp  # noqa: E402
 from ssdpts.pts.parts import Part, Tracking, cell_steps, wipc_step  # noqa: E402
-from ssdpts.pts.runspec import RunSpec  # noqa: E402
+from ssdpts.pts.runspec import RunSpec, expand_tests  # noqa: E402
 from ssdpts.pts.units import fmt_block_size  # noqa: E402
 from ssdpts.pts.workload import Workload  # noqa: E402
 from ssdpts.report import compare_doc, ocptv, pages, render  # noqa: E402
@@ -41,7 +43,7 @@ from tests.words import unreadable_words  # noqa: E402
 GROUPS = (("wsat", "iops", "tp", "lat"), ("hir", "xsr", "cbw", "dirth"), ("ocp-trim", "ocp-idle-gc"))
 SMALL = {"step_seconds": 1, "max_rounds": 5, "wsat_hours": 0.2, "wsat_capacity_multiple": 1000, "wsat_chunk_steps": 12,
          "hir_bursts": 2, "xsr_minutes": (3, 3, 3)}
-PTS_MODULE = ("NAME", "TITLE", "parts", "build_table", "COMPARED", "HEADLINES", "cell_label")
+PTS_MODULE = ("NAME", "TITLE", "ORDER", "parts", "build_table", "COMPARED", "HEADLINES", "cell_label")
 
 
 def demand_model(step) -> float:
@@ -143,11 +145,14 @@ def test_the_terminal_shows_every_kind(runs):
     assert "read latency:" in ocp and "95% interval" in ocp and "(limit ±5%)" in ocp
 
 
-# ---- a new kind: one module, registered ---------------------------------------------------------------
+# ---- a new kind: its own files, and nothing else ---------------------------------------------------------
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "kinds"  # pts/probe.py and pages/probe.py
+
 
 def probe_module() -> ModuleType:
-    """A test kind in one module: SEQ 64KiB read then write rounds until steady state, with the TP
-    test's table (its record and cells) — all a new kind needs, pure side and report side."""
+    """The probe kind as a module that is no file (registry.register): SEQ 64KiB read then write
+    rounds until steady state, with the TP test's table (its record and cells)."""
     m = ModuleType("probe")
     m.NAME, m.TITLE = "probe", "Probe"
     bs = 64 * 1024
@@ -170,21 +175,47 @@ def probe_module() -> ModuleType:
     return m
 
 
-@pytest.fixture
-def probe(monkeypatch):
-    m = probe_module()
-    registry.register(m)
-    pages.register(m.NAME, m.KINDS[m.NAME])
-    monkeypatch.setattr(runspec, "TEST_NAMES", (*runspec.TEST_NAMES, m.NAME))
-    yield m
-    registry.unregister(m.NAME)
-    pages.unregister(m.NAME)
+@pytest.fixture(params=["files", "registered"])
+def probe(request, monkeypatch):
+    """The probe kind, either as its two files on the packages' paths (found as any kind in pts/ and
+    report/pages/ is: what adding a kind takes), or given to registry.register and pages.register."""
+    if request.param == "files":
+        monkeypatch.setattr(ssdpts.pts, "__path__", [*ssdpts.pts.__path__, str(FIXTURE / "pts")])
+        monkeypatch.setattr(pages, "__path__", [*pages.__path__, str(FIXTURE / "pages")])
+        assert registry.discover() == ["probe"]
+    else:
+        m = probe_module()
+        registry.register(m)
+        pages.register(m.NAME, m.KINDS[m.NAME])
+    yield registry.TESTS["probe"]
+    registry.unregister("probe")
+    pages.unregister("probe")
+    for name in ("ssdpts.pts.probe", "ssdpts.report.pages.probe"):
+        sys.modules.pop(name, None)
 
 
-def test_a_new_kind_is_one_module(probe, tmp_path):
+def test_a_new_kind_is_its_own_files(probe, tmp_path):
+    assert catalog.names()[-1] == "probe" and list(registry.TESTS)[-1] == "probe"
+    assert expand_tests(["probe", "tp"]) == ("tp", "probe")
     run = make_run(tmp_path, "probe", ("tp", "probe"))
     shown_everywhere(run, tmp_path, ("probe",))
     html = (tmp_path / f"{run.name}.html").read_text()
     assert "the probe&#39;s own page" in html or "the probe's own page" in html
     assert "SEQ 64KiB, 100/0 then 0/100" in html
     assert "Probe 64KiB: SEQ 64KiB read " in terminal(run)
+
+
+def test_the_kinds_are_found_in_run_order():
+    """pts/catalog.py finds every kind in pts/ by its NAME and ORDER, without importing it; the
+    registry holds them in that order, the PTS's run order."""
+    order = ("wsat", "iops", "tp", "lat", "hir", "xsr", "cbw", "dirth", "ocp-trim", "ocp-idle-gc")
+    assert catalog.names() == order == tuple(registry.TESTS) == tuple(catalog.scan())
+    assert [registry.TESTS[t].ORDER for t in order] == sorted(registry.TESTS[t].ORDER for t in order)
+    assert expand_tests(["ocp", "all", "extended"]) == order
+
+
+def test_two_kinds_with_one_order_are_refused(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text(f'NAME = "{name}"\nORDER = 5\n')
+    with pytest.raises(RuntimeError, match="order 5"):
+        catalog.scan([str(tmp_path)])

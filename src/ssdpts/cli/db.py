@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..pts.runspec import TEST_NAMES
 from ..kinds import KINDS, PTS
+from ..pts import catalog
 
 OTHER_KINDS = tuple(k for k in KINDS if k != PTS)  # runs beside the PTS, filtered by their kind
 
@@ -23,8 +23,8 @@ def _filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model", help="device model contains this (case-insensitive)")
     g.add_argument("--firmware", help="firmware revision contains this")
     g.add_argument("--serial", help="serial number contains this")
-    g.add_argument("--test", choices=(*TEST_NAMES, *OTHER_KINDS), help="runs that include this test (quick, replay: "
-                                                                         "runs of that kind)")
+    g.add_argument("--test", choices=(*catalog.names(), *OTHER_KINDS), help="runs that include this test (quick, "
+                                                                             "replay: runs of that kind)")
     g.add_argument("--profile", choices=("enterprise", "client"), help="runs made with this profile")
     g.add_argument("--since", metavar="DATE", help="runs started on or after DATE (YYYY-MM-DD[THH:MM], UTC)")
     g.add_argument("--until", metavar="DATE", help="runs started on or before DATE (a date alone includes that day)")

@@ -19,8 +19,9 @@ from .runspec import RunSpec
 from .units import KiB
 from .workload import Split, Workload
 
-NAME, TITLE = "cbw", "Composite Block size Workload"
-TABLE_TYPES = (demand.DemandTable, demand.PointsTable)  # the table records its parts summarize into (pts/registry.py TABLES)
+NAME = "cbw"
+TITLE = "Composite Block size Workload"
+ORDER = 70  # its place in the run order (pts/catalog.py)
 
 READ_PCT = 40
 OPTIONS = demand.OPTIONS
@@ -53,6 +54,7 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
 
 
 build_table = demand.build_table
+TABLES = (demand.DemandTable, demand.PointsTable)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = demand.COMPARED
 HEADLINES = demand.headlines("40/60")
 cell_label = demand.cell_label

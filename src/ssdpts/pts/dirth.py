@@ -15,8 +15,9 @@ from .workload import Workload
 PAGES = "demand"  # report/pages/demand.py (CBW's and DIRTH's pages)
 OPTIONS = {**demand.OPTIONS, "dirth_block_size": 8192, "dirth_read_pct": 65}  # with their values in a run recorded without them
 
-NAME, TITLE = "dirth", "Demand Intensity / Response Time Histogram"
-TABLE_TYPES = (demand.DemandTable, demand.PointsTable)  # the table records its parts summarize into (pts/registry.py TABLES)
+NAME = "dirth"
+TITLE = "Demand Intensity / Response Time Histogram"
+ORDER = 80  # its place in the run order (pts/catalog.py)
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
@@ -28,6 +29,7 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
 
 
 build_table = demand.build_table
+TABLES = (demand.DemandTable, demand.PointsTable)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = demand.COMPARED
 HEADLINES = demand.headlines(None)  # the mix is the operator's
 cell_label = demand.cell_label

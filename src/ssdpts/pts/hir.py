@@ -26,7 +26,9 @@ from .tables import Cell, WindowCells, average, level_table, num
 from .units import KiB
 from .workload import Step, Workload
 
-NAME, TITLE = "hir", "Host Idle Recovery"
+NAME = "hir"
+TITLE = "Host Idle Recovery"
+ORDER = 50  # its place in the run order (pts/catalog.py)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 PRECONDITION_MINUTES = 30
@@ -139,6 +141,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> Any:
     return HirTable(tuple(segs))
 
 
+TABLES = (HirTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("iops", "burst_iops", "baseline_iops")
 HEADLINES = (("iops", 4096, "0/100", "precondition"), ("burst_iops", 4096, "0/100", "WS1"),
              ("burst_iops", 4096, "0/100", "WS10"), ("baseline_iops", 4096, "0/100", "BL10"))
@@ -155,4 +158,3 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return str(point or mix)
 
 
-TABLE_TYPES = (HirTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

@@ -11,8 +11,9 @@ from .tables import Cell, TextTable, WindowCells, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
-NAME, TITLE = "iops", "IOPS"
-SITE_VIEW = "bs-mix"  # how the results site draws a comparison of it: an overlay of IOPS against block size per R/W mix, and each run's matrix (site.js)
+NAME = "iops"
+TITLE = "IOPS"
+ORDER = 20  # its place in the run order (pts/catalog.py)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 MIXES = (100, 95, 65, 50, 35, 5, 0)  # read percent, outer loop
@@ -92,6 +93,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> IopsTable:
 
 
 # What a comparison shows (the database holds every cell), and the summary's headline rows.
+TABLES = (IopsTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("iops",)
 CELL_ORDER = "bs-mix"  # the matrix by block size, then mix (docs/pts-reference.md#report-header)
 HEADLINES = (("iops", 4096, "100/0"), ("iops", 4096, "0/100"), ("iops", 65536, "65/35"), ("iops", 1048576, "100/0"))
@@ -101,12 +103,20 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
 
 
+def site(part) -> dict:
+    """How the results site draws a comparison of it (library/site/templates/site.js): IOPS over the
+    block sizes, a panel per R/W mix, then each run's matrix and its deltas."""
+    return {"view": {"plot": {"draw": "bs-lines", "title": "IOPS vs block size, every run",
+                              "caption": "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: "
+                                         "steady state NOT reached. Missing points: block sizes the run does not have.",
+                              "size": [10.0, 4.0], "unit": "IOPS", "panels": ["100/0", "65/35", "0/100"],
+                              "panel_title": "RND R/W "},
+                     "tables": [{"draw": "matrix", "unit": "IOPS", "order": [f"{r}/{100 - r}" for r in MIXES]}]}}
+
+
 def summary(part) -> list:
     """The terminal's lines of a finished IOPS part (``part``: a results PartResult)."""
     table = part.table
     return [TextTable("IOPS (window average)", (("block size", "left"), *((m, "right") for m in table.mixes)),
                       tuple((fmt_block_size(row.block_size_bytes), *(fmt_number(row.values.get(m)) for m in table.mixes))
                             for row in table.rows))]
-
-
-TABLE_TYPES = (IopsTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

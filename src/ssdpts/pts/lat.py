@@ -13,8 +13,9 @@ from .tables import Cell, TextTable, WindowCells, average, fmt_number, num
 from .units import KiB, fmt_block_size
 from .workload import Step, Workload
 
-NAME, TITLE = "lat", "Latency"
-SITE_VIEW = "latency"  # how the results site draws a comparison of it: mean and 99.999% response-time bars per cell, and the tables (site.js)
+NAME = "lat"
+TITLE = "Latency"
+ORDER = 40  # its place in the run order (pts/catalog.py)
 
 MIXES = (100, 65, 0)
 BLOCK_SIZES = (8 * KiB, 4 * KiB, 512)
@@ -95,12 +96,24 @@ def build_table(steps: list[Step], cells: WindowCells) -> LatTable:
     return LatTable(tuple(rows))
 
 
+TABLES = (LatTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("lat_mean_us", "lat_p99999_us", "lat_max_us")
 HEADLINES = (("lat_mean_us", 4096, "100/0"), ("lat_mean_us", 4096, "0/100"), ("lat_p99999_us", 4096, "0/100"))
 
 
 def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
     return f"RND {fmt_block_size(bs)} {mix}" if bs else str(mix)
+
+
+def site(part) -> dict:
+    """How the results site draws a comparison of it (library/site/templates/site.js): bars per cell
+    for the mean and the 99.999th percentile, then a table per compared metric."""
+    return {"view": {"plot": {"draw": "bar-panels", "title": "Response times, every run",
+                              "caption": "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log "
+                                         "axis when the runs differ by more than 30×), one bar per run (lower is better); "
+                                         "hatched: steady state NOT reached.",
+                              "size": [10.0, 6.0], "unit": "µs", "panels": ["lat_mean_us", "lat_p99999_us"]},
+                     "tables": [{"metric": m} for m in COMPARED]}}
 
 
 def summary(part) -> list:
@@ -111,6 +124,3 @@ def summary(part) -> list:
                       tuple((fmt_block_size(r.block_size_bytes), r.mix, f(r.value("lat_mean_us"), 1),
                              f(r.value("lat_p99999_us"), 1), f(r.value("lat_max_us"), 1), f(r.value("iops")))
                             for r in part.table.rows))]
-
-
-TABLE_TYPES = (LatTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

@@ -33,14 +33,16 @@ from .tables import WindowCells, level_table
 from .units import KiB
 from .workload import Step, Workload
 
-NAME, TITLE = "ocp-idle-gc", "OCP: read latency during idle garbage collection (TRIM-7)"
-TABLE_TYPES = (ocp.OcpTable,)  # the table records its parts summarize into (pts/registry.py TABLES)
+NAME = "ocp-idle-gc"
+TITLE = "OCP: read latency during idle garbage collection (TRIM-7)"
+ORDER = 100  # its place in the run order (pts/catalog.py)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 PRECONDITION_MINUTES = 30  # as HIR [V CH, AD]
 TRACKED_MINUTE = 30
 # The options a report reads, each with its value in a run recorded without it (before the gap option: none).
 PAGES = "ocp"  # report/pages/ocp.py (both OCP checks' pages)
 OPTIONS = {**ocp.OPTIONS, "ocp_burst_s": 60, "ocp_probe_gap_ms": 0}
+TABLES = (ocp.OcpTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED, HEADLINES, cell_label, summary = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label, ocp.summary
 TABLE_TELEMETRY = True  # build_table takes each cell's telemetry (results/analysis.table_for)
 

@@ -29,8 +29,9 @@ from .tables import WindowCells
 from .units import KiB, MiB
 from .workload import Beside, Step
 
-NAME, TITLE = "ocp-trim", "OCP: read latency under deallocation (TRIM-6)"
-TABLE_TYPES = (ocp.OcpTable,)  # the table records its parts summarize into (pts/registry.py TABLES)
+NAME = "ocp-trim"
+TITLE = "OCP: read latency under deallocation (TRIM-6)"
+ORDER = 90  # its place in the run order (pts/catalog.py)
 WIPC_BLOCK = 128 * KiB
 TB = 10 ** 12  # A.2.1's "per TB": a drive's capacity in decimal terabytes
 # The options a report reads, each with its value in a run recorded without it; a recorded null
@@ -38,6 +39,7 @@ TB = 10 ** 12  # A.2.1's "per TB": a drive's capacity in decimal terabytes
 OPTIONS = {**ocp.OPTIONS, "ocp_trim_rate": 10.0, "ocp_trim_mib_s_per_tb": 117, "ocp_trim_size": 1 << 20}
 NULLABLE = ("ocp_trim_rate",)
 PAGES = "ocp"  # report/pages/ocp.py (both OCP checks' pages)
+TABLES = (ocp.OcpTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED, HEADLINES, cell_label, summary = ocp.COMPARED, ocp.HEADLINES, ocp.cell_label, ocp.summary
 TABLE_TELEMETRY = True  # build_table takes each cell's telemetry (results/analysis.table_for)
 

@@ -2,18 +2,18 @@
 level): the registry every consumer iterates instead of naming a test (docs/architecture.md "A test
 kind").
 
-A test kind is its module here, pure (docs/architecture.md): NAME and TITLE; ``parts(spec,
-capacity_bytes, ar_bytes, logical_block_size)`` (its steps, tracking variables and stop rule); its
-table record (``from_dict`` by the table's ``kind``) and ``build_table``; COMPARED (the metrics a
-comparison shows), HEADLINES (the rows of a comparison's summary) and ``cell_label``; optionally
-OPTIONS (the options its report reads, with their value in a run recorded without them; NULLABLE:
-those whose recorded null means something), ``summary(part)`` (the terminal's lines at a run's end;
-by default its headline cells), ``site(part)`` (its data on the results site beyond its
-cells), CELL_ORDER ("bs-mix": a matrix by block size, then mix), SITE_VIEW (how the results
-site draws a comparison of it: "bs-mix", "bars", "latency", "curve"; a table by default) and
-PAGES (the name of its pages' module in report/pages/, by default its own name). Its report side
-is that module's ``KIND`` (report/pages/__init__.py finds it lazily). A new test is a new module
-listed here (or :func:`register`-ed) and its pages' module.
+A test kind is its module here, pure (docs/architecture.md), found by catalog.py (no list of them
+here): NAME, TITLE and ORDER (its place in the run order); ``parts(spec, capacity_bytes, ar_bytes,
+logical_block_size)`` (its steps, tracking variables and stop rule); its table records (TABLES,
+each read back by the table's ``kind``) and ``build_table``; COMPARED (the metrics a comparison
+shows), HEADLINES (the rows of a comparison's summary) and ``cell_label``; optionally OPTIONS (the
+options its report reads, with their value in a run recorded without them; NULLABLE: those whose
+recorded null means something), ``summary(part)`` (the terminal's lines at a run's end; by default
+its headline cells), ``site(part)`` (its data on the results site beyond its cells: how a
+comparison draws it, ``view``), CELL_ORDER ("bs-mix": a matrix by block size, then mix) and PAGES
+(the name of its pages' module in report/pages/, by default its own name). Its report side is that
+module's ``KINDS`` (report/pages/__init__.py finds it lazily). A new test is a new module here and
+its pages' module; tests may :func:`register` one that is no file.
 """
 
 from __future__ import annotations
@@ -22,18 +22,21 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from .runspec import TEST_NAMES
+from . import catalog
 from .tables import Headline, LevelTable, Table
 from .units import fmt_block_size
 
-# Each test named in runspec.TEST_NAMES (the one list: run order and groups) is the module of its name
-# in this package ("ocp-trim": ocp_trim.py), imported here.
-TESTS: dict[str, ModuleType] = {name: importlib.import_module(f".{name.replace('-', '_')}", __package__)
-                                for name in TEST_NAMES}
-assert all(m.NAME == name for name, m in TESTS.items()), "a test's module declares the name it is listed by"
 
-# The table records a summary holds, by their "kind": each test's TABLE_TYPES, and the shared level table
-TABLES: dict[str, Any] = {cls.kind: cls for cls in (LevelTable, *(c for m in TESTS.values() for c in m.TABLE_TYPES))}
+def _kind(name: str, module: str) -> ModuleType:
+    m = importlib.import_module(f"{__package__}.{module}")
+    assert m.NAME == name, f"pts/{module}.py: catalog.py read NAME {name!r}, the module says {m.NAME!r}"
+    return m
+
+
+TESTS: dict[str, ModuleType] = {name: _kind(name, module) for name, module in catalog.KINDS.items()}
+
+# summary.json's table records by their kind: each kind's, and the steady level a preconditioning part reaches
+TABLES: dict[str, Any] = {cls.kind: cls for cls in (LevelTable, *(c for m in TESTS.values() for c in getattr(m, "TABLES", ())))}
 
 
 # The PTS outer loop: every R/W mix a test declares (MIXES, read percent), reads first as the PTS orders them
@@ -42,14 +45,29 @@ MIX_ORDER = tuple(f"{r}/{100 - r}" for r in sorted({r for m in TESTS.values() fo
 
 
 def register(module: ModuleType, *tables: Any) -> None:
-    """Add a test kind (and its table records) after the built-in ones: what a new module in pts/ is
-    once listed in TESTS above (tests register theirs this way)."""
+    """Add a test kind that is no module in pts/ (tests): after the others, with its table records
+    (its TABLES, and ``tables``)."""
     TESTS[module.NAME] = module
-    TABLES.update({cls.kind: cls for cls in (*getattr(module, "TABLE_TYPES", ()), *tables)})
+    catalog.KINDS[module.NAME] = module.__name__
+    TABLES.update({cls.kind: cls for cls in (*getattr(module, "TABLES", ()), *tables)})
 
 
 def unregister(name: str) -> None:
     TESTS.pop(name, None)
+    catalog.KINDS.pop(name, None)
+
+
+def discover() -> list[str]:
+    """Find kinds added to pts/ (or to its ``__path__``) since ssdpts started, and register them in
+    their run order; returns their names."""
+    new = {name: module for name, module in catalog.scan().items() if name not in TESTS}
+    for name, module in new.items():
+        register(_kind(name, module))
+    order = sorted(TESTS, key=lambda n: getattr(TESTS[n], "ORDER", float("inf")))
+    for name in order:  # run order again: the ones found by ORDER, any register()-ed after them
+        TESTS[name] = TESTS.pop(name)
+        catalog.KINDS[name] = catalog.KINDS.pop(name)
+    return list(new)
 
 
 def options() -> dict[str, Any]:

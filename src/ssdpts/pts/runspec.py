@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UserError
+from . import catalog
 from .profiles import PROFILES, Profile
 
-# Run order (docs/pts-reference.md#tests; WSAT first shows FOB). "all" is the four basic tests, as it always was;
-# "extended" the four of docs/pts-reference.md#extended; each test is also selectable by name (ECW: PTS-E 1.1's
-# name of CBW).
+# Every test is selectable by its name (catalog.py: the test kinds in run order, docs/pts-reference.md#tests;
+# WSAT first shows FOB). "all" is the four basic tests, as it always was; "extended" the four of
+# docs/pts-reference.md#extended (ECW: PTS-E 1.1's name of CBW).
 BASIC_TESTS = ("wsat", "iops", "tp", "lat")
 EXTENDED_TESTS = ("hir", "xsr", "cbw", "dirth")
 # Beyond the PTS, datacenter qualification (OCP Datacenter NVMe SSD spec TRIM-6/7, docs/ocp.md):
 # not in "every", which stays the PTS.
 OCP_TESTS = ("ocp-trim", "ocp-idle-gc")
-TEST_NAMES = BASIC_TESTS + EXTENDED_TESTS + OCP_TESTS
 GROUPS = {"all": BASIC_TESTS, "extended": EXTENDED_TESTS, "every": BASIC_TESTS + EXTENDED_TESTS, "ocp": OCP_TESTS}
 ALIASES = {"ecw": "cbw"}
 PTS_VERSIONS = ("2.0.2", "1.1")
@@ -207,7 +207,7 @@ class RunSpec:
         return replace(self, **kw)
 
 
-CHOICES = (", ".join(TEST_NAMES) + " (ecw = cbw), all (the four basic tests), extended (HIR, XSR, CBW, DIRTH), every "
+CHOICES = (", ".join(catalog.names()) + " (ecw = cbw), all (the four basic tests), extended (HIR, XSR, CBW, DIRTH), every "
            "(the eight PTS tests) or ocp (ocp-trim and ocp-idle-gc)")
 
 
@@ -219,11 +219,11 @@ def expand_tests(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
         n = ALIASES.get(n.lower(), n.lower())
         if n in GROUPS:
             out.extend(GROUPS[n])
-        elif n in TEST_NAMES:
+        elif n in catalog.KINDS:
             out.append(n)
         else:
             raise UserError(f"unknown test {n!r}: choose from {CHOICES}")
-    ordered = tuple(t for t in TEST_NAMES if t in out)
+    ordered = tuple(t for t in catalog.KINDS if t in out)
     if not ordered:
         raise UserError(f"no test given: name one or more of {CHOICES}")
     return ordered
@@ -233,7 +233,7 @@ def validate(s: RunSpec) -> None:
     if not s.tests:
         raise UserError(f"no test given: name one or more of {CHOICES}")
     for t in s.tests:
-        if t not in TEST_NAMES:
+        if t not in catalog.KINDS:
             raise UserError(f"unknown test {t!r}: choose from {CHOICES}")
     if s.profile not in PROFILES:
         raise UserError(f"unknown profile {s.profile!r}: choose enterprise or client")

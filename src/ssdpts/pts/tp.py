@@ -12,8 +12,9 @@ from .tables import Cell, WindowCells, average, fmt_number, num
 from .units import fmt_block_size
 from .workload import Step, Workload
 
-NAME, TITLE = "tp", "Throughput"
-SITE_VIEW = "bars"  # how the results site draws a comparison of it: one bar per run for each cell (site.js)
+NAME = "tp"
+TITLE = "Throughput"
+ORDER = 30  # its place in the run order (pts/catalog.py)
 
 
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
@@ -69,6 +70,7 @@ def build_table(steps: list[Step], cells: WindowCells) -> TpTable:
                    average([m.write.bw_bytes_per_s / 1e6 for m in cells.get(write.workload.key, [])]))
 
 
+TABLES = (TpTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("read_mb_per_s", "write_mb_per_s")
 HEADLINES = (("read_mb_per_s", None, None), ("write_mb_per_s", None, None))
 
@@ -77,10 +79,17 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return f"SEQ {fmt_block_size(bs)} " + ("read" if metric.startswith("read") else "write")
 
 
+def site(part) -> dict:
+    """How the results site draws a comparison of it (library/site/templates/site.js): a bar per run
+    for each cell; its cells are named by their labels."""
+    return {"view": {"plot": {"draw": "bars", "title": "Throughput, every run",
+                              "caption": "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT "
+                                         "reached.",
+                              "size": [10.0, 3.6], "unit": "MB/s (10⁶ B/s)"},
+                     "tables": [{"title": "Throughput (MB/s)"}], "names": "label"}}
+
+
 def summary(part) -> list:
     """The terminal's line of a finished throughput part (``part``: a results PartResult)."""
     t = part.table
     return [f"  read {fmt_number(t.read_mb_per_s, 1)} MB/s, write {fmt_number(t.write_mb_per_s, 1)} MB/s"]
-
-
-TABLE_TYPES = (TpTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

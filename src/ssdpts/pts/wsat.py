@@ -26,8 +26,9 @@ from .workload import Step, Workload
 
 OPTIONS = {"wsat_pattern": "rnd4k-w"}  # the PTS 2.0 access pattern a run recorded without it used
 
-NAME, TITLE = "wsat", "Write Saturation"
-SITE_VIEW = "curve"  # how the results site draws a comparison of it: each run's IOPS per sample, and the steady level (site.js)
+NAME = "wsat"
+TITLE = "Write Saturation"
+ORDER = 10  # its place in the run order (pts/catalog.py)
 USES_TC_QD = True  # its stimulus runs at the run's TC and QD (--threads, --iodepth, or the profile's)
 
 
@@ -145,6 +146,7 @@ def build_table(samples: list[tuple[int, Measurement]], capacity_bytes: int, pat
                      block_size_bytes=None if w.name else w.block_size_bytes, mix=w.mix, pattern=pattern)
 
 
+TABLES = (WsatTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("final_window_iops",)
 HEADLINES = (("final_window_iops", None, None),)
 
@@ -163,13 +165,22 @@ def summary(part) -> list:
             f"({part.stop_reason})"]
 
 
+# how the results site draws a comparison of it (library/site/templates/site.js: DRAW, partSection)
+SITE_VIEW = {"plot": {"draw": "samples", "title": "Write saturation: IOPS per sample, every run",
+                      "caption": "RND 4KiB writes; one line per run; dashed: the steady level (average of the final "
+                                 "window) the table compares.",
+                      "size": [10.0, 3.8], "unit": "IOPS", "x": "sample (one PTS step each)", "series_x": "sample"},
+             "tables": [{"title": "WSAT steady level (IOPS)"}]}
+
+
 def site(part) -> dict:
-    """Its data on the results site beyond its cells (library/site/data.py): the samples and the level."""
+    """Its data on the results site beyond its cells (library/site/data.py): how a comparison draws
+    it, and the samples and the level."""
     t = part.table
     if not isinstance(t, WsatTable):
-        return {}
-    return {"wsat": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
-                     "win": list(t.final_window_minutes), "level": t.final_window_iops}}
+        return {"view": SITE_VIEW}
+    return {"view": SITE_VIEW, "samples": {"x": [s.minute for s in t.series], "y": [s.iops for s in t.series],
+                                           "win": list(t.final_window_minutes), "level": t.final_window_iops}}
 
 
 def run_limits(settings) -> str | None:
@@ -180,6 +191,3 @@ def run_limits(settings) -> str | None:
     h = "—" if settings.wsat_hours is None else f"{settings.wsat_hours:g}"
     m = "—" if settings.wsat_capacity_multiple is None else f"{settings.wsat_capacity_multiple:g}"
     return f"{h} h or {m}× capacity"
-
-
-TABLE_TYPES = (WsatTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

@@ -26,7 +26,9 @@ from .tables import Cell, WindowCells, average, num
 from .units import KiB
 from .workload import Step, Workload
 
-NAME, TITLE = "xsr", "Cross Stimulus Recovery"
+NAME = "xsr"
+TITLE = "Cross Stimulus Recovery"
+ORDER = 60  # its place in the run order (pts/catalog.py)
 
 ROUND_MINUTES = 30
 FINAL_MINUTES = 5  # "end" values of a group: the mean of its last 5 minutes
@@ -158,6 +160,7 @@ def build_table(steps: list[Step], cells: WindowCells, rule: str = "g1-mean", to
     return XsrTable(tuple(series), tuple(groups), rule, level, minutes, tolerance_pct)
 
 
+TABLES = (XsrTable,)  # the table records its build_table makes (registry.table_from_dict)
 COMPARED = ("mb_per_s", "final_mb_per_s", "peak_lat_mean_us", "lat_max_us", "recovery_minutes")
 HEADLINES = (("final_mb_per_s", None, "0/100", "G1"), ("final_mb_per_s", None, "0/100", "G3"),
              ("recovery_minutes", None, "0/100", "G3"))
@@ -170,4 +173,3 @@ def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None =
     return names.get(str(point), str(point))
 
 
-TABLE_TYPES = (XsrTable,)  # the table records its parts summarize into (pts/registry.py TABLES)

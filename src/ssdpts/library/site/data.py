@@ -21,7 +21,7 @@ from ssdpts.results.cells import cell_rank, shared_parts
 from ssdpts.results.reader import RunResults
 from ssdpts.results.registry import METRICS, SHORT
 
-FORMAT = 1  # of the page's data (index and run files)
+FORMAT = 2  # of the page's data (index and run files); 2: a part says how a comparison draws it (its kind's site(part))
 
 
 def meta() -> dict[str, Any]:
@@ -32,8 +32,6 @@ def meta() -> dict[str, Any]:
         "settings": [{"name": s.name, "label": s.label, "invalidates": s.invalidates} for s in SETTINGS],
         "tests": {name: mod.TITLE for name, mod in TESTS.items()},
         "headlines": {name: [list(h) for h in headlines(name)] for name in TESTS},
-        # how a comparison draws each kind (its SITE_VIEW; a table of its cells by default)
-        "views": {name: getattr(mod, "SITE_VIEW", "table") for name, mod in TESTS.items()},
     }
 
 

@@ -115,7 +115,7 @@
       var rows = order.map(function (k) { return keys[k]; }).sort(function (a, b) { return cmpRank(a.rank, b.rank); });
       return {part: pid, test: per[0].test, title: per[0].title, rows: rows,
               reached: per.map(function (p) { return p.reached; }), stop: per.map(function (p) { return p.stop; }),
-              wsat: per.map(function (p) { return p.wsat || null; })};
+              view: per[0].view || {}, samples: per.map(function (p) { return p.samples || null; })};
     });
     return {parts: parts, notShared: notShared};
   }
@@ -350,8 +350,8 @@
     ax.legend("below", Math.min(labs.length, 4), 30);
   }
   function missedOf(ss) { return ss.map(function (s) { return s === false; }); }
-  function iopsOverlay(fig, labs, values, ss) {
-    var mixes = ["100/0", "65/35", "0/100"];
+  function bsLines(fig, labs, values, ss, o) {
+    var mixes = o.panels;
     var row = fig.grid(1, mixes.length, {left: 0.8, right: 0.2, top: 0.3, bottom: 0.6 + legendRows(labs), wgap: 0.3})[0];
     var cs = colors(labs.length), bss = [], yall = [], axes = [];
     values.forEach(function (vals) { vals.forEach(function (c) { if (bss.indexOf(c[0]) < 0) bss.push(c[0]); if (c[2] !== null && c[2] > 0) yall.push(c[2]); }); });
@@ -365,11 +365,11 @@
           .sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
         if (pts.length) ax.line(pts.map(function (p) { return p[0]; }), pts.map(function (p) { return p[1]; }),
           {color: cs[i], marker: MARKERS[i % MARKERS.length], lw: i === 0 ? 2.2 : 1.5, ls: ss[i] === false ? "--" : "-",
-           series: ser(labs[i], "IOPS", "block size KiB")});
+           series: ser(labs[i], o.unit, "block size KiB")});
       });
       ax.x({scale: "log2", ticks: kib, labels: kib.map(String), label: "block size (KiB)"});
-      ax.y(logAxis(yall, k === 0 ? "IOPS" : "", {hide: k > 0}));
-      ax.title("RND R/W " + mix);
+      ax.y(logAxis(yall, k === 0 ? o.unit : "", {hide: k > 0}));
+      ax.title(o.panel_title + mix);
     });
     legendBelow(axes[Math.floor(axes.length / 2)], labs, missedOf(ss));
   }
@@ -399,11 +399,11 @@
     if (o.title) ax.title(o.title);
     if (legend) legendBelow(ax, labs, missedOf(ss), true);
   }
-  function latPanels(fig, labs, panels, ss) {
+  function barPanels(fig, labs, panels, ss, unit) {
     var boxes = fig.grid(panels.length, 1, {left: 0.8, right: 0.2, top: 0.3, bottom: 0.6 + legendRows(labs), hgap: 0.75});
-    panels.forEach(function (p, k) { groupedBars(fig, labs, p[1], ss, "µs", {box: boxes[k][0], title: p[0], legend: k === panels.length - 1}); });
+    panels.forEach(function (p, k) { groupedBars(fig, labs, p[1], ss, unit, {box: boxes[k][0], title: p[0], legend: k === panels.length - 1}); });
   }
-  function wsatOverlay(fig, labs, series) {
+  function samplesOverlay(fig, labs, series, o) {
     var ax = fig.axes(fig.grid(1, 1, {left: 0.8, right: 0.6, top: 0.2, bottom: 0.6 + legendRows(labs)})[0][0]), top = 0;
     var cs = colors(labs.length);
     series.forEach(function (s, i) {
@@ -411,17 +411,35 @@
       var pts = s.x.map(function (x, k) { return [x, s.y[k]]; }).filter(function (p) { return p[0] !== null && p[1] !== null; });
       if (!pts.length) return;
       ax.line(pts.map(function (p) { return p[0]; }), pts.map(function (p) { return p[1]; }), {color: cs[i], marker: MARKERS[i % MARKERS.length],
-        ms: pts.length > 60 ? 2.5 : 3.5, lw: i === 0 ? 2.0 : 1.3, series: ser(labs[i], "IOPS", "sample")});
+        ms: pts.length > 60 ? 2.5 : 3.5, lw: i === 0 ? 2.0 : 1.3, series: ser(labs[i], o.unit, o.series_x)});
       top = Math.max(top, d3.max(pts, function (p) { return p[1]; }));
       if (s.level !== null && s.win.length) {
         ax.line([d3.min(s.win), d3.max(s.win)], [s.level, s.level], {color: cs[i], ls: "--", lw: 1.6});
-        ax.text(d3.max(s.win), s.level, fmtValue(s.level, "IOPS"), {color: cs[i], dx: 4});
+        ax.text(d3.max(s.win), s.level, fmtValue(s.level, o.unit), {color: cs[i], dx: 4});
       }
     });
-    ax.x({label: "sample (one PTS step each)", fmt: "k"});
-    ax.y({lim: [0, Math.max(top, 1e-9) * 1.12], fmt: "k", label: "IOPS"});
+    ax.x({label: o.x, fmt: "k"});
+    ax.y({lim: [0, Math.max(top, 1e-9) * 1.12], fmt: "k", label: o.unit});
     legendBelow(ax, labs, labs.map(function () { return false; }));
   }
+  // a comparison's plot of a part, as its kind declares it (view.plot.draw; pts/<name>.py site(part))
+  var DRAW = {
+    "bs-lines": function (f, labs, c, p, o) {  // one line per run over the block sizes, a panel per R/W mix
+      bsLines(f, labs, c.runs.map(function (r, i) { return p.rows.map(function (row) { return [row.bs, row.mix, row.values[i]]; }); }), p.reached, o);
+    },
+    "bars": function (f, labs, c, p, o) {  // one bar per run for each cell
+      groupedBars(f, labs, p.rows.map(function (r) { return [r.label, r.values]; }), p.reached, o.unit);
+    },
+    "bar-panels": function (f, labs, c, p, o) {  // bars per cell, a panel per metric
+      var panels = [];
+      o.panels.forEach(function (m) {
+        var rows = p.rows.filter(function (r) { return r.metric === m; });
+        if (rows.length) panels.push([METRICS[m].label, rows.map(function (r) { return [fmtBs(r.bs) + "\n" + r.mix, r.values]; })]);
+      });
+      barPanels(f, labs, panels, p.reached, o.unit);
+    },
+    "samples": function (f, labs, c, p, o) { samplesOverlay(f, labs, p.samples, o); }  // each run's samples and its level
+  };
   function spreadRse(fig, labs, names, dev, rses) {
     var many = names.length > 12;
     var bottom = 0.5 + (many && names.length ? d3.max(names, function (n) { return n.length; }) * 0.075 : 0.1);
@@ -781,61 +799,42 @@
       return out;
     }));
   }
-  function matrix(c, p, i, what) {
+  function matrix(c, p, i, what, t) {
     var bss = [], mixes = [], cells = {};
     p.rows.forEach(function (r) { if (bss.indexOf(r.bs) < 0) bss.push(r.bs); if (mixes.indexOf(r.mix) < 0) mixes.push(r.mix); cells[r.bs + "|" + r.mix] = r; });
     bss.sort(function (a, b) { return b - a; });
-    var order = ["100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100"];
-    mixes.sort(function (a, b) { return order.indexOf(a) - order.indexOf(b); });
+    mixes.sort(function (a, b) { return t.order.indexOf(a) - t.order.indexOf(b); });
     var ss = p.reached[i], suffix = ss === false ? " — steady state NOT reached" : "";
     var rows = bss.map(function (bs) {
       return [cell(fmtBs(bs))].concat(mixes.map(function (m) {
         var r = cells[bs + "|" + m];
-        if (what === "values") { var v = r ? r.values[i] : null; return cell(fmtValue(v, "IOPS"), v, v === null ? "na" : (ss === false ? "nss" : "")); }
+        if (what === "values") { var v = r ? r.values[i] : null; return cell(fmtValue(v, t.unit), v, v === null ? "na" : (ss === false ? "nss" : "")); }
         var d = r ? r.deltas[i] : null;
         return cell(fmtDelta(d), d, deltaCss(d));
       }));
     });
-    var title = what === "values" ? c.labels[i] + (i === 0 ? " (baseline)" : "") + ": IOPS" + suffix : "Δ " + c.labels[i] + " vs " + c.labels[0] + ": IOPS" + suffix;
+    var title = what === "values" ? c.labels[i] + (i === 0 ? " (baseline)" : "") + ": " + t.unit + suffix : "Δ " + c.labels[i] + " vs " + c.labels[0] + ": " + t.unit + suffix;
     return table(p.part + "-" + (what === "values" ? "values" : "delta") + "-" + i, title, ["block size"].concat(mixes.map(function (m) { return "R/W " + m; })), rows);
   }
   function partSection(c, p) {
     var sec = el("section", {id: "part-" + p.part, cls: "part"}, [el("h3", {text: p.title})]);
     var missed = p.reached.map(function (x, i) { return x === false ? i : -1; }).filter(function (i) { return i >= 0; });
     if (missed.length) sec.appendChild(alert("bad", p.title + ": steady state NOT reached", missed.map(function (i) { return c.labels[i] + ": stopped at " + (p.stop[i] || "?") + "; its values are averages of the last 5 rounds"; })));
-    var labs = c.labels, ss = p.reached;
-    var view = SITE.views[p.test] || "table";  // the kind's SITE_VIEW (pts/<name>.py)
-    if (view === "bs-mix") {
-      var vals = c.runs.map(function (r, i) { return p.rows.map(function (row) { return [row.bs, row.mix, row.values[i]]; }); });
-      sec.appendChild(plot(p.part + "-overlay", "IOPS vs block size, every run", "Log-log. One line per run, one panel per R/W mix (100/0, 65/35, 0/100); dashed: steady state NOT reached. Missing points: block sizes the run does not have.",
-        describe(10.0, 4.0, function (f) { iopsOverlay(f, labs, vals, ss); })));
-      for (var i = 1; i < labs.length; i++) sec.appendChild(matrix(c, p, i, "delta"));
-      for (var k = 0; k < labs.length; k++) sec.appendChild(matrix(c, p, k, "values"));
-    } else if (view === "bars") {
-      var groups = p.rows.map(function (r) { return [r.label, r.values]; });
-      sec.appendChild(plot(p.part + "-overlay", "Throughput, every run", "SEQ read and write MB/s (10⁶ B/s), one bar per run; hatched: steady state NOT reached.",
-        describe(10.0, 3.6, function (f) { groupedBars(f, labs, groups, ss, "MB/s (10⁶ B/s)"); })));
-      sec.appendChild(longTable(c, p, p.rows, p.part + "-table", "Throughput (MB/s)"));
-    } else if (view === "latency") {
-      var panels = [];
-      ["lat_mean_us", "lat_p99999_us"].forEach(function (m) {
-        var rows = p.rows.filter(function (r) { return r.metric === m; });
-        if (rows.length) panels.push([METRICS[m].label, rows.map(function (r) { return [fmtBs(r.bs) + "\n" + r.mix, r.values]; })]);
-      });
-      sec.appendChild(plot(p.part + "-overlay", "Response times, every run", "Mean and 99.999th percentile response time per cell (block size, R/W mix; a log axis when the runs differ by more than 30×), one bar per run (lower is better); hatched: steady state NOT reached.",
-        describe(10.0, 6.0, function (f) { latPanels(f, labs, panels, ss); })));
-      ["lat_mean_us", "lat_p99999_us", "lat_max_us"].forEach(function (m) {
-        var rows = p.rows.filter(function (r) { return r.metric === m; });
-        var lab = METRICS[m].label;
-        if (rows.length) sec.appendChild(longTable(c, p, rows, p.part + "-" + m, lab[0].toUpperCase() + lab.slice(1) + " (µs)"));
-      });
-    } else if (view === "curve") {
-      sec.appendChild(plot(p.part + "-overlay", "Write saturation: IOPS per sample, every run", "RND 4KiB writes; one line per run; dashed: the steady level (average of the final window) the table compares.",
-        describe(10.0, 3.8, function (f) { wsatOverlay(f, labs, p.wsat); })));
-      sec.appendChild(longTable(c, p, p.rows, p.part + "-table", "WSAT steady level (IOPS)"));
-    } else {
-      sec.appendChild(longTable(c, p, p.rows, p.part + "-table", p.title));
-    }
+    var labs = c.labels;
+    var view = p.view, plotted = view.plot;  // the kind's declared view (its site(part), pts/<name>.py)
+    if (plotted) sec.appendChild(plot(p.part + "-overlay", plotted.title, plotted.caption, describe(plotted.size[0], plotted.size[1], function (f) { DRAW[plotted.draw](f, labs, c, p, plotted); })));
+    (view.tables || [{}]).forEach(function (t) {
+      if (t.draw === "matrix") {
+        for (var i = 1; i < labs.length; i++) sec.appendChild(matrix(c, p, i, "delta", t));
+        for (var k = 0; k < labs.length; k++) sec.appendChild(matrix(c, p, k, "values", t));
+        return;
+      }
+      var rows = t.metric ? p.rows.filter(function (r) { return r.metric === t.metric; }) : p.rows;
+      if (t.metric && !rows.length) return;
+      var lab = t.metric ? METRICS[t.metric].label : "";
+      sec.appendChild(longTable(c, p, rows, p.part + "-" + (t.metric || "table"),
+        t.title || (t.metric ? lab[0].toUpperCase() + lab.slice(1) + " (" + METRICS[t.metric].unit + ")" : p.title)));
+    });
     return sec;
   }
   function renderRepeats(c, root) {
@@ -857,7 +856,7 @@
     root.appendChild(settingsTable(c, false));
     c.parts.forEach(function (p) {
       var sec = el("section", {id: "part-" + p.part, cls: "part"}, [el("h3", {text: p.title})]);
-      var names = p.rows.map(function (r) { return SITE.views[p.test] !== "bars" ? r.label.replace("RND ", "") + (METRICS[r.metric].short ? " " + METRICS[r.metric].short : "") : r.label; });
+      var names = p.rows.map(function (r) { return p.view.names !== "label" ? r.label.replace("RND ", "") + (METRICS[r.metric].short ? " " + METRICS[r.metric].short : "") : r.label; });
       var dev = p.rows.map(function (r) { return r.values.map(function (v) { return v === null || !r.stats || !r.stats.median ? null : v / r.stats.median - 1; }); });
       var rses = p.rows.map(function (r) { return r.stats ? r.stats.rse : null; });
       sec.appendChild(plot(p.part + "-spread", "Spread of the runs and relative standard error", "Top: each run's value relative to the median run's (0 = the median). Bottom: RSE per metric; red above the 5% line.",
