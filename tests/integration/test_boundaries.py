@@ -201,11 +201,12 @@ def _owner_gone(p: Path) -> bool:
 
 class PolicyProbe(threading.Thread):
     """Reads the scheduling policy of every task (process and thread) of every fio running a job
-    file, every 50 ms: what --realtime promises is visible from outside."""
+    file under ``root`` (this test's run: a shared host runs other fio beside it), every 50 ms: what
+    --realtime promises is visible from outside."""
 
-    def __init__(self):
+    def __init__(self, root: Path):
         super().__init__(daemon=True)
-        self.stop, self.seen = threading.Event(), {}
+        self.stop, self.seen, self.root = threading.Event(), {}, str(root).encode()
 
     def run(self) -> None:
         while not self.stop.wait(0.05):
@@ -214,8 +215,8 @@ class PolicyProbe(threading.Thread):
                     if stat.read_text().strip() != "fio":
                         continue
                     argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
-                    if not any(a.endswith(b".fio") for a in argv):
-                        continue  # not a test's fio (e.g. 'fio --version' before the run)
+                    if not any(a.endswith(b".fio") and a.startswith(self.root) for a in argv):
+                        continue  # not this test's fio ('fio --version' before the run, another run's)
                     for task in (stat.parent / "task").iterdir():
                         self.seen[int(task.name)] = os.sched_getscheduler(int(task.name))
                 except (OSError, ValueError):
@@ -234,7 +235,7 @@ def test_realtime_holds_every_lat_boundary_to_the_limit_under_cpu_load(make_loop
     at QD > 1."""
     dev = make_loop("192M")
     loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)]
-    policies = PolicyProbe()
+    policies = PolicyProbe(tmp_path)
     policies.start()
     try:
         run, ios, _offset, _spawn = trace_run(dev, tmp_path, "--step-seconds", "0.25", "--max-rounds", "5",

@@ -10,6 +10,7 @@ from ssdpts.cli.plan import fmt_duration
 from ssdpts.device.target import open_target
 from ssdpts.pts.plan import active_range_bytes, build_parts, part_seconds
 from ssdpts.pts.runspec import RunSpec, expand_tests
+from ssdpts.pts.units import fmt_capacity
 
 from .conftest import ssdpts
 
@@ -39,17 +40,17 @@ def _check(text: str, doc: dict, spec: RunSpec, target_path: str) -> None:
         written += (part.wipc.io_bytes if part.wipc else 0) + (part.wsat_max_bytes if part.stop_rule == "wsat" else 0)
         if part.wipc is not None:
             assert pj["wipc_bytes"] == part.wipc.io_bytes
-            assert f"{part.wipc.io_bytes / 1e9:.2f} GB (" in text
+            assert f"{fmt_capacity(part.wipc.io_bytes)} (" in text
     assert doc["written_bytes_max"] == written
     assert doc["active_range_bytes"] == active_range_bytes(size, spec.ar_pct)
-    total = re.search(r"WIPC and WSAT write up to ([0-9.]+) GB.*estimated (\S+) to (\S+) of stimulus", text)
-    assert total.group(1) == f"{doc['written_bytes_max'] / 1e9:.2f}"
+    total = re.search(r"WIPC and WSAT write up to ([0-9.,]+ [kMGT]?B).*estimated (\S+) to (\S+) of stimulus", text)
+    assert total.group(1) == fmt_capacity(doc["written_bytes_max"])
     assert total.group(2) == fmt_duration(doc["duration_min_s"])
     assert total.group(3) == fmt_duration(doc["duration_max_s"])
     assert doc["duration_max_s"] == sum(part_seconds(p, spec)[1] for p in parts)
     for test, span in doc["tests"].items():
         assert span["duration_max_s"] == sum(part_seconds(p, spec)[1] for p in parts if p.test == test)
-    assert f"({doc['target_kind']}, {size / 1e9:.2f} GB" in text
+    assert f"({doc['target_kind']}, {fmt_capacity(size)}," in text
     assert ("safety " if doc["usable"] else "refused ") + " ".join(doc["verdict"].split()) in text
 
 
