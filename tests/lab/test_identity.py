@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from ssdpts.pts.units import fmt_capacity
+
 from .conftest import TARGETS
 from .truth import ssdpts_value, truth
 
@@ -88,7 +90,7 @@ def test_devices_lists_every_drive_with_its_serial_and_size(lab):
         assert row["rests on"] == "—", row  # an emulated drive rests on no other device
         want = truth(lab, key)
         assert serial == t.serial
-        assert size == f"{want['identity.capacity_bytes'] / 1e9:,.2f} GB"
+        assert size == fmt_capacity(want["identity.capacity_bytes"])
         assert verdict.startswith("usable"), verdict
         if t.kind in ("nvme", "ata"):
             assert model == want["identity.model"]
