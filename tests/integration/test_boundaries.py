@@ -252,8 +252,10 @@ def test_realtime_holds_every_lat_boundary_to_the_limit_under_cpu_load(make_loop
     assert {"step", "round"} <= {s["boundary"]["kind"] for s in steps}  # and the WIPC -> round 1 one
     wipc = np.flatnonzero(ios.write & (ios.size_bytes >= 128 * 1024))
     ios = ios_from(ios, wipc[-1] + 1)
-    assert int(bt.issued_while_busy(ios).sum()) == 0, "LAT IOs were issued at QD > 1"
     owner = bt.attribute(ios, [bt.StepShape.of(s["workload"]) for s in steps])
+    # the steps' IOs (at the run's end it reads what the device holds, device/contents.py: large
+    # reads the kernel splits, several in flight, that are no step's)
+    assert int((bt.issued_while_busy(ios) & (owner >= 0)).sum()) == 0, "LAT IOs were issued at QD > 1"
     # Every boundary within the limit plus the resolution. Real-time priority keeps normal tasks
     # from delaying fio, not the kernel: when the trace shows the kernel holding fio longer than
     # the limit inside a step (seen once in several runs here: the kernel's own work, or its
