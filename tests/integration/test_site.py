@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import os
 from pathlib import Path
 import shutil
@@ -337,3 +338,6 @@ def test_a_runs_report_opens_with_its_plots(real):
     assert got["problems"] == [] and got["plots"] >= 5
     text = report.read_text()
     assert runs["a2"].name in text
+    # and it leads back to the index
+    back = re.search(r'<nav class="site-back"><a href="([^"]+)"', text)
+    assert back and (report.parent / back.group(1)).resolve() == (site / "index.html").resolve()

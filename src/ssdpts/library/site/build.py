@@ -108,12 +108,24 @@ def _previous(site: Path) -> dict:
         return {}
 
 
+BACK = ('<nav class="site-back"><a href="../../index.html" title="the library\'s index">← all runs</a></nav>')
+
+
+def _link_back(report: Path) -> None:
+    """A run's page in the site leads back to the index (runs/<uid>/report.html: two folders down)."""
+    text = report.read_text(encoding="utf-8")
+    at = text.find(">", text.find("<body")) + 1
+    if at > 0 and BACK not in text:
+        write_atomic(report, (text[:at] + "\n" + BACK + text[at:]).encode("utf-8"))
+
+
 def _render_report(run_dir: str, out: str) -> str | None:
     """One run's report into the site (a worker process); the error's line, or None."""
     from ssdpts import kinds
 
     try:
         kinds.of(run_dir).render(Path(run_dir), ("html",), out)
+        _link_back(Path(out))
         return None
     except UserError as exc:
         return str(exc)
