@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -341,3 +342,33 @@ def test_a_runs_report_opens_with_its_plots(real):
     # and it leads back to the index
     back = re.search(r'<nav class="site-back"><a href="([^"]+)"', text)
     assert back and (report.parent / back.group(1)).resolve() == (site / "index.html").resolve()
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_the_index_fits_the_screen_and_keeps_the_columns_chosen(browser, fake, size):
+    """The default columns fit the window (no column off screen: as many tests' figures as fit, the
+    run's identity and verdict first); the chooser shows or hides groups, and the address keeps it."""
+    _, site = fake
+    p = Page(browser, width=size[0], height=size[1])
+    p.open((site / "index.html").resolve())
+    fit = p.js("""(() => { const box = document.querySelector('.index-scroll');
+      return {sw: box.scrollWidth, cw: box.clientWidth, heads: [...document.querySelectorAll('#runs thead th')].map(t => t.textContent),
+              groups: [...document.querySelectorAll('#chooser input')].filter(i => i.checked).map(i => i.id)}; })()""")
+    assert fit["sw"] <= fit["cw"] + 1, fit
+    assert fit["heads"][:4] == ["✓", "status", "model", "steady state"] and fit["groups"], fit
+    assert any("(IOPS)" in h or "(MB/s)" in h or "(µs)" in h for h in fit["heads"]), "no test's figures shown"
+    # choose the device columns: shown, and kept in the address for a reload or a link
+    p.js("document.getElementById('cols-device').click()")
+    assert "firmware" in p.js("[...document.querySelectorAll('#runs thead th')].map(t => t.textContent)")
+    hash_ = p.js("location.hash")
+    assert hash_.startswith("#cols=") and "device" in hash_
+    again = Page(browser, width=size[0], height=size[1])
+    again.open((site / "index.html").resolve())
+    again.js(f"location.hash = {json.dumps(hash_)}; location.reload()")
+    time.sleep(1.0)
+    assert again.js("document.getElementById('cols-device').checked") is True
+    # the run's identity stays in view when the table scrolls sideways
+    stuck = p.js("""(() => { const box = document.querySelector('.index-scroll'); box.scrollLeft = box.scrollWidth;
+      const b = box.getBoundingClientRect(), s = document.querySelector('#runs tbody td[data-key="model"]').getBoundingClientRect();
+      return s.left >= b.left && s.right <= b.right; })()""")
+    assert stuck

@@ -463,31 +463,53 @@
   function describe(w, h, draw) { var f = new Figure(w, h); draw(f); return f.spec(); }
 
   // ---- the index -------------------------------------------------------------------------------------
+  // The run's identity and verdict first (sticky while the table scrolls sideways), then the rest in
+  // groups the chooser above the table shows or hides: the device and settings, and each test's
+  // headline figures (docs/results-db.md "The site").
   var COLS = [
-    {key: "status", label: "status", get: function (r) { return r.status; }},
-    {key: "report", label: "report", get: function (r) { return r.report ? 1 : 0; }, cell: function (r) {
-      return r.report ? el("a", {href: r.report, text: "report"}) : el("span", {cls: "note", text: "—"}); }},
-    {key: "created", label: "date (UTC)", get: function (r) { return r.created; }, show: function (r) { return (r.created || "—").replace("T", " ").replace("Z", ""); }},
-    {key: "model", label: "model", get: function (r) { return r.model || r.device; }},
-    {key: "firmware", label: "firmware", get: function (r) { return r.firmware; }},
-    {key: "serial", label: "serial", get: function (r) { return r.serial; }},
-    {key: "capacity", label: "capacity", num: true, get: function (r) { return r.capacity; }, show: function (r) { return fmtCap(r.capacity); }},
-    {key: "tests", label: "tests", get: function (r) { return r.tests.join(","); }},
-    {key: "ss", label: "steady state", get: function (r) { return Object.keys(r.ss).filter(function (p) { return r.ss[p] === false; }).length; },
+    {key: "status", label: "status", stick: true, get: function (r) { return r.status; }},
+    {key: "model", label: "model", stick: true, get: function (r) { return r.model || r.device; }},
+    {key: "ss", label: "steady state", stick: true, get: function (r) { return Object.keys(r.ss).filter(function (p) { return r.ss[p] === false; }).length; },
      cell: function (r) {  // ✓ when every part with a steady-state rule reached it, else the parts that did not
        var pids = Object.keys(r.ss), missed = pids.filter(function (p) { return r.ss[p] === false; });
        var all = pids.map(function (p) { return p + ": " + (r.ss[p] === false ? "NOT reached" : (r.ss[p] ? "reached" : "no steady-state rule")); }).join("\n");
        if (!pids.length) return el("span", {cls: "na", text: "—"});
-       return missed.length ? el("span", {cls: "bad", title: all, text: missed.join(" ") + " ✗"}) : el("span", {cls: "ok", title: all, text: "✓"});
+       return missed.length ? el("span", {cls: "bad", title: all, text: missed.join(" ").replace(/-/g, "\u2011") + " ✗"})
+         : el("span", {cls: "ok", title: all, text: "✓"});  // (non-breaking hyphens: a part id breaks only between ids)
      }},
-    {key: "profile", label: "profile", get: function (r) { return r.profile; }, show: function (r) {
+    {key: "report", label: "report", get: function (r) { return r.report ? 1 : 0; }, cell: function (r) {
+      return r.report ? el("a", {href: r.report, text: "report"}) : el("span", {cls: "note", text: "—"}); }},
+    {key: "created", label: "date (UTC)", get: function (r) { return r.created; }, show: function (r) { return (r.created || "—").replace("T", " ").replace("Z", ""); }},
+    {key: "tests", label: "tests", get: function (r) { return r.tests.join(", "); }},
+    {key: "firmware", label: "firmware", group: "device", get: function (r) { return r.firmware; }},
+    {key: "serial", label: "serial", group: "device", get: function (r) { return r.serial; }},
+    {key: "capacity", label: "capacity", group: "device", num: true, get: function (r) { return r.capacity; }, show: function (r) { return fmtCap(r.capacity); }},
+    {key: "profile", label: "profile", group: "device", get: function (r) { return r.profile; }, show: function (r) {
       return (r.profile || "—") + (r.tc ? " TC" + r.tc + "/QD" + r.qd : "") + (r.step_s && r.step_s !== 60 ? " · " + r.step_s + " s steps" : ""); }},
-    {key: "host", label: "host", get: function (r) { return r.host; }}
+    {key: "host", label: "host", group: "device", get: function (r) { return r.host; }}
   ];
   SITE.columns.forEach(function (c) {
     COLS.push({key: "h:" + c.key, label: (c.short || c.label) + " (" + c.unit + ")", title: c.label + " (" + c.unit + ")", num: true, col: c,
-               get: function (r) { return r.h[c.key]; }, show: function (r) { return fmtValue(r.h[c.key], c.unit, "—"); }});
+               group: "t:" + c.test, get: function (r) { return r.h[c.key]; }, show: function (r) { return fmtShort(r.h[c.key], c.unit); }});
   });
+  // the chooser's groups: the device and settings, then each test with headline figures, in run order
+  var GROUPS = [{key: "device", label: "device & settings"}];
+  SITE.columns.forEach(function (c) {
+    if (!GROUPS.some(function (g) { return g.key === "t:" + c.test; }))
+      GROUPS.push({key: "t:" + c.test, label: c.test.toUpperCase(), title: SITE.tests[c.test] || c.test, test: true});
+  });
+  function hashGroups() {  // #cols=device,t:iops: the columns chosen, kept in the page's address
+    var m = /(?:^#|&)cols=([^&]*)/.exec(location.hash);
+    return m ? decodeURIComponent(m[1]).split(",").filter(function (k) { return GROUPS.some(function (g) { return g.key === k; }); }) : null;
+  }
+  state.groups = hashGroups();  // null: chosen to fit the window (every test's figures that fit)
+  state.fit = GROUPS.filter(function (g) { return g.test; }).map(function (g) { return g.key; });
+  function chosen() { return state.groups || state.fit; }
+  function shownCols() { return COLS.filter(function (c) { return !c.group || chosen().indexOf(c.group) >= 0; }); }
+  function fmtShort(v, unit) {  // a wide figure abbreviated (the exact one in its title): 123k, 1.23M
+    if (v === null || v === undefined) return "—";
+    return Math.abs(v) >= 1e5 ? d3.format(".3~s")(v).replace("G", "B") : fmtValue(v, unit, "—");
+  }
   var FILTERS = [["model", "every model"], ["firmware", "every firmware"], ["host", "every host"], ["test", "every test"],
                  ["status", "every status"], ["profile", "every profile"]];
   function filterValue(r, f) {
@@ -531,6 +553,7 @@
       renderIndex();
     }}));
     box.appendChild(el("span", {id: "shown", cls: "note"}));
+    box.parentNode.insertBefore(el("div", {id: "chooser", cls: "filters chooser"}), box.nextSibling);
     box.appendChild(csvLink("ssdpts-runs.csv", indexCsv));
   }
   function indexCsv() {
@@ -544,10 +567,12 @@
   }
   function renderIndex() {
     var runs = visible(), thead = document.querySelector("#runs thead"), tbody = document.querySelector("#runs tbody");
-    var hr = el("tr", {}, [el("th", {scope: "col", title: "select runs to compare", text: "✓"})]);
-    COLS.forEach(function (c) {
+    var cols = shownCols();
+    var hr = el("tr", {}, [el("th", {scope: "col", cls: "stick", title: "select runs to compare", text: "✓"})]);
+    cols.forEach(function (c) {
       var arrow = state.sort.key === c.key ? (state.sort.dir > 0 ? " ▲" : " ▼") : "";
-      hr.appendChild(el("th", {scope: "col", "data-key": c.key, cls: c.num ? "num sortable" : "sortable", title: "sort by " + (c.title || c.label),
+      hr.appendChild(el("th", {scope: "col", "data-key": c.key, cls: (c.num ? "num sortable" : "sortable") + (c.stick ? " stick" : ""),
+        title: "sort by " + (c.title || c.label),
         onclick: function () { state.sort = {key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : (c.num ? -1 : 1)}; renderIndex(); }},
         [c.label + arrow]));
     });
@@ -559,11 +584,12 @@
       var box = el("input", {type: "checkbox", "aria-label": "select " + r.name, disabled: !r.data,
         title: r.data ? "compare this run" : (r.problems[0] || "not comparable"), onchange: function (e) { toggle(r.uid, e.target.checked); }});
       box.checked = on;
-      tr.appendChild(el("td", {cls: "sel"}, [box]));
-      COLS.forEach(function (c) {
+      tr.appendChild(el("td", {cls: "sel stick"}, [box]));
+      cols.forEach(function (c) {
         var v = c.get(r), text = c.cell ? c.cell(r) : (c.show ? c.show(r) : (v === null || v === undefined || v === "" ? "—" : String(v)));
-        var td = el("td", {cls: (c.num ? "num" : "") + (c.key === "status" ? " status-cell" : "") + (c.key === "ss" ? " ss" : ""),
+        var td = el("td", {cls: (c.num ? "num" : "") + (c.key === "status" ? " status-cell" : "") + (c.key === "ss" ? " ss" : "") + (c.stick ? " stick" : ""),
                            "data-key": c.key, "data-value": c.num && v !== null && v !== undefined ? v : null}, [text]);
+        if (c.col && v !== null && v !== undefined) td.title = fmtValue(v, c.col.unit) + " " + c.col.unit;
         if (c.col && r.ss[c.col.part] === false) { td.className += " nss"; td.textContent += " †"; td.title = "steady state NOT reached"; }
         if (c.key === "status" && r.problems.length) td.title = r.problems.join("\n");
         if (c.key === "model") td.title = r.name;
@@ -572,9 +598,47 @@
       frag.appendChild(tr);
     });
     tbody.replaceChildren(frag);
+    stickLeft();
+    if (!state.groups && fitTooWide()) return;  // rendered again with one test fewer
     document.getElementById("shown").textContent = runs.length + " of " + RUNS.length + " runs shown";
+    renderChooser();
     renderTrendControls(false);
     drawTrend();
+  }
+  function stickLeft() {  // the sticky columns' offsets: each starts where the one before it ends
+    // each at the sum of the widths before it, a pixel less for each shared border (no gap between them)
+    var left = 0, at = [].map.call(document.querySelectorAll("#runs thead th.stick"), function (th, i) {
+      var x = Math.max(Math.floor(left) - i, 0);
+      left += th.getBoundingClientRect().width;
+      return x;
+    });
+    document.querySelectorAll("#runs tr").forEach(function (tr) {
+      tr.querySelectorAll(".stick").forEach(function (c, i) { c.style.left = at[i] + "px"; });
+    });
+  }
+  function fitTooWide() {  // no chosen columns: every test's figures while the table fits its box
+    var box = document.querySelector(".index-scroll");
+    if (box.scrollWidth <= box.clientWidth + 1 || state.fit.length <= 1) return false;
+    state.fit = state.fit.slice(0, -1);
+    renderIndex();
+    return true;
+  }
+  function renderChooser() {
+    var box = document.getElementById("chooser");
+    box.replaceChildren(el("span", {cls: "note", text: "columns:"}));
+    GROUPS.forEach(function (g) {
+      var id = "cols-" + g.key.replace(":", "-");
+      var input = el("input", {type: "checkbox", id: id, onchange: function (e) {
+        var now = chosen().slice(), i = now.indexOf(g.key);
+        if (e.target.checked && i < 0) now.push(g.key);
+        if (!e.target.checked && i >= 0) now.splice(i, 1);
+        state.groups = GROUPS.map(function (x) { return x.key; }).filter(function (k) { return now.indexOf(k) >= 0; });
+        history.replaceState(null, "", "#cols=" + encodeURIComponent(state.groups.join(",")));
+        renderIndex();
+      }});
+      input.checked = chosen().indexOf(g.key) >= 0;
+      box.appendChild(el("label", {for: id, title: g.title || g.label}, [input, " " + g.label]));
+    });
   }
 
   // ---- selection ----------------------------------------------------------------------------------------
