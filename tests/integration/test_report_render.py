@@ -405,6 +405,33 @@ def test_each_plot_downloads_as_svg_and_png(browser, reports, tmp_path):
     assert page.js("document.querySelectorAll('.plot-dl').length") == 0
 
 
+def test_not_steady_hatching_shows_on_every_colour(browser, reports):
+    """A hatched (steady state NOT reached) bar's hatching contrasts with the bar, whatever its colour:
+    on the red series it was drawn in the red edge colour and could not be seen."""
+    _, html, _ = reports["complete"]
+    page = Page(browser)
+    page.open(html)
+    got = page.js("""(() => {
+      // a bar plot of the report, its bars hatched, drawn again in red, orange and blue
+      const specs = JSON.parse(document.getElementById('ssdpts-plots').textContent);
+      const spec = JSON.parse(JSON.stringify(Object.values(specs).find(sp => sp.P.some(P => (P.L || []).some(l => l.t === 'bars')))));
+      let n = 0;
+      spec.P.forEach(P => (P.L || []).forEach(l => { if (l.t === 'bars') {
+        l.h = l.x.map(() => true); l.ec = '#cf222e'; l.c = ['tab10:3', 'tab10:1', 'tab10:0'][n++ % 3]; } }));
+      const fig = document.createElement('figure'); fig.id = 'hatch-probe'; document.body.appendChild(fig);
+      window.ssdptsDraw(fig, 'hatch-probe', spec);
+      const pairs = [];
+      fig.querySelectorAll('rect[stroke]').forEach(r => {
+        const h = r.nextElementSibling;
+        if (h && h.tagName === 'path') pairs.push([getComputedStyle(r).fill, getComputedStyle(h).stroke]);
+      });
+      return {pairs, n};
+    })()""")
+    assert got["n"] >= 1 and got["pairs"], got
+    for fill, stroke in got["pairs"]:
+        assert stroke != fill and stroke not in ("rgb(207, 34, 46)",), (fill, stroke)
+
+
 def test_html_series_toggle(browser, reports):
     _, html, _ = reports["complete"]
     page = Page(browser)

@@ -133,6 +133,12 @@
   }
   function marker(parent, m, x, y, size, fill, stroke, attrs) { return markers(parent, m, [[x, y]], size, fill, stroke, attrs); }
   // Hatching as lines clipped to the box (an SVG pattern prints as a megabyte of tiles per bar).
+  // hatching that shows on any fill: light on a dark bar, dark on a light one (a red bar hatched in
+  // its own edge colour hid its "not steady" mark)
+  function against(fill) {
+    var c = d3.rgb(fill);
+    return (0.299 * c.r + 0.587 * c.g + 0.114 * c.b) / 255 < 0.55 ? "#ffffff" : INK;
+  }
   function hatch(parent, x, y, w, h, stroke) {
     var d = "", step = 5;
     for (var k = -h; k < w; k += step) {
@@ -213,7 +219,7 @@
           if (has) {
             el(bg, "rect", {x: r1(xa), y: r1(ya), width: r1(xb - xa), height: r1(Math.max(0, yb - ya)), fill: c,
                             id: sid ? sid + "." + i : null, stroke: hatched ? l.ec : null, "stroke-width": hatched ? 1 : null});
-            if (hatched) hatch(bg, xa, ya, xb - xa, Math.max(0, yb - ya), l.ec);
+            if (hatched) hatch(bg, xa, ya, xb - xa, Math.max(0, yb - ya), against(c));
           }
           if (l.bl && l.bl[i]) {
             var lx = r1((xa + xb) / 2), ly = r1((has && v > 0 ? ya : base) - 2);
@@ -327,7 +333,7 @@
         var op = l.a !== undefined ? Math.max(l.a, 0.25) : 1;
         el(e, "rect", {x: hx, y: r1(hy - z * 0.35), width: hl, height: r1(z * 0.7), fill: color(Array.isArray(l.c) ? l.c[0] : l.c), "fill-opacity": op,
                        stroke: l.h ? l.ec : null, id: sid ? sid + "-legh" : null});
-        if (l.h) hatch(e, hx, hy - z * 0.35, hl, z * 0.7, l.ec);
+        if (l.h) hatch(e, hx, hy - z * 0.35, hl, z * 0.7, against(color(Array.isArray(l.c) ? l.c[0] : l.c)));
       }
       var t = el(e, "text", {x: hl + gap, y: 0, "font-size": z, fill: INK, id: sid ? sid + "-leg" : null}, l.lab);
       entries.push([e, hl + gap + textWidth(t)]);
