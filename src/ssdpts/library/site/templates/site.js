@@ -43,7 +43,17 @@
     return d <= -0.10 ? "neg2" : "neg";
   }
   function fmtBs(bs) { return String(bs / 1024) + "KiB"; }
-  function fmtCap(n) { return n ? fixed(n / 1e9, 1) + " GB" : "—"; }
+  function fmtCap(n) {  // pts/units.fmt_capacity: base 10, three significant figures (537 MB, 1.07 GB, 3.84 TB)
+    if (!n) return "—";
+    var v = +(+n).toPrecision(3), units = [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"]];
+    for (var i = 0; i < units.length; i++) {
+      if (Math.abs(v) >= units[i][0]) {
+        var x = v / units[i][0];
+        return (Math.abs(x) >= 100 ? fixed(x, 0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2)) + " " + units[i][1];
+      }
+    }
+    return fixed(n, 0) + " bytes";
+  }
   function day(iso) { return iso ? iso.slice(0, 10) : "—"; }
   function el(tag, attrs, kids) {
     var e = document.createElement(tag);
@@ -338,7 +348,13 @@
     var t = logTicks(lo, hi);
     return Object.assign({scale: "log", lim: [lo, hi], ticks: t, labels: t.map(tickLabel), label: label}, extra);
   }
-  function legendRows(labs) { return 0.2 * Math.floor((labs.length + 3) / 4) + 0.15; }
+  // a legend below the plots: as many columns as its longest name fits across a 10-inch figure (each
+  // name may carry " (baseline)" and " — SS NOT reached"), at most 4
+  function legendCols(labs) {
+    var longest = d3.max(labs.map(function (l) { return String(l).length; }).concat([4])) + 30;
+    return Math.max(1, Math.min(4, labs.length, Math.floor(680 / (longest * 8 * 0.6 + 28))));
+  }
+  function legendRows(labs) { return 0.2 * Math.ceil(labs.length / legendCols(labs)) + 0.15; }
   function legendW(labs) { return d3.max(labs.map(function (l) { return String(l).length; }).concat([4])) * 8 * 0.6 / 72 + 0.6; }
   function runName(lab, i, missed) { return lab + (i === 0 ? " (baseline)" : "") + (missed ? " — SS NOT reached" : ""); }
   function legendBelow(ax, labs, missed, bars) {
@@ -347,7 +363,7 @@
       if (bars) ax.legendPatch(runName(lab, i, missed[i]), {color: cs[i], hatch: missed[i], edge: BAD});
       else ax.legendLine(runName(lab, i, missed[i]), {color: cs[i], marker: MARKERS[i % MARKERS.length], lw: i === 0 ? 2.2 : 1.5, ls: missed[i] ? "--" : "-"});
     });
-    ax.legend("below", Math.min(labs.length, 4), 30);
+    ax.legend("below", legendCols(labs), 30);
   }
   function missedOf(ss) { return ss.map(function (s) { return s === false; }); }
   function bsLines(fig, labs, values, ss, o) {
