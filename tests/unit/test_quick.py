@@ -412,3 +412,17 @@ def test_a_finished_quick_run_has_an_end_status_counts_to(tmp_path):
     assert man["status"] == "complete" and man["ended"] >= man["created"]
     st = read_status(store.path, {}, now=time.time() + 3600)
     assert st.ended == man["ended"] and st.elapsed_s is not None and st.elapsed_s < 600
+
+
+def test_the_sites_index_shows_a_quick_runs_figures(tmp_path):
+    """A quick run's row on the results site carries its figures' medians, each a column of the
+    QUICK group, exactly as quick.json has them."""
+    from ssdpts.library.site import data
+    from ssdpts.results.reader import read_run
+
+    store, _ = quick_run(tmp_path)
+    cells = data.figure_cells(read_run(store.path))
+    doc = json.loads((store.path / "quick.json").read_text())
+    assert [c["test"] for c, _, _ in cells] == ["quick"] * len(doc["figures"])
+    assert [v for _, v, _ in cells] == [f["median"] for f in doc["figures"]]
+    assert all(c["short"].startswith("QUICK: ") and c["unit"] in ("MB/s", "kIOPS") for c, _, _ in cells)

@@ -79,11 +79,28 @@ def headline_cells(run: RunResults) -> list[tuple[dict, float | None, bool | Non
     return out
 
 
+def figure_cells(run: RunResults) -> list[tuple[dict, float | None, bool | None]]:
+    """A run beside the PTS (ssdpts quick, trace replay): each of its figures' median as a headline
+    column of its kind, as headline_cells gives a PTS run's (no steady state to mark)."""
+    from ssdpts import kinds
+
+    kind = kinds.of(run.path)
+    if kind.pts:
+        return []
+    out = []
+    for n, f in enumerate(kind.workload().load(run.path).figures):
+        col = {"key": _cell_key(kind.name, f.key, None, None, None), "test": kind.name, "part": kind.name,
+               "label": f"{kind.command}: {f.label}", "short": f"{kind.name.upper()}: {f.label}", "unit": f.unit,
+               "kind": f.kind, "order": [len(TESTS) + list(kinds.KINDS).index(kind.name), kind.name, n]}
+        out.append((col, f.median, None))
+    return out
+
+
 def index_row(run: RunResults, db_row: dict, problems: list[str]) -> tuple[dict[str, Any], list[dict]]:
     """The run's row of the index (from its library entry and the run itself) and its headline
     columns. ``problems``: why it is damaged (the library's verdict, or the site's cheap check)."""
     t = run.manifest.target
-    heads = headline_cells(run)
+    heads = headline_cells(run) + figure_cells(run)
     row = {
         "uid": run.uid, "name": run.name, "path": str(db_row.get("path") or run.path),
         "status": "damaged" if problems else run.status, "problems": problems,

@@ -496,7 +496,8 @@
     {key: "report", label: "report", get: function (r) { return r.report ? 1 : 0; }, cell: function (r) {
       return r.report ? el("a", {href: r.report, text: "report"}) : el("span", {cls: "note", text: "—"}); }},
     {key: "created", label: "date (UTC)", get: function (r) { return r.created; }, show: function (r) { return (r.created || "—").replace("T", " ").replace("Z", ""); }},
-    {key: "tests", label: "tests", get: function (r) { return r.tests.join(", "); }},
+    {key: "tests", label: "tests", get: function (r) { return r.tests.join(", "); },
+     show: function (r) { return r.tests.join(", ").replace(/-/g, "\u2011") || "—"; }},
     {key: "firmware", label: "firmware", group: "device", get: function (r) { return r.firmware; }},
     {key: "serial", label: "serial", group: "device", get: function (r) { return r.serial; }},
     {key: "capacity", label: "capacity", group: "device", num: true, get: function (r) { return r.capacity; }, show: function (r) { return fmtCap(r.capacity); }},
