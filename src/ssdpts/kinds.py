@@ -90,6 +90,11 @@ class Kind:
         """report.html of what an interrupted or failed run measured (run/session.outcome_recorded)."""
         self.render(run_dir, ("html",))
 
+    def progress(self, run_dir: Path | str) -> dict | None:
+        """Where a running run of this kind is (its workload's ``progress``); None for a PTS run,
+        whose plan status.py reads itself."""
+        return None if self.workload is None else self.workload().progress(run_dir)
+
     def db_rows(self, run_dir: Path | str, run_uid: str) -> list[dict]:
         assert self.workload is not None, "a PTS run's rows are its tables' cells (library/db.py)"
         return self.workload().db_rows(run_dir, run_uid)

@@ -346,12 +346,25 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
         st.problems += quick_problems(run_dir, man, complete=status == "complete")
         if st.problems:
             st.state = "damaged"
+    if kind != PTS and st.state == "running" and kind in KINDS:  # a run beside the PTS: its own results file
+        _other_progress(st, KINDS[kind].progress(run_dir))
     if kind == PTS and st.state != "complete":  # a PTS run's plan says where it is
         try:
             _progress(st, run_dir, man, now)
         except (UserError, KeyError, TypeError, ValueError) as exc:
             st.note = (st.note + "; " if st.note else "") + f"progress not available: {exc}"
     return st
+
+
+def _other_progress(st: RunStatus, got: dict | None) -> None:
+    """A quick or replay run's place and time left (kinds.Kind.progress)."""
+    if not got:
+        st.phase = "starting"
+        return
+    st.part, st.phase = got["part"], f"run {got['step']} of {got['steps']}"
+    st.step, st.steps_in_round = got["step"], got["steps"]
+    st.parts_done, st.parts_total = got["parts_done"], got["parts_total"]
+    st.eta_s = tuple(got["left_s"])
 
 
 def _progress(st: RunStatus, run_dir: Path, man: dict, now: float) -> None:

@@ -225,6 +225,11 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     assert str(run_dir) in str(info.value)
     run = Q.load(run_dir)
     assert run.manifest["status"] == "interrupted"
+    # where it stopped, as 'ssdpts status' shows a running one: figure 2 of 10, its run 2 of 3, and the
+    # time left at 1 s a run: 8 figures and 2 runs at 3 runs a figure, up to 7 runs a figure
+    at = Q.progress(run_dir)
+    assert (at["parts_done"], at["parts_total"], at["step"], at["steps"]) == (1, 10, 2, 3), at
+    assert at["left_s"] == (9 * 3 - 1, 9 * 7 - 1)
     assert [f.n for f in run.figures] == [3, 1]
     # the interrupted figure was never judged: neither reliable nor unreliable
     assert run.figures[0].reliable is not None and run.figures[1].reliable is None

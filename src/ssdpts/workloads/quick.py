@@ -19,6 +19,7 @@ docs/results-format.md describes. Every figure is recomputable from the json+ fi
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -218,6 +219,33 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
     doc["finished"] = utc_now()
     write_json_atomic(store.path / QUICK_JSON, doc)
     return doc
+
+
+def progress(run_dir: Path | str) -> dict | None:
+    """Where a running quick run is, from its quick.json (written after every run): the figure in
+    progress, its runs done and planned, the figures done, and the time left at the runs' planned
+    length, (soonest: N runs a figure, latest: MAX_REPEATS); None before the first run is written."""
+    try:
+        doc = json.loads((Path(run_dir) / QUICK_JSON).read_text())
+        d = doc["spec"]
+        spec = QuickSpec(runs=int(d["runs"]), seconds=float(d["seconds"]), cold_run=bool(d.get("cold_run")),
+                         precondition=str(d.get("precondition") or "none"), cdm=tuple(d.get("cdm") or ()),
+                         only=tuple(d.get("only") or ()))
+    except (OSError, ValueError, KeyError, TypeError, UserError):
+        return None
+    figures, done = spec.figures, doc.get("figures") or []
+    current = done[-1] if done and done[-1].get("reliable") is None else None  # not judged yet: in progress
+    complete = len(done) - (current is not None)
+    runs_now = len(current["values"]) if current else 0
+    per = spec.seconds + (spec.seconds if spec.cold_run else 0)
+    left = len(figures) - complete
+    lo = max(left * spec.runs * spec.seconds + (left - (current is not None)) * (per - spec.seconds)
+             - runs_now * spec.seconds, 0.0)
+    hi = max(left * MAX_REPEATS * spec.seconds + (left - (current is not None)) * (per - spec.seconds)
+             - runs_now * spec.seconds, lo)
+    fig = figures[min(complete, len(figures) - 1)] if figures else None
+    return {"part": fig.label if fig else None, "step": runs_now + 1, "steps": spec.runs if runs_now < spec.runs
+            else MAX_REPEATS, "parts_done": complete, "parts_total": len(figures), "left_s": (lo, hi)}
 
 
 def load(run_dir: Path | str) -> RepeatedRun:

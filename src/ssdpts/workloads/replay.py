@@ -15,6 +15,7 @@ sequentiality, and folds the heat map over itself). The number of IOs moved is d
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -250,6 +251,22 @@ def start_replay(spec: ReplaySpec, trace_path: Path | str, target, *, executor, 
     return start_other_run(KIND, target, executor=executor, out_dir=out_dir, confirm=confirm, interactive=interactive,
                            argv=argv, describe=describe, entries=entries, body=body,
                            purge="auto" if spec.precondition == "wipc" else None, render_partial=render_partial)
+
+
+def progress(run_dir: Path | str) -> dict | None:
+    """Where a running replay is, from its replay.json (written after every replay): the replays done
+    and planned, and the time left at the pace of those done (else the trace's own length)."""
+    try:
+        doc = json.loads((Path(run_dir) / REPLAY_JSON).read_text())
+        planned = int(doc["spec"]["runs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    runs = doc.get("runs") or []
+    took = [float(r["completion_s"]) for r in runs if isinstance(r.get("completion_s"), (int, float))]
+    each = (sum(took) / len(took)) if took else float((doc.get("trace") or {}).get("duration_s") or 0.0)
+    left = max(planned - len(runs), 0) * each
+    return {"part": "replay", "step": min(len(runs) + 1, planned), "steps": planned, "parts_done": 0,
+            "parts_total": 1, "left_s": (left, left)}
 
 
 def load(run_dir: Path | str) -> RepeatedRun:
