@@ -386,3 +386,42 @@ def test_a_comparison_keeps_its_text_in_its_boxes(browser, fake):
     time.sleep(1.5)
     assert n >= 3 and p.js("document.querySelectorAll('#comparison figure.plot svg').length") >= 1
     assert p.js(OVERFLOW_JS) == []
+
+
+def test_runs_of_different_kinds_are_not_compared(browser, tmp_path):
+    """The site applies 'ssdpts compare''s rule: a quick run ticked beside a PTS run is refused, named
+    with its kind; two quick runs are sent to the command that compares them."""
+    from ssdpts.device.target import open_target
+    from ssdpts.engine.fake import FakeExecutor
+    from ssdpts.workloads import quick as Q
+
+    runs = fake_library(tmp_path)
+    made = []
+    for name in ("qa", "qb"):
+        spec = Q.QuickSpec(runs=3, seconds=1.0, only=("seq1m-read-t1q64",))
+        store, _ = Q.start_quick(spec, open_target(str(tmp_path / f"{name}.img"), size_bytes=64 * 2**20),
+                                 executor=FakeExecutor(model=lambda s: 3000.0), out_dir=tmp_path / "quick",
+                                 confirm=None, argv=["ssdpts", "quick"])
+        made.append(store.path)
+    with ResultsDB(tmp_path / "results.db") as db:
+        db.add(made)
+    site = tmp_path / "site"
+    build(site, tmp_path / "results.db", reports=False)
+    p = Page(browser, width=1366, height=768)
+    p.open((site / "index.html").resolve())
+
+    by_name = {r["name"]: r["uid"] for r in index_data(site)["runs"]}
+
+    def tick(*uids):
+        p.js(f"""(() => {{ for (const tr of document.querySelectorAll('#runs tbody tr')) {{
+          const box = tr.querySelector('input'), want = {json.dumps(list(uids))}.includes(tr.dataset.uid);
+          if (box.checked !== want) box.click(); }} }})()""")
+        time.sleep(1.0)
+        return p.js("document.getElementById('comparison').textContent")
+
+    qa, qb = (by_name[m.name] for m in made)
+    pts = by_name[next(iter(runs.values())).name]
+    text = tick(qa, pts)
+    assert "runs of different kinds: not comparable" in text and "quick" in text, text
+    text = tick(qa, qb)
+    assert "ssdpts compare RUN_DIR --baseline RUN_DIR" in text, text

@@ -719,6 +719,19 @@
     sel.appendChild(el("p", {}, [el("label", {title: repeatsOk ? "" : "repeats: three or more runs of one device"}, [rep,
       " repeated runs of one device: the median run and the relative standard error instead of deltas (docs/compare.md)"])]));
     if (uids.length < 2) { out.replaceChildren(el("p", {cls: "note", text: "Select one more run to compare."})); state.comparison = null; return; }
+    // the rule 'ssdpts compare' applies (kinds.one_kind): runs compare with runs of their own kind
+    var kindsOf = uids.map(function (u) { return BY[u].run_kind || "pts"; });
+    if (kindsOf.some(function (k) { return k !== kindsOf[0]; })) {
+      out.replaceChildren(alert("bad", "runs of different kinds: not comparable", ["'ssdpts compare' compares PTS runs with PTS runs, " +
+        "quick runs with quick runs and trace replays with trace replays: untick the runs of the other kind (" +
+        uids.map(function (u) { return BY[u].name + ": " + (BY[u].run_kind || "pts"); }).join(", ") + ")"]));
+      return;
+    }
+    if (kindsOf[0] !== "pts") {
+      out.replaceChildren(alert("warn", "compared by the command, not in this page", ["this page compares PTS runs; " +
+        "compare " + kindsOf[0] + " runs with 'ssdpts compare RUN_DIR --baseline RUN_DIR' (docs/compare.md)"]));
+      return;
+    }
     out.replaceChildren(el("p", {cls: "note", text: "loading…"}));
     var gen = state.gen = (state.gen || 0) + 1;
     load(uids, function () {
