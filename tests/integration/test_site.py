@@ -374,20 +374,6 @@ def test_the_index_fits_the_screen_and_keeps_the_columns_chosen(browser, fake, s
     assert stuck
 
 
-def test_a_comparison_keeps_its_text_in_its_boxes(browser, fake):
-    """At 1366 px, every run of the library compared: no table cell's text wider than its box, no
-    plot text (a long legend: each run's name with "SS NOT reached") outside its plot."""
-    from .test_report_render import OVERFLOW_JS
-
-    _, site = fake
-    p = Page(browser, width=1366, height=768)
-    p.open((site / "index.html").resolve())
-    n = p.js("(() => { const b = [...document.querySelectorAll('#runs tbody input:not([disabled])')]; b.forEach(x => x.click()); return b.length; })()")
-    time.sleep(1.5)
-    assert n >= 3 and p.js("document.querySelectorAll('#comparison figure.plot svg').length") >= 1
-    assert p.js(OVERFLOW_JS) == []
-
-
 def test_runs_of_different_kinds_are_not_compared(browser, tmp_path):
     """The site applies 'ssdpts compare''s rule: a quick run ticked beside a PTS run is refused, named
     with its kind; two quick runs are sent to the command that compares them."""

@@ -348,13 +348,7 @@
     var t = logTicks(lo, hi);
     return Object.assign({scale: "log", lim: [lo, hi], ticks: t, labels: t.map(tickLabel), label: label}, extra);
   }
-  // a legend below the plots: as many columns as its longest name fits across a 10-inch figure (each
-  // name may carry " (baseline)" and " — SS NOT reached"), at most 4
-  function legendCols(labs) {
-    var longest = d3.max(labs.map(function (l) { return String(l).length; }).concat([4])) + 30;
-    return Math.max(1, Math.min(4, labs.length, Math.floor(680 / (longest * 8 * 0.6 + 28))));
-  }
-  function legendRows(labs) { return 0.2 * Math.ceil(labs.length / legendCols(labs)) + 0.15; }
+  function legendRows(labs) { return 0.2 * Math.floor((labs.length + 3) / 4) + 0.15; }
   function legendW(labs) { return d3.max(labs.map(function (l) { return String(l).length; }).concat([4])) * 8 * 0.6 / 72 + 0.6; }
   function runName(lab, i, missed) { return lab + (i === 0 ? " (baseline)" : "") + (missed ? " — SS NOT reached" : ""); }
   function legendBelow(ax, labs, missed, bars) {
@@ -363,7 +357,7 @@
       if (bars) ax.legendPatch(runName(lab, i, missed[i]), {color: cs[i], hatch: missed[i], edge: BAD});
       else ax.legendLine(runName(lab, i, missed[i]), {color: cs[i], marker: MARKERS[i % MARKERS.length], lw: i === 0 ? 2.2 : 1.5, ls: missed[i] ? "--" : "-"});
     });
-    ax.legend("below", legendCols(labs), 30);
+    ax.legend("below", Math.min(labs.length, 4), 30);
   }
   function missedOf(ss) { return ss.map(function (s) { return s === false; }); }
   function bsLines(fig, labs, values, ss, o) {
