@@ -10,7 +10,7 @@ from ..errors import UserError
 from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT_PCT, OCP_PAIRS, OCP_PROBE_GAP_MS,
                            OCP_TRIM_MIB_S_PER_TB, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
                            WSAT_PATTERNS, XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
-                           RunSpec, expand_tests)
+                           RunSpec)
 from ..pts.units import parse_size
 
 

@@ -7,7 +7,6 @@ import argparse
 import os
 from pathlib import Path
 import shlex
-import sys
 
 from ..errors import Interrupted, RunFailed, UserError
 

@@ -24,8 +24,6 @@ from typing import Any, Iterator
 
 from ssdpts.device import target as tgt
 from ssdpts.device.interfaces import choice, nvme, scsi
-from ssdpts.device.interfaces import nvme
-from ssdpts.device.interfaces import scsi
 from ssdpts.device.interfaces.base import Plan
 from ssdpts.device.target import Target
 from ssdpts.device.tools import Sysfs, Tools

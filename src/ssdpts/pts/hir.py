@@ -36,7 +36,7 @@ TRACKED_MINUTE = 30  # the tracking variable is the IOPS of each round's last mi
 WAIT_STATES = ((1, 5.0), (2, 10.0), (3, 15.0), (5, 25.0), (10, 50.0))  # (wait state, idle s)
 BURST_S = 5.0
 BASELINE_SAMPLE_S = 5.0  # 360 x 5 s = 1,800 s of continuous writes
-# The options a report reads (docs/pts-extended.md), each with its value in a run recorded without it.
+# The options a report reads (docs/extended-tests.md), each with its value in a run recorded without it.
 OPTIONS = {"hir_bursts": HIR_BURSTS}
 
 

@@ -24,7 +24,7 @@ from ssdpts.pts.parts import Part
 from ssdpts.pts.steady_state import all_reached
 from ssdpts.results import timing
 from ssdpts.results.analysis import (
-    window_of, complete_rounds, eligible_rounds, kept_sessions, part_records, round_limit, stop_reason, table_for,
+    window_of, complete_rounds, kept_sessions, part_records, round_limit, stop_reason, table_for,
     tracking_series, verdicts, window_rounds_from, wsat_table, wsat_totals)
 from ssdpts.results.records import (
     Manifest, NoWindow, PartResult, Series, SteadyStateResult, Summary, Wipc, WindowResume)
