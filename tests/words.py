@@ -13,6 +13,13 @@ FORBIDDEN = re.compile(
     r"|(?i:\bconvention \d+\b)")  # the design's rules by number
 
 
-def unreadable_words(text: str) -> list[str]:
-    """Each forbidden phrase in ``text`` with a little of what surrounds it."""
-    return [text[max(m.start() - 40, 0):m.end() + 40].replace("\n", " ") for m in FORBIDDEN.finditer(text)]
+# What a user reads (help, messages, reports, the site) cites a page written for users, not the
+# design documents the code's own comments cite (docs/design.md, docs/architecture.md)
+FOR_USERS = re.compile(FORBIDDEN.pattern + r"|\bdocs/design\.md\b|\bdocs/architecture\.md\b")
+
+
+def unreadable_words(text: str, *, user: bool = False) -> list[str]:
+    """Each forbidden phrase in ``text`` with a little of what surrounds it; ``user``: text a user
+    reads, held to cite the pages written for users too."""
+    pattern = FOR_USERS if user else FORBIDDEN
+    return [text[max(m.start() - 40, 0):m.end() + 40].replace("\n", " ") for m in pattern.finditer(text)]

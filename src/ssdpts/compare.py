@@ -300,7 +300,7 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
     runs = read_runs(paths, need_summary="compare")
     n = len(runs)
     if n < MIN_REPEATS:
-        raise UserError(f"--repeats needs at least {MIN_REPEATS} runs of one device (docs/design.md#repeated-runs: the median of an odd "
+        raise UserError(f"--repeats needs at least {MIN_REPEATS} runs of one device (docs/compare.md#repeated-runs: the median of an odd "
                         f"number >= 3 of runs); {n} given")
     runs = labelled(runs, repeats=True)
     devices = {r.device_key for r in runs}
@@ -312,7 +312,7 @@ def analyze_repeats(paths: Iterable[str | Path], *, allow_different: bool = Fals
     warnings = []
     if n % 2 == 0:
         warnings.append(f"N = {n} is even: there is no middle run, so each metric's median is the lower-middle run's "
-                        f"value; add one run to make N odd (docs/design.md#repeated-runs)")
+                        f"value; add one run to make N odd (docs/compare.md#repeated-runs)")
     for r in runs:
         if r.status != "complete":
             warnings.append(f"{r.label}: run status {r.status} — its results cover only what finished")

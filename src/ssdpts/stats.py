@@ -29,7 +29,7 @@ def check_runs(runs: int) -> None:
     """--runs of quick and replay: odd (the median is one measured run's value, docs/design.md#repeated-runs), 3 to 99."""
     if runs < MIN_REPEATS or runs % 2 == 0 or runs > MAX_RUNS:
         raise UserError(f"--runs {runs}: give an odd number of runs, {MIN_REPEATS} to {MAX_RUNS} "
-                        "(docs/design.md#repeated-runs: a median is one measured run's value)")
+                        "(docs/compare.md#repeated-runs: a median is one measured run's value)")
 
 
 @dataclass(frozen=True, slots=True)

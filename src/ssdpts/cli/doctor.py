@@ -1,4 +1,4 @@
-"""ssdpts doctor: audit the host against the host settings for a measurement (docs/design.md#host-settings).
+"""ssdpts doctor: audit the host against the host settings for a measurement (docs/doctor.md).
 
 One line per check: current value, recommended value and the command that changes it.
 --apply changes the reversible settings that differ (sysfs values, systemd units) and records

@@ -1,4 +1,4 @@
-"""ssdpts command line: parse -> validate -> plan -> run -> store -> report (docs/design.md#main-pipeline).
+"""ssdpts command line: parse -> validate -> plan -> run -> store -> report.
 
 Expected failures arrive here as UserError (one red line; exit 2 for bad input or a refusal,
 1 for a failed run) or Interrupted. Every terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is an

@@ -13,7 +13,7 @@ CDM_PROFILES = ("default", "nvme")
 
 def add_parser(sub) -> None:
     p = sub.add_parser("quick", help="the short synthetic table drive evaluators publish: SEQ 1MiB and RND 4KiB at "
-                                     "QD64 and QD1, mixed 80/20 and 70/30, median of N runs with RSE (docs/design.md#repeated-runs)",
+                                     "QD64 and QD1, mixed 80/20 and 70/30, median of N runs with RSE (docs/compare.md#repeated-runs)",
                        description="Measure the synthetic evaluation table on a block device or file: SEQ 1MiB read/write "
                                    "T1 QD64 (MB/s), RND 4KiB read/write T4 QD64 (kIOPS), the same four at T1 QD1, "
                                    "mixed RND 4KiB 80/20 and 70/30 at T1 QD1; optionally CrystalDiskMark 8's profiles. "

@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
     p2 = tsub.add_parser("replay", help="replay a trace onto a target N times (fio read_iolog): completion time, IOPS, "
                                         "MB/s, response times; destroys data",
                          description="Replay a trace onto a block device or file with fio (read_iolog, replay_redirect), "
-                                     "N times; every figure is the median of the runs with its RSE (docs/design.md#repeated-runs). Offsets "
+                                     "N times; every figure is the median of the runs with its RSE (docs/compare.md#repeated-runs). Offsets "
                                      "beyond a smaller target are wrapped modulo its size. Destroys all data on a block "
                                      "device. Not a PTS test (docs/trace.md).")
     p2.add_argument("--trace", required=True, metavar="FILE", help="fio iolog v2/v3 or blktrace binary trace (NAME.blktrace.N or NAME) to replay")

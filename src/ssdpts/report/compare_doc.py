@@ -241,7 +241,7 @@ def build_repeats(rep: Repeats) -> Doc:
     method = Para(f"Per metric, the median is the value of the median run — a measured value, not an average: with an "
                   f"odd N the middle run, with an even N the lower-middle run (warned). RSE = s / (x̄ · √N), s the "
                   f"sample standard deviation (N − 1). Above {RSE_LIMIT:.0%} a metric is too variable: add runs "
-                  f"while N ≤ 7, beyond 7 runs discard or investigate (docs/design.md#repeated-runs).")
+                  f"while N ≤ 7, beyond 7 runs discard or investigate (docs/compare.md#repeated-runs).")
     sections = [Section("summary", "Summary", blocks=[method, _rse_summary_table(rep)])]
     sections.append(Section("runs", "Runs and settings", blocks=[
         _runs_table(runs, False, [(p.title, p.ss_reached) for p in rep.parts]), _settings_table(runs, False)],

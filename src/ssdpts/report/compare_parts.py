@@ -10,7 +10,7 @@ from .doc import Cell, Table
 
 DELTA_NOTE = ("Δ = performance of the run against the baseline, positive = better: speed-type metrics (IOPS, MB/s) "
               "Δ = A/B − 1, time-type metrics (response times) Δ = time_B/time_A − 1, A the run, B the baseline "
-              "(docs/design.md#repeated-runs). Green: better, red: worse, grey: within ±1%. n/a: the cell is missing in a run "
+              "(docs/compare.md#delta). Green: better, red: worse, grey: within ±1%. n/a: the cell is missing in a run "
               "(e.g. block sizes below a device's logical block size).")
 
 

@@ -91,7 +91,7 @@ def audit_blocks(b: RunContext) -> list:
     differs = [str(c.get("name")) for c in checks if c.get("ok") is False]
     if differs:
         blocks.append(Alert("warn", "host settings differ from the recommended ones",
-                            [f"{', '.join(differs)}: results may carry host effects (docs/design.md#host-settings); see the table"]))
+                            [f"{', '.join(differs)}: results may carry host effects (docs/doctor.md); see the table"]))
     blocks.append(Table("host-audit", f"Host tuning audit at {audit.get('audited_at', '?')} (ssdpts doctor)",
                         ["Setting", "Current", "Recommended", "Verdict", "Command to set it"], rows, numeric=False))
     return blocks

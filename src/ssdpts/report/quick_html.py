@@ -17,8 +17,8 @@ from .files import FORMATS, output_paths, parse_formats
 from .fmt import fmt_figure
 from .page_html import size_text, write
 
-RSE_NOTE = ("Median: the value of the middle run (a measured value, never an average; docs/design.md#repeated-runs). "
-            "RSE = s / (x̄ · √N), s the sample standard deviation of the N runs (docs/design.md#repeated-runs); above 5% two runs "
+RSE_NOTE = ("Median: the value of the middle run (a measured value, never an average). "
+            "RSE = s / (x̄ · √N), s the sample standard deviation of the N runs (docs/compare.md#repeated-runs); above 5% two runs "
             "are added up to 7, then the figure is marked unreliable. MB/s = 10⁶ bytes per second.")
 FIGURE_COLUMNS = ["Figure", "Unit", "Median", "RSE", "N", "Runs (in order)", "Status"]
 
@@ -113,7 +113,7 @@ def _marked(text: str, reliable: bool | None) -> Cell:
 
 def build_comparison(cmp: dict, *, title: str = "Quick synthetic table — comparison",
                      disclosures: tuple[str, ...] = (
-                         "Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; docs/design.md#repeated-runs): positive means A is faster",
+                         "Δ = A/B − 1 for every figure (speed: MB/s, kIOPS; docs/compare.md#delta): positive means A is faster",
                          "* the figure is unreliable in that run (RSE above 5% after 7 runs): its delta is not evidence"),
                      notes: tuple[str, ...] = (RSE_NOTE,), footer: str = "ssdpts compare (quick runs)",
                      fmt=lambda v, _unit: fmt_figure(v)) -> Page:

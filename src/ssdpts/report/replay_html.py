@@ -15,7 +15,7 @@ from .fmt import fmt_figure
 from .page_html import write
 from .quick_html import FIGURE_COLUMNS, build_comparison as quick_comparison, figure_cells, grouped, run_head
 
-NOTE = ("Median: the value of the middle run (docs/design.md#repeated-runs); RSE = s / (x̄ · √N) over the N replays (docs/design.md#repeated-runs). "
+NOTE = ("Median: the value of the middle run; RSE = s / (x̄ · √N) over the N replays (docs/compare.md#repeated-runs). "
         "Completion time: fio's job_runtime, first IO to last completion. MB/s = 10⁶ bytes per second. Response "
         "times: fio's total latency (lat: submission to completion) from the json+ histogram of the median run "
         "(the run whose completion time is the median).")
@@ -93,8 +93,8 @@ def build_comparison(cmp: dict) -> Page:
     return quick_comparison(
         {**cmp, "rows": [{**r, "group": "Replay (median of the runs)"} for r in cmp["rows"]]},
         title="Trace replay — comparison", fmt=_fig, notes=(NOTE,), footer="ssdpts compare (trace replays)",
-        disclosures=("Δ for completion time (a time, lower is better): time_B / time_A − 1 (docs/design.md#repeated-runs)",
-                     "Δ for IOPS and MB/s (speeds): A / B − 1 (docs/design.md#repeated-runs); positive always means A is faster",
+        disclosures=("Δ for completion time (a time, lower is better): time_B / time_A − 1 (docs/compare.md#delta)",
+                     "Δ for IOPS and MB/s (speeds): A / B − 1 (docs/compare.md#delta); positive always means A is faster",
                      "* the figure is unreliable in that run (RSE above 5%): its delta is not evidence"))
 
 

@@ -55,9 +55,9 @@ def upgrade(doc: dict[str, Any], where: str, *, kind: str, migrations: dict[int,
 # says the same (docs/design.md#words-cite). The files themselves are never changed.
 _REWORDED = (
     (re.compile(r"\(seed 004 leaves it enabled\)"), "(left enabled)"),
-    (re.compile(r"^seed 004: "), "docs/design.md#host-settings: "),
-    (re.compile(r"seed 004(?: §[\d.]+(?:[–-][\d.]+)?(?:, §[\d.]+)*)?"), "docs/design.md#repeated-runs"),
-    (re.compile(r"seed 002"), "docs/design.md#data-set"),
+    (re.compile(r"^seed 004: "), "docs/doctor.md: "),
+    (re.compile(r"seed 004(?: §[\d.]+(?:[–-][\d.]+)?(?:, §[\d.]+)*)?"), "docs/compare.md#repeated-runs"),
+    (re.compile(r"seed 002"), "docs/results-format.md"),
 )
 
 

@@ -316,4 +316,4 @@ def comparison_text(cmp: dict) -> str:
     from ssdpts.compare import repeated_text
 
     return repeated_text(cmp, 34, lambda v, _unit: f"{v:,.1f}",
-                         "Δ = A/B − 1 (docs/design.md#repeated-runs, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")
+                         "Δ = A/B − 1 (docs/compare.md#delta, positive = A is faster); * = unreliable (RSE above 5% after 7 runs)")

@@ -213,7 +213,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
 
 
 def disclosures(spec: ReplaySpec, trace=None, moved: int | None = None) -> list[str]:
-    out = [f"each figure: median of {spec.runs} replays, with its RSE (docs/design.md#repeated-runs)",
+    out = [f"each figure: median of {spec.runs} replays, with its RSE (docs/compare.md#repeated-runs)",
            "not a PTS test: a trace replayed by fio read_iolog (replay_redirect to the target)",
            "as fast as possible, IO order kept (replay_no_stall)" if spec.no_stall else
            f"timed as recorded, at {spec.time_scale_pct}% of the recorded IO rate (replay_time_scale)",
@@ -307,5 +307,5 @@ def comparison_text(cmp: dict) -> str:
     from ssdpts.compare import repeated_text
 
     return repeated_text(cmp, 18, lambda v, unit: f"{v:,.3f}" if unit == "s" else f"{v:,.1f}",
-                         "Δ (docs/design.md#repeated-runs): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is "
+                         "Δ (docs/compare.md#delta): completion time time_B/time_A − 1, IOPS and MB/s A/B − 1; positive = A is "
                          "faster; * = unreliable (RSE above 5%)")

@@ -1,6 +1,6 @@
-"""Host tuning audit: the host settings for a measurement in their Linux form (docs/design.md#host-settings).
+"""Host tuning audit: the host settings for a measurement in their Linux form (docs/doctor.md).
 
-docs/design.md#host-settings (the Solidigm SSD performance evaluation guide, §3.4) sets the platform so it does not mask the device:
+docs/doctor.md (the Solidigm SSD performance evaluation guide, §3.4) sets the platform so it does not mask the device:
 EIST/P-states off (cpufreq governor ``performance``, intel_pstate min_perf_pct=100), Turbo on,
 C-states off, PCIe ASPM off (and NVMe APST off), no paging file, no scheduled drive optimisation
 (fstrim.timer and other background jobs that touch the device stopped); SMT is recorded. It also
@@ -106,7 +106,7 @@ def _cpus() -> list[str]:
 
 def check_governor() -> Check:
     name, rec = "cpufreq governor", "performance"
-    why = "docs/design.md#host-settings: EIST / P-states disabled"
+    why = "docs/doctor.md: EIST / P-states disabled"
     paths = [os.path.join(c, "cpufreq", "scaling_governor") for c in _cpus()]
     govs = {p: _read(p) for p in paths}
     govs = {p: g for p, g in govs.items() if g}
@@ -123,7 +123,7 @@ def check_governor() -> Check:
 
 
 def check_min_perf() -> Check:
-    name, rec, why = "intel_pstate min_perf_pct", "100", "docs/design.md#host-settings: P-states disabled (Linux: min_perf_pct=100)"
+    name, rec, why = "intel_pstate min_perf_pct", "100", "docs/doctor.md: P-states disabled (Linux: min_perf_pct=100)"
     path = f"{host.SYS_CPU}/intel_pstate/min_perf_pct"
     cur = _read(path)
     fix = f"echo 100 > {path}"
@@ -134,7 +134,7 @@ def check_min_perf() -> Check:
 
 
 def check_turbo() -> Check:
-    name, rec, why = "turbo / boost", "enabled (recorded)", "docs/design.md#host-settings: Intel Turbo Mode enabled in the synthetic column"
+    name, rec, why = "turbo / boost", "enabled (recorded)", "docs/doctor.md: Intel Turbo Mode enabled in the synthetic column"
     nt = f"{host.SYS_CPU}/intel_pstate/no_turbo"
     boost = f"{host.SYS_CPU}/cpufreq/boost"
     if _read(nt) is not None:
@@ -152,7 +152,7 @@ def check_turbo() -> Check:
 def check_cstates() -> Check:
     """Idle states deeper than C1 (cpuidle state index ≥ 2: POLL, C1 are 0 and 1) disabled."""
     name, rec = "C-states", "limited to C1 (deeper idle states disabled)"
-    why = "docs/design.md#host-settings: C-states disabled (deep idle slows I/O completion)"
+    why = "docs/doctor.md: C-states disabled (deep idle slows I/O completion)"
     fix = "cpupower idle-set -D 2   (boot-time: intel_idle.max_cstate=1 processor.max_cstate=1)"
     deep: dict[str, str] = {}
     names: set[str] = set()
@@ -178,7 +178,7 @@ def check_cstates() -> Check:
 
 
 def check_aspm() -> Check:
-    name, rec, why = "PCIe ASPM policy", "performance", "docs/design.md#host-settings: PCIe ASPM disabled"
+    name, rec, why = "PCIe ASPM policy", "performance", "docs/doctor.md: PCIe ASPM disabled"
     path = f"{SYS}/module/pcie_aspm/parameters/policy"
     text = _read(path)
     fix = f"echo performance > {path}   (boot-time: pcie_aspm.policy=performance or pcie_aspm=off)"
@@ -191,7 +191,7 @@ def check_aspm() -> Check:
 
 def check_apst() -> Check:
     name, rec = "NVMe APST", "off (nvme_core.default_ps_max_latency_us=0)"
-    why = "docs/design.md#host-settings: NVMe autonomous power state transitions off"
+    why = "docs/doctor.md: NVMe autonomous power state transitions off"
     path = f"{SYS}/module/nvme_core/parameters/default_ps_max_latency_us"
     fix = "add nvme_core.default_ps_max_latency_us=0 to the kernel command line and reboot"
     cur = _read(path)
@@ -217,7 +217,7 @@ def check_apst() -> Check:
 
 
 def check_swap() -> Check:
-    name, rec, why = "swap", "off", "docs/design.md#host-settings: no paging file"
+    name, rec, why = "swap", "off", "docs/doctor.md: no paging file"
     swaps = host.parse_swaps(_read(f"{host.PROC}/swaps") or "")
     if not swaps:
         return Check(name, "off", rec, True, "swapoff -a", False, why)
@@ -247,7 +247,7 @@ def _unit_check(name: str, unit: str, why: str, rec: str = "inactive during runs
 
 def check_fstrim() -> Check:
     return _unit_check("fstrim.timer", "fstrim.timer",
-                       "docs/design.md#host-settings: scheduled drive optimisation off (a TRIM of the device under test changes its state)")
+                       "docs/doctor.md: scheduled drive optimisation off (a TRIM of the device under test changes its state)")
 
 
 def check_smartd() -> Check:
@@ -280,7 +280,7 @@ def _procs_named(comm: str) -> list[str]:
 def check_background_jobs() -> Check:
     """Cron entries and systemd timers that would read/write/trim/scrub disks during a run."""
     name, rec = "background jobs", "none that touch block devices during runs"
-    why = "docs/design.md#host-settings: background tasks and scheduled maintenance off"
+    why = "docs/doctor.md: background tasks and scheduled maintenance off"
     found: list[str] = []
     actions: list[Action] = []
     cron_files = ["/etc/crontab"]
@@ -313,7 +313,7 @@ def check_background_jobs() -> Check:
 
 
 def check_smt() -> Check:
-    name, rec, why = "SMT (hyper-threading)", "recorded (left enabled)", "docs/design.md#host-settings: Hyper-Threading enabled"
+    name, rec, why = "SMT (hyper-threading)", "recorded (left enabled)", "docs/doctor.md: Hyper-Threading enabled"
     f = host.smt_facts()
     cur = f["smt_control"] if isinstance(f["smt_control"], str) else "unknown"
     if isinstance(f["smt_active"], bool):
