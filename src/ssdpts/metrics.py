@@ -16,8 +16,7 @@ from pathlib import Path
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ssdpts.results.reader import run_uid
-from ssdpts.store import LIVE, MANIFEST
+from ssdpts.store import LIVE
 
 if TYPE_CHECKING:
     from ssdpts.status import RunStatus
@@ -67,14 +66,9 @@ FAMILIES = {f.name: f for f in (
 )}
 
 
-def _run_labels(st: RunStatus, man: dict[str, Any]) -> dict[str, str]:
-    target = man.get("target") or {}
-    host = (man.get("host") or {}).get("hostname")
-    path = target.get("real_path") or target.get("path")
-    return {"run": st.name, "run_id": run_uid(man.get("created"), host, path, st.name,
-                                              (man.get("run_spec") or {}).get("seed")),
-            "host": st.host or host or "", "device": str(target.get("path") or ""),
-            "serial": str(target.get("serial") or "")}
+def _run_labels(st: RunStatus) -> dict[str, str]:
+    return {"run": st.name, "run_id": st.run_id or "", "host": st.host or "", "device": st.target or "",
+            "serial": st.serial or ""}
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -95,11 +89,8 @@ def samples(runs: Iterable[RunStatus], *, now: float | None = None) -> dict[str,
             out[name].append(({**base, **labels}, float(value)))
 
     for st in runs:
-        run_dir = Path(st.path)
-        man = _read(run_dir / MANIFEST)
-        base = _run_labels(st, man)
-        put("ssdpts_run_info", base, 1, kind=st.kind, tests=",".join(st.tests), model=str(
-            (man.get("target") or {}).get("model") or ""))
+        base = _run_labels(st)
+        put("ssdpts_run_info", base, 1, kind=st.kind, tests=",".join(st.tests), model=st.model or "")
         for state in STATES:
             put("ssdpts_run_state", base, st.state == state, state=state)
         put("ssdpts_run_alive", base, bool(st.alive))
@@ -124,7 +115,7 @@ def samples(runs: Iterable[RunStatus], *, now: float | None = None) -> dict[str,
                 put("ssdpts_tracking_excursion_limit_ratio", base, EXCURSION_LIMIT, part=part, variable=t.name)
             if t.reached is not None:
                 put("ssdpts_tracking_steady", base, t.reached, part=part, variable=t.name)
-        live = _read(run_dir / LIVE) if st.state == "running" else {}
+        live = _read(Path(st.path) / LIVE) if st.state == "running" else {}
         if live and now - float(live.get("t_unix_s") or 0) <= LIVE_FRESH_S:
             put("ssdpts_live_iops", base, live.get("iops"), part=str(live.get("part") or part))
             put("ssdpts_live_bytes_per_second", base, live.get("bw_bytes_per_s"), part=str(live.get("part") or part))

@@ -45,7 +45,7 @@ import time
 
 from ssdpts.errors import UserError
 from ssdpts.kinds import KINDS, PTS
-from ssdpts.results.reader import find_run_dirs
+from ssdpts.results.reader import find_run_dirs, run_uid
 from ssdpts.store import MANIFEST, STEPS, SUMMARY, read_json
 
 LOCK_FILE = ".lock"
@@ -101,6 +101,11 @@ class RunStatus:
     error: str | None = None
     problems: list[str] = field(default_factory=list)  # the cheap check's findings (damaged)
     note: str = ""
+    # the run's identity as the results library gives it, and its target (metrics.py labels its series with them)
+    run_id: str | None = None
+    target: str | None = None  # the target's path as given
+    serial: str | None = None
+    model: str | None = None
 
     def to_dict(self) -> dict:
         """As JSON wants it (by hand: dataclasses.asdict's deep copies cost a third of a 1,000-run scan)."""
@@ -324,6 +329,10 @@ def read_status(run_dir: Path, locks: dict | None, *, now: float | None = None,
     st = RunStatus(str(run_dir), run_dir.name, str(status), status, pid is not None, pid, kind, tests, _device(man),
                    host, created, updated, ended, elapsed_s=None if t0 is None else (te or now) - t0,
                    since_update_s=None if tu is None else now - tu, error=man.get("error"))
+    target = man.get("target") or {}
+    st.run_id = run_uid(man.get("created"), host, target.get("real_path") or target.get("path"), run_dir.name,
+                        (man.get("run_spec") or {}).get("seed"))  # as results/reader.RunResults.uid
+    st.target, st.serial, st.model = target.get("path"), target.get("serial"), target.get("model")
     st.stop_reasons = {k: v["stop_reason"] for k, v in (man.get("parts") or {}).items()
                        if isinstance(v, dict) and v.get("stop_reason")}
     remote = bool(host) and host != hostname and not man.get("device_host")

@@ -66,9 +66,9 @@ def _metrics(args) -> int:
 
     if args.json:
         raise UserError("--json and --openmetrics/--serve are two formats: give one")
-    from ssdpts.status import scan
+    from ssdpts.results.reader import find_run_dirs
 
-    scan(args.dirs)  # a DIR that is not a directory: one line now, not a failed scrape later
+    find_run_dirs(args.dirs)  # a DIR that is not a directory: one line now, not a failed scrape later
     if args.serve is not None:
         host, _, port = args.serve.rpartition(":")
         if not port.isdigit() or not 0 < int(port) < 65536:
