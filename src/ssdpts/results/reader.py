@@ -76,6 +76,12 @@ class RunResults:
         return self.summary.pts_compliant
 
     @property
+    def kind(self) -> str | None:
+        """The manifest's kind of a run beside the PTS ("quick", "replay"); None for a PTS run."""
+        kind = self.manifest.doc.get("kind") if isinstance(self.manifest.doc, dict) else None
+        return str(kind) if kind else None
+
+    @property
     def uid(self) -> str:
         """Stable identity of the run, from its own files (the same after a copy or a database rebuild)."""
         t = self.manifest.target

@@ -156,12 +156,6 @@ def _as_int(v: Any) -> int | None:
     return None
 
 
-def _kind(run: "RunResults") -> tuple[str, ...]:
-    """A run beside the PTS (ssdpts quick, trace replay): its kind, as its one 'test'."""
-    kind = run.manifest.doc.get("kind") if isinstance(run.manifest.doc, dict) else None
-    return (str(kind),) if kind else ()
-
-
 def _tc_qd(run: "RunResults", name: str) -> int | None:
     """The run's TC or QD where one of its tests runs at it (a kind's USES_TC_QD); a LAT-only run
     has none to show (it runs at TC1/QD1, whatever the profile says)."""
@@ -203,7 +197,7 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
     _f("pts_compliant", "int", lambda r: r.pts_compliant, description="1 when the run has no deviation from PTS 2.0.2"),
     _f("deviations", "json", lambda r: list(r.deviations), description="JSON array of the deviations from the PTS"),
     # settings (RunSpec, profile defaults resolved)
-    _f("tests", "list", lambda r: r.manifest.settings.tests or _kind(r),
+    _f("tests", "list", lambda r: r.manifest.settings.tests or ((r.kind,) if r.kind else ()),
        description="tests of the run, comma-separated (wsat,iops,tp,lat,hir,xsr,cbw,dirth,ocp-trim,ocp-idle-gc); "
                    "a run beside the PTS: its kind (quick, replay)"),
     _f("profile", "str", lambda r: r.manifest.settings.profile, "profile", True, description="enterprise or client"),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdpts.compare import SETTINGS, settings_of
+from ssdpts.kinds import PTS
 from ssdpts.pts.registry import TESTS, headlines
 from ssdpts.pts.registry import site as kind_site
 from ssdpts.results.cells import cell_rank, shared_parts
@@ -79,21 +80,14 @@ def headline_cells(run: RunResults) -> list[tuple[dict, float | None, bool | Non
     return out
 
 
-def run_kind(run: RunResults) -> str:
-    """pts, quick or replay (kinds.py): what a comparison may put beside it."""
-    from ssdpts import kinds
-
-    return kinds.of(run.path).name
-
-
 def figure_cells(run: RunResults) -> list[tuple[dict, float | None, bool | None]]:
     """A run beside the PTS (ssdpts quick, trace replay): each of its figures' median as a headline
     column of its kind, as headline_cells gives a PTS run's (no steady state to mark)."""
     from ssdpts import kinds
 
-    kind = kinds.of(run.path)
-    if kind.pts:
+    if run.kind is None:
         return []
+    kind = kinds.KINDS[run.kind]
     out = []
     for n, f in enumerate(kind.workload().load(run.path).figures):
         col = {"key": _cell_key(kind.name, f.key, None, None, None), "test": kind.name, "part": kind.name,
@@ -110,7 +104,7 @@ def index_row(run: RunResults, db_row: dict, problems: list[str]) -> tuple[dict[
     heads = headline_cells(run) + figure_cells(run)
     row = {
         "uid": run.uid, "name": run.name, "path": str(db_row.get("path") or run.path),
-        "status": "damaged" if problems else run.status, "problems": problems, "run_kind": run_kind(run),
+        "status": "damaged" if problems else run.status, "problems": problems, "run_kind": run.kind or PTS,
         "created": run.created, "ended": run.manifest.ended,
         "tests": (db_row.get("tests") or "").split(",") if db_row.get("tests") else list(run.manifest.settings.tests),
         "profile": db_row.get("profile"),
