@@ -230,6 +230,7 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     at = Q.progress(run_dir)
     assert (at["parts_done"], at["parts_total"], at["step"], at["steps"]) == (1, 10, 2, 3), at
     assert at["left_s"] == (9 * 3 - 1, 9 * 7 - 1)
+    assert Q.QuickSpec.from_dict(spec.to_dict()) == spec  # the spec quick.json records reads back as it ran
     assert [f.n for f in run.figures] == [3, 1]
     # the interrupted figure was never judged: neither reliable nor unreliable
     assert run.figures[0].reliable is not None and run.figures[1].reliable is None

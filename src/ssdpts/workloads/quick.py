@@ -133,6 +133,14 @@ class QuickSpec:
     def figures(self) -> tuple[Figure, ...]:
         return tuple(f for f in self._all() if not self.only or f.key in self.only)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "QuickSpec":
+        """The spec as quick.json records it (to_dict); UserError when a value is out of range."""
+        return cls(runs=int(d["runs"]), seconds=float(d["seconds"]), cold_run=bool(d.get("cold_run")),
+                   precondition=str(d.get("precondition") or "none"), cdm=tuple(d.get("cdm") or ()),
+                   only=tuple(d.get("only") or ()), ioengine=str(d.get("ioengine") or "libaio"),
+                   seed=int(d.get("seed") or 1))
+
     def to_dict(self) -> dict:
         return {"runs": self.runs, "seconds": self.seconds, "cold_run": self.cold_run,
                 "precondition": self.precondition, "cdm": list(self.cdm), "only": list(self.only), "ioengine": self.ioengine,
@@ -227,10 +235,7 @@ def progress(run_dir: Path | str) -> dict | None:
     length, (soonest: N runs a figure, latest: MAX_REPEATS); None before the first run is written."""
     try:
         doc = json.loads((Path(run_dir) / QUICK_JSON).read_text())
-        d = doc["spec"]
-        spec = QuickSpec(runs=int(d["runs"]), seconds=float(d["seconds"]), cold_run=bool(d.get("cold_run")),
-                         precondition=str(d.get("precondition") or "none"), cdm=tuple(d.get("cdm") or ()),
-                         only=tuple(d.get("only") or ()))
+        spec = QuickSpec.from_dict(doc["spec"])
     except (OSError, ValueError, KeyError, TypeError, UserError):
         return None
     figures, done = spec.figures, doc.get("figures") or []
