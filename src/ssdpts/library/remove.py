@@ -16,6 +16,7 @@ import shutil
 
 from ssdpts.errors import UserError
 from ssdpts.library.db import ResultsDB
+from ssdpts.store import MANIFEST
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ def _owned_run_dir(path: Path, uid: str) -> str | None:
 
     if not path.exists():
         return None
-    if not (path / "manifest.json").is_file():
-        return f"{path} has no manifest.json: it is not an ssdpts run directory"
+    if not (path / MANIFEST).is_file():
+        return f"{path} has no {MANIFEST}: it is not an ssdpts run directory"
     try:
         held = read_run(path).uid
     except (OSError, ValueError, UserError) as exc:
