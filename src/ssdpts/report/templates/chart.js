@@ -132,13 +132,13 @@
                                              "stroke-width": open ? 1 : (stroke ? 0.8 : null)}, attrs || {}));
   }
   function marker(parent, m, x, y, size, fill, stroke, attrs) { return markers(parent, m, [[x, y]], size, fill, stroke, attrs); }
-  // Hatching as lines clipped to the box (an SVG pattern prints as a megabyte of tiles per bar).
-  // hatching that shows on any fill: light on a dark bar, dark on a light one (a red bar hatched in
+  // Hatching that shows on any fill: light on a dark bar, dark on a light one (a red bar hatched in
   // its own edge colour hid its "not steady" mark)
   function against(fill) {
     var c = d3.rgb(fill);
     return (0.299 * c.r + 0.587 * c.g + 0.114 * c.b) / 255 < 0.55 ? "#ffffff" : INK;
   }
+  // Hatching as lines clipped to the box (an SVG pattern prints as a megabyte of tiles per bar).
   function hatch(parent, x, y, w, h, stroke) {
     var d = "", step = 5;
     for (var k = -h; k < w; k += step) {
@@ -331,9 +331,10 @@
         if (l.m) marker(e, l.m, hx + hl / 2, hy, Math.min(l.ms, 9), color(l.mfc || l.c), l.mec ? color(l.mec) : null, l.ls === "none" && sid ? {id: sid + "-legh"} : {});
       } else {
         var op = l.a !== undefined ? Math.max(l.a, 0.25) : 1;
-        el(e, "rect", {x: hx, y: r1(hy - z * 0.35), width: hl, height: r1(z * 0.7), fill: color(Array.isArray(l.c) ? l.c[0] : l.c), "fill-opacity": op,
+        var fill = color(Array.isArray(l.c) ? l.c[0] : l.c);
+        el(e, "rect", {x: hx, y: r1(hy - z * 0.35), width: hl, height: r1(z * 0.7), fill: fill, "fill-opacity": op,
                        stroke: l.h ? l.ec : null, id: sid ? sid + "-legh" : null});
-        if (l.h) hatch(e, hx, hy - z * 0.35, hl, z * 0.7, against(color(Array.isArray(l.c) ? l.c[0] : l.c)));
+        if (l.h) hatch(e, hx, hy - z * 0.35, hl, z * 0.7, against(fill));
       }
       var t = el(e, "text", {x: hl + gap, y: 0, "font-size": z, fill: INK, id: sid ? sid + "-leg" : null}, l.lab);
       entries.push([e, hl + gap + textWidth(t)]);
