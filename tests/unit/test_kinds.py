@@ -220,3 +220,33 @@ def test_two_kinds_with_one_order_are_refused(tmp_path):
         (tmp_path / f"{name}.py").write_text(f'NAME = "{name}"\nORDER = 5\n')
     with pytest.raises(RuntimeError, match="order 5"):
         catalog.scan([str(tmp_path)])
+
+
+@pytest.mark.parametrize("form", ["zip", "sourceless"])
+def test_the_kinds_are_found_in_any_install(tmp_path, form):
+    """catalog.py reads each kind's NAME and ORDER through the module's loader: from a zip archive
+    and from an install of compiled files only, it finds the same kinds in the same order."""
+    import compileall
+    import subprocess
+    import sys
+    import zipfile
+
+    src = Path(catalog.__file__).parents[1]  # the ssdpts package
+    if form == "zip":
+        where = tmp_path / "ssdpts.zip"
+        with zipfile.ZipFile(where, "w") as z:
+            for f in src.rglob("*"):
+                if f.is_file() and "__pycache__" not in f.parts:
+                    z.write(f, Path("ssdpts") / f.relative_to(src))
+    else:
+        where = tmp_path / "pkg"
+        shutil.copytree(src, where / "ssdpts", ignore=shutil.ignore_patterns("__pycache__"))
+        assert compileall.compile_dir(str(where), quiet=1, legacy=True)
+        for f in where.rglob("*.py"):
+            f.unlink()
+    out = subprocess.run([sys.executable, "-c", "import ssdpts; from ssdpts.pts import catalog; "
+                          "print(ssdpts.__file__); print(','.join(catalog.KINDS))"],
+                         env={"PYTHONPATH": str(where), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    loaded, kinds = out.stdout.split()
+    assert loaded.startswith(str(where)) and kinds == ",".join(catalog.KINDS)

@@ -10,7 +10,7 @@ the kinds in this order, and a kind it ``register``-s joins :data:`KINDS` after 
 
 from __future__ import annotations
 
-from pathlib import Path
+import dis
 import pkgutil
 import re
 import sys
@@ -24,13 +24,11 @@ def scan(paths: list[str] | None = None) -> dict[str, str]:
     package's folders: its ``__path__``). Two kinds with one name or one order are refused."""
     found: list[tuple[int, str, str]] = []
     for info in pkgutil.iter_modules(sys.modules[__package__].__path__ if paths is None else paths):
-        source = Path(getattr(info.module_finder, "path", "")) / f"{info.name}.py"
-        if info.ispkg or not source.is_file():
+        if info.ispkg:
             continue
-        text = source.read_text(encoding="utf-8")
-        name, order = _NAME.search(text), _ORDER.search(text)
-        if name and order:
-            found.append((int(order.group(1)), name.group(1), info.name))
+        got = _declared(info)
+        if got is not None:
+            found.append((got[1], got[0], info.name))
     found.sort()
     for what, i in (("name", 1), ("order", 0)):
         seen = [k[i] for k in found]
@@ -38,6 +36,35 @@ def scan(paths: list[str] | None = None) -> dict[str, str]:
         if twice:
             raise RuntimeError(f"two test kinds in pts/ declare the {what} {', '.join(twice)}")
     return {name: module for _, name, module in found}
+
+
+def _declared(info: pkgutil.ModuleInfo) -> tuple[str, int] | None:
+    """A module's (NAME, ORDER), read through its loader without running it: from its source (a
+    folder or a zip), else from its compiled code (an install without sources); None: not a kind."""
+    spec = info.module_finder.find_spec(f"{__package__}.{info.name}")  # type: ignore[call-arg]
+    loader = getattr(spec, "loader", None)
+    if loader is None:
+        return None
+    try:
+        text = loader.get_source(spec.name)
+    except (ImportError, OSError):
+        text = None
+    if text is not None:
+        name, order = _NAME.search(text), _ORDER.search(text)
+        return (name.group(1), int(order.group(1))) if name and order else None
+    try:
+        code = loader.get_code(spec.name)
+    except (ImportError, OSError):
+        return None
+    values: dict[str, object] = {}
+    last = None
+    for ins in dis.get_instructions(code):  # the module's top level: NAME = "...", ORDER = n
+        if ins.opname == "LOAD_CONST":
+            last = ins.argval
+        elif ins.opname == "STORE_NAME" and ins.argval in ("NAME", "ORDER"):
+            values[ins.argval] = last
+    name, order = values.get("NAME"), values.get("ORDER")
+    return (name, order) if isinstance(name, str) and isinstance(order, int) else None
 
 
 KINDS: dict[str, str] = scan()  # every test kind ssdpts knows, in run order (registry.register adds)
