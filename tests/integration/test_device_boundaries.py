@@ -63,6 +63,9 @@ def cpu_load():
         p.wait()
 
 
+TRACERS_MS = 0.1  # the two tracers' distance on one boundary: tens of µs (see below)
+
+
 def _stall_one_release(monkeypatch) -> dict:
     """Gate._release wrapped: just before the STALL_AT-th release, fio is stopped for STALL_S (its
     step is released on time, its first IO waits)."""
@@ -164,8 +167,15 @@ def test_a_stall_at_the_device_is_measured_and_flagged_under_load(kind, make_loo
     for group, within in (("within_rounds", True), ("between_rounds", False)):
         gaps = [g for b, g in theirs if (b["kind"] == "step") == within]
         assert sb[group]["idle_ms"]["worst"] == pytest.approx(max(max(gaps), 0.0), abs=2.0), group
-        assert sb[group]["over_limit"] == sum(1 for g in gaps if g > limit), \
+        # both stamp the same events, each instance separately (tens of µs apart): a boundary within
+        # TRACERS_MS of the limit may fall either side of it, every other one is counted exactly
+        surely = sum(1 for g in gaps if g > limit + TRACERS_MS)
+        maybe = sum(1 for g in gaps if g > limit - TRACERS_MS)
+        assert surely <= sb[group]["over_limit"] <= maybe, \
             (group, gaps, [(f["after"], f["why"]) for f in sb["flagged"]])
+    for b, g in theirs:  # and boundary by boundary: an idle flagged where the trace is clearly over it, not under
+        if abs(g - limit) > TRACERS_MS:
+            assert ("idle" in (b["why"] or "")) == (g > limit), (b, g)
     # the report says it, on page 1 too
     from ssdpts.report.assemble import load
 
