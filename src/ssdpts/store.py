@@ -28,7 +28,7 @@ from pathlib import Path
 import re
 import shutil
 import time
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 from . import atomic
 from .errors import RunFailed, UserError
@@ -78,12 +78,12 @@ def write_json_atomic(path: Path, doc: dict) -> None:
 file_digest = seal.file_digest  # {"bytes", "sha256"} of a file
 
 
-def steps_digest(records: list[dict]) -> str:
+def steps_digest(records: Iterable[Record]) -> str:
     """SHA-256 of step records in a canonical form (keys sorted, compact): the same for the lines a
     round appended and for the same lines read back or rewritten (resume's rewrite_steps)."""
     h = hashlib.sha256()
     for r in records:
-        h.update(json.dumps({"format": FORMAT, **r}, sort_keys=True, separators=(",", ":"), default=str).encode())
+        h.update(json.dumps(r.to_document(), sort_keys=True, separators=(",", ":"), default=str).encode())
         h.update(b"\n")
     return h.hexdigest()
 
@@ -220,7 +220,7 @@ class RunStore:
         files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
         doc = self.manifest()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
-        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest([r.to_dict() for r in records]),
+        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records),
                         "files": files}
         doc["updated"] = utc_now()
         self._write_manifest(doc)
@@ -229,7 +229,7 @@ class RunStore:
         """Drop the records of rounds with fewer step lines than they recorded (the round in flight
         when the run stopped, or rounds cut off steps.jsonl): resume measures them again."""
         counts: dict[str, int] = {}
-        for s in self.steps():
+        for _where, s in self.step_documents():
             counts[s.get("fio_json")] = counts.get(s.get("fio_json"), 0) + 1
         doc = self.manifest()
         dropped = []
@@ -292,7 +292,9 @@ class RunStore:
         except FileNotFoundError:
             return
 
-    def iter_steps(self) -> Iterator[dict]:
+    def step_documents(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """steps.jsonl's lines as JSON documents of the current format, each with where it is ("<path>
+        line N"): results/steprecord.read_steps makes them records (StepRecord.from_dict)."""
         path = self.path / STEPS
         try:
             raw = path.read_bytes()
@@ -312,16 +314,19 @@ class RunStore:
                 raise UserError(f"{path} line {n} is not a format-{FORMAT} step record: use a matching ssdpts version")
             if rec.get("format") != FORMAT:
                 rec = upgrade(rec, f"{path} line {n}, not a format-{FORMAT} step record,", kind="step")
-            yield rec
+            yield f"{path} line {n}", rec
 
-    def steps(self) -> list[dict]:
-        return list(self.iter_steps())
+    def count_steps(self) -> int:
+        """How many step lines steps.jsonl holds."""
+        return sum(1 for _ in self.step_documents())
 
-    def rewrite_steps(self, records: list[dict]) -> None:
-        """Replace steps.jsonl (used by resume to drop an incomplete round), atomically."""
+    def rewrite_steps(self, records: list[Record]) -> None:
+        """Replace steps.jsonl (used by resume to drop an incomplete round), atomically: each record
+        as it writes itself (StepRecord.to_document)."""
         path = self.path / STEPS
         try:
-            atomic.write_atomic(path, "".join(json.dumps(r, separators=(",", ":"), default=str) + "\n" for r in records),
+            atomic.write_atomic(path, "".join(json.dumps(r.to_document(), separators=(",", ":"), default=str) + "\n"
+                                              for r in records),
                                 durable=True)
         except OSError as exc:
             raise disk_error(path, exc) from None

@@ -23,32 +23,8 @@ from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from ..pts.workload import Workload
 from . import timing
-from .formats import FORMAT, reworded, upgrade
-
-
-class Document:
-    """A record that is a document of the run directory (manifest.json, summary.json, a line of
-    steps.jsonl): written as its ``to_dict`` under the current format, read by its ``from_dict``
-    after formats.py has upgraded an older format (or refused a newer one)."""
-
-    __slots__ = ()
-    KIND: ClassVar[str]  # formats.KINDS: which migrations apply
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]):
-        raise NotImplementedError
-
-    def to_document(self) -> dict[str, Any]:
-        """The document as the store writes it: the format first, then the record."""
-        return {"format": FORMAT, **self.to_dict()}
-
-    @classmethod
-    def from_document(cls, doc: Mapping[str, Any], where: str):
-        """The record of a document of any format this ssdpts reads (``where`` names it in messages)."""
-        return cls.from_dict(upgrade(dict(doc), where, kind=cls.KIND))
+from .formats import Document, reworded
+from .steprecord import STEP_FIELDS, Boundary, StepRecord  # noqa: F401  (the records of steps.jsonl)
 
 
 def _int(v: Any) -> int | None:
@@ -386,6 +362,22 @@ class PartState:
 
 
 @dataclass(frozen=True, slots=True)
+class Resumption:
+    """manifest resumptions[n - 1]: the n-th 'ssdpts resume' of the run (run/session.py writes it)."""
+
+    at: str | None
+    previous_status: str | None
+    keep_window: bool  # the steady-state window kept across it (--keep-window)
+    doc: Mapping[str, Any] = field(default_factory=dict)  # as recorded (identity, contents, rounds measured again)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Resumption":
+        if not isinstance(d, Mapping):  # not a resumption ssdpts wrote: counted, never kept
+            return cls(None, None, False)
+        return cls(_str(d.get("at")), _str(d.get("previous_status")), bool(d.get("keep_window")), d)
+
+
+@dataclass(frozen=True, slots=True)
 class Manifest:
     """manifest.json. ``device``, ``host`` and ``audit`` stay mappings: their fields are described by
     the catalogues (device/fields.py FIELDS, device/host/host.py HOST_FIELDS, device/host/audit.py)."""
@@ -413,6 +405,8 @@ class Manifest:
     write_cache: str | None
     telemetry: Mapping[str, Any] | None
     doc: Mapping[str, Any]  # manifest.json as recorded (the library keeps run_spec, target and host whole)
+    kind: str | None = None  # "quick", "replay"; None: a PTS run
+    resumptions: tuple[Resumption, ...] = ()
 
     @property
     def purge_methods(self) -> tuple[str, ...]:
@@ -436,7 +430,8 @@ class Manifest:
             active_range_bytes=_int(d.get("active_range_bytes")),
             parts={str(k): PartState.from_dict(v) for k, v in _map(d.get("parts")).items() if isinstance(v, Mapping)},
             write_cache=_str(d.get("write_cache")), telemetry=d.get("telemetry") if isinstance(d.get("telemetry"), Mapping) else None,
-            doc=d)
+            doc=d, kind=_str(d.get("kind")),
+            resumptions=tuple(Resumption.from_dict(r) for r in d.get("resumptions") or ()))
 
     def run_spec_and_target(self) -> tuple[RunSpec, Target]:
         """What planning this run's parts needs, or a UserError naming what is missing."""
@@ -447,93 +442,3 @@ class Manifest:
         if self.target is None or not self.target.size_bytes:
             raise UserError("manifest.json lacks a usable target (its size is unknown)")
         return spec, self.target
-
-
-# ==================================================================================================
-# steps.jsonl
-# ==================================================================================================
-
-
-# the fields of a step line in the order the run writes them (steprecord.step_record): a record
-# read back writes its fields in the order it was read
-STEP_FIELDS = ("test", "part", "phase", "round", "index", "session", "key", "label", "workload",
-               "planned_duration_s", "planned_io_bytes", "start_time", "end_time", "measurement", "telemetry",
-               "fio_json", "fio_job_index", "planned_idle_after_s", "beside", "batch_wall_s", "timeline", "device",
-               "boundary")
-
-
-@dataclass(frozen=True, slots=True)
-class StepRecord(Document):
-    """One line of steps.jsonl: one finished step, what it asked and what it measured; written by
-    the store as ``to_document`` (steprecord.step_record makes it), read back by ``from_dict``."""
-
-    KIND: ClassVar[str] = "step"
-
-    test: str
-    part: str
-    phase: str  # "wipc" | "round"
-    round: int
-    index: int
-    key: str  # Workload.key of the cell
-    label: str
-    workload: Workload
-    measurement: Measurement
-    telemetry: Mapping[str, Any] | None
-    start_time: float | None
-    end_time: float | None
-    fio_json: str | None = None
-    fio_job_index: int | None = None
-    # its rates as the device did them (results/timing.py): the check, and the mark where it has one;
-    # ``measurement`` has the device's rates where the check found fio's off
-    rate_check: Mapping[str, Any] | None = None
-    mark: str | None = None
-    # what the line records besides (written as recorded): the session that ran it (0: the first
-    # run, n: the n-th resume), the plan, fio's own measurement (``measurement`` above is the
-    # device's view of it), the batch, its timeline, the block layer's view, the boundary into it
-    session: int = 0
-    planned_duration_s: float | None = None
-    planned_io_bytes: int | None = None
-    planned_idle_after_s: float | None = None
-    beside: Mapping[str, Any] | None = None
-    batch_wall_s: float | None = None
-    timeline: Mapping[str, Any] | None = None
-    device: Mapping[str, Any] | None = None
-    boundary: Mapping[str, Any] | None = None
-    fio_measurement: Measurement | None = None
-    fields_written: tuple[str, ...] = ()  # the line's fields in their order (empty: STEP_FIELDS)
-    extra: Mapping[str, Any] = field(default_factory=dict)  # fields this ssdpts does not know, kept
-
-    def to_dict(self) -> dict[str, Any]:
-        values = {"test": self.test, "part": self.part, "phase": self.phase, "round": self.round, "index": self.index,
-                  "session": self.session, "key": self.key, "label": self.label, "workload": self.workload.to_dict(),
-                  "planned_duration_s": self.planned_duration_s, "planned_io_bytes": self.planned_io_bytes,
-                  "start_time": self.start_time, "end_time": self.end_time,
-                  "measurement": (self.fio_measurement or self.measurement).to_dict(), "telemetry": self.telemetry,
-                  "fio_json": self.fio_json, "fio_job_index": self.fio_job_index,
-                  "planned_idle_after_s": self.planned_idle_after_s, "beside": self.beside,
-                  "batch_wall_s": self.batch_wall_s, "timeline": self.timeline, "device": self.device,
-                  "boundary": self.boundary, **self.extra}
-        if self.fields_written:
-            return {k: values[k] for k in self.fields_written}
-        optional = {"planned_idle_after_s", "beside", "device"}  # written only when the step has them
-        return {k: values[k] for k in (*STEP_FIELDS, *self.extra) if k not in optional or values[k] is not None}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "StepRecord":
-        w = Workload.from_dict(d["workload"])
-        tel = d.get("telemetry")
-
-        def m(k: str) -> Mapping[str, Any] | None:
-            v = d.get(k)
-            return v if isinstance(v, Mapping) else None
-
-        return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
-                   str(d.get("key") or w.key), str(d.get("label") or w.label), w, timing.as_device_did(d),
-                   tel if isinstance(tel, Mapping) else None, num(d.get("start_time")), num(d.get("end_time")),
-                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d),
-                   session=int(d.get("session") or 0), planned_duration_s=d.get("planned_duration_s"),
-                   planned_io_bytes=d.get("planned_io_bytes"), planned_idle_after_s=d.get("planned_idle_after_s"),
-                   beside=m("beside"), batch_wall_s=d.get("batch_wall_s"), timeline=m("timeline"), device=m("device"),
-                   boundary=m("boundary"), fio_measurement=Measurement.from_dict(d["measurement"]),
-                   fields_written=tuple(k for k in d if k != "format"),
-                   extra={k: v for k, v in d.items() if k not in STEP_FIELDS and k != "format"})

@@ -28,10 +28,10 @@ from ssdpts.results.analysis import (
     tracking_series, verdicts, window_rounds_from, wsat_table, wsat_totals)
 from ssdpts.results.records import (
     Manifest, NoWindow, PartResult, Series, SteadyStateResult, Summary, Wipc, WindowResume)
-from ssdpts.results.steprecord import IDLE_LIMIT_MS, RESOLUTION_MS, recorded_idle_ms, session_of, unplanned_idle_ms
+from ssdpts.results.steprecord import IDLE_LIMIT_MS, RESOLUTION_MS, Boundary, StepRecord, session_of
 
 
-def bound_part(part: Part, parts: list[Part], steps: list[dict], capacity_bytes: int,
+def bound_part(part: Part, parts: list[Part], steps: list[StepRecord], capacity_bytes: int,
                keep: frozenset[int] = frozenset()) -> Part:
     """A part planned from an earlier part's table (Part.needs): bound to that table as the steps
     recorded so far give it; the part itself when it needs none or that part has no table yet."""
@@ -43,22 +43,21 @@ def bound_part(part: Part, parts: list[Part], steps: list[dict], capacity_bytes:
     return part.bound(summarize_part(earlier, steps, capacity_bytes, keep).table)
 
 
-def bound_parts(parts: list[Part], steps: list[dict], capacity_bytes: int,
+def bound_parts(parts: list[Part], steps: list[StepRecord], capacity_bytes: int,
                 keep: frozenset[int] = frozenset()) -> list[Part]:
     return [bound_part(p, parts, steps, capacity_bytes, keep) for p in parts]
 
 
-def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> PartResult:
+def summarize_part(part: Part, steps: list[StepRecord], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> PartResult:
     records = part_records(steps, part)
-    wipc = [r for r in records if r["phase"] == "wipc"]
+    wipc = [r for r in records if r.phase == "wipc"]
     base = dict(id=part.id, test=part.test, part=part.part, title=part.title, stop_reason=stop_reason(records, part, keep),
-                wipc=Wipc(wipc[-1]["label"], wipc[-1]["measurement"]["write"]["io_bytes"],
-                          wipc[-1]["measurement"]["duration_s"]) if wipc else None)
+                wipc=Wipc(wipc[-1].label, wipc[-1].fio.write.io_bytes, wipc[-1].fio.duration_s) if wipc else None)
     if part.stop_rule == "wsat":  # stopped by samples or bytes written: a curve of samples, not rounds
         n, _written = wsat_totals(records)
         t = timing.part_timing(records)
         return PartResult(**base, samples=n, table=wsat_table(records, part, capacity_bytes),
-                          warnings=tuple(throttle_warnings([r for r in records if r["phase"] == "round"])
+                          warnings=tuple(throttle_warnings([r.telemetry for r in records if r.phase == "round"])
                                          + timing.warnings(t, "samples")),
                           boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)),
                           timing=t)
@@ -67,7 +66,7 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
         ran = sorted(rounds)
         t = timing.part_timing(records, [r for rno in ran for r in rounds[rno]])
         return PartResult(**base, rounds_run=len(ran), table=table_for(part, rounds, ran) if ran else None,
-                          warnings=tuple(throttle_warnings([r for rno in ran for r in rounds[rno]])
+                          warnings=tuple(throttle_warnings([r.telemetry for rno in ran for r in rounds[rno]])
                                          + timing.warnings(t, "planned steps")),
                           boundaries=boundary_summary(records), resumptions=tuple(resumption_summary(records, keep)),
                           timing=t)
@@ -84,14 +83,14 @@ def summarize_part(part: Part, steps: list[dict], capacity_bytes: int, keep: fro
             resume=WindowResume(window_rounds_from(rounds, keep),
                                 window_span_of_resume([r for rno in window for r in rounds[rno]]))),
         table=table_for(part, rounds, window) if window else None,
-        warnings=tuple((throttle_warnings([r for rno in window for r in rounds[rno]]) if window else [])
+        warnings=tuple((throttle_warnings([r.telemetry for rno in window for r in rounds[rno]]) if window else [])
                        + timing.warnings(t)),
         round_limit=round_limit(part, rounds, keep), boundaries=boundary_summary(records),
         resumptions=tuple(resumption_summary(records, keep)), timing=t,
     )
 
 
-def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, status: str,
+def summarize(parts: list[Part], steps: list[StepRecord], capacity_bytes: int, *, status: str,
               deviations: list[str], keep: frozenset[int] = frozenset()) -> Summary:
     """summary.json's content: the results of every part (``parts``: the run's plan, pts/plan.py)."""
     out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in bound_parts(parts, steps, capacity_bytes, keep)]
@@ -103,7 +102,7 @@ def summarize(parts: list[Part], steps: list[dict], capacity_bytes: int, *, stat
                    timing=timing.run_timing([p.timing for p in out_parts]))
 
 
-def recompute_summary(manifest: Manifest, records: list[dict], status: str | None = None,
+def recompute_summary(manifest: Manifest, records: list[StepRecord], status: str | None = None,
                       parts: list[Part] | None = None) -> Summary:
     """The results of a run from its step records, planned for the target it ran on (its recorded
     capacity and logical block size: a 4Kn drive never ran the 0.5KiB steps): what a reader shows
@@ -117,7 +116,7 @@ def recompute_summary(manifest: Manifest, records: list[dict], status: str | Non
         parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
     deviations = list(manifest.deviations) if manifest.deviations is not None else spec.deviations()
     return summarize(parts, records, target.size_bytes, status=status or manifest.status or "running",
-                     deviations=deviations, keep=kept_sessions(dict(manifest.doc)))
+                     deviations=deviations, keep=kept_sessions(manifest))
 
 
 # ==================================================================================================
@@ -125,26 +124,26 @@ def recompute_summary(manifest: Manifest, records: list[dict], status: str | Non
 # ==================================================================================================
 
 
-def _span_h(a: dict, b: dict) -> float:
-    return max(0.0, float(b["start_time"]) - float(a["end_time"])) / 3600.0
+def _span_h(a: StepRecord, b: StepRecord) -> float:
+    return max(0.0, float(b.start_time or 0.0) - float(a.end_time or 0.0)) / 3600.0
 
 
-def resumption_summary(records: list[dict], keep: frozenset[int] = frozenset()) -> list[dict]:
+def resumption_summary(records: list[StepRecord], keep: frozenset[int] = frozenset()) -> list[dict]:
     """Where the part's steps continue in a later session: after which step, the idle between the
     last step before and the first step after, and whether the window restarted there."""
     out = []
-    ordered = sorted(records, key=lambda r: float(r.get("start_time") or 0.0))
+    ordered = sorted(records, key=lambda r: float(r.start_time or 0.0))
     for a, b in zip(ordered, ordered[1:]):
         if session_of(b) != session_of(a):
-            out.append({"session": session_of(b), "after_phase": a["phase"], "after_round": a["round"],
+            out.append({"session": session_of(b), "after_phase": a.phase, "after_round": a.round,
                         "idle_h": round(_span_h(a, b), 4),
                         "window": "kept (--keep-window)" if session_of(b) in keep else "restarted"})
     return out
 
 
-def window_span_of_resume(window_records: list[dict]) -> dict | None:
+def window_span_of_resume(window_records: list[StepRecord]) -> dict | None:
     """The resumption(s) a window spans (only possible with --keep-window), for the disclosure."""
-    ordered = sorted(window_records, key=lambda r: float(r.get("start_time") or 0.0))
+    ordered = sorted(window_records, key=lambda r: float(r.start_time or 0.0))
     idle = sum(_span_h(a, b) for a, b in zip(ordered, ordered[1:]) if session_of(a) != session_of(b))
     if not any(session_of(a) != session_of(b) for a, b in zip(ordered, ordered[1:])):
         return None
@@ -162,50 +161,54 @@ def _stat(vals: list[float]) -> dict:
     return {"median": round(float(statistics.median(vals)), 3), "worst": round(float(max(vals)), 3)}
 
 
-def boundary_summary(records: list[dict]) -> dict:
+def boundary_summary(records: list[StepRecord]) -> dict:
     """Per round: how many boundaries end in it (the one from the previous round or WIPC and those
     between its steps), median and worst idle (beyond any planned idle: HIR) and overlap, and the
     boundaries over the limits; ``planned_idle`` counts the boundaries after a planned idle."""
-    per_round: dict[int, list[dict]] = defaultdict(list)
-    flagged, within, between, resumes = [], [], [], []
+    per_round: dict[int, list[Boundary]] = defaultdict(list)
+    flagged: list[dict] = []
+    within: list[Boundary] = []
+    between: list[Boundary] = []
     for r in records:
-        b = r.get("boundary")
-        if not b or r["phase"] != "round":
+        b = r.boundary
+        if b is None or r.phase != "round" or b.kind == "resume":
             continue
-        if b["kind"] == "resume":
-            resumes.append(b)
-            continue
-        per_round[r["round"]].append(b)
-        (within if b["kind"] == "step" else between).append(b)
-        if b["over_limit"]:
-            flagged.append({"round": r["round"], "index": r["index"], "label": r.get("label"), **b})
+        per_round[r.round].append(b)
+        (within if b.kind == "step" else between).append(b)
+        if b.over_limit:
+            flagged.append({"round": r.round, "index": r.index, "label": r.label, **b.to_dict()})
     rounds = []
     for rno in sorted(per_round):
         bs = per_round[rno]
         rounds.append({"round": rno, "boundaries": len(bs),
-                       "idle_ms": _stat([unplanned_idle_ms(b) for b in bs]), "overlap_ms": _stat([b["overlap_ms"] for b in bs]),
-                       "recorded_idle_ms": _stat([recorded_idle_ms(b) for b in bs]),
-                       "over_limit": sum(1 for b in bs if b["over_limit"])})
-    wipc = next((r.get("boundary") for r in records if r["phase"] == "wipc" and r.get("boundary")), None)
+                       "idle_ms": _stat([b.unplanned_idle_ms for b in bs]), "overlap_ms": _stat([b.overlap_ms for b in bs]),
+                       "recorded_idle_ms": _stat([b.recorded_idle_ms for b in bs]),
+                       "over_limit": sum(1 for b in bs if b.over_limit)})
+    wipc = next((r.boundary.to_dict() for r in records if r.phase == "wipc" and r.boundary), None)
     every = within + between
-    sources = sorted({b.get("source", "fio timeline") for b in every})
+    sources = sorted({_source(b) for b in every})
     return {
         "idle_limit_ms": IDLE_LIMIT_MS, "resolution_ms": RESOLUTION_MS,
         # where the figures come from: "block layer" (the device's view), "fio timeline", or both
         "source": " and ".join(sources) if sources else None,
-        "device_boundaries": sum(1 for b in every if b.get("source") == "block layer"),
+        "device_boundaries": sum(1 for b in every if b.source == "block layer"),
         # where the device saw a boundary other than fio's timeline shows it (beyond the timeline's resolution)
-        "differs_from_recorded": sum(1 for b in every if b.get("source") == "block layer"
-                                     and abs(b["gap_ms"] - b.get("recorded_gap_ms", b["gap_ms"])) > RESOLUTION_MS),
-        "within_rounds": {"boundaries": len(within), "idle_ms": _stat([unplanned_idle_ms(b) for b in within]),
-                          "overlap_ms": _stat([b["overlap_ms"] for b in within]),
-                          "over_limit": sum(1 for b in within if b["over_limit"])},
-        "between_rounds": {"boundaries": len(between), "idle_ms": _stat([unplanned_idle_ms(b) for b in between]),
-                           "overlap_ms": _stat([b["overlap_ms"] for b in between]),
-                           "over_limit": sum(1 for b in between if b["over_limit"])},
+        "differs_from_recorded": sum(1 for b in every if b.source == "block layer"
+                                     and abs(b.gap_ms - b.recorded_gap) > RESOLUTION_MS),
+        "within_rounds": _group(within), "between_rounds": _group(between),
         "rounds": rounds, "flagged": flagged, "purge_to_wipc": wipc,
-        "planned_idle": sum(1 for b in within + between if b.get("planned_idle_ms")),
+        "planned_idle": sum(1 for b in within + between if b.planned_idle_ms),
     }
+
+
+def _source(b: Boundary) -> str:
+    """Where a boundary's figures come from; a line written before this was recorded: fio's timeline."""
+    return "fio timeline" if "source" not in b.written and b.source is None else str(b.source)
+
+
+def _group(bs: list[Boundary]) -> dict:
+    return {"boundaries": len(bs), "idle_ms": _stat([b.unplanned_idle_ms for b in bs]),
+            "overlap_ms": _stat([b.overlap_ms for b in bs]), "over_limit": sum(1 for b in bs if b.over_limit)}
 
 
 def run_boundary_summary(parts: list[dict]) -> dict:

@@ -29,37 +29,58 @@ from the step record alone (its fio measurement and its ``device`` view).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from ..measurement import DirectionStats, Measurement
+
+
+class Boundary(Protocol):
+    """What a mark reads of the boundary into a step (steprecord.Boundary)."""
+
+    after: str
+    kind: str
+    over_limit: bool
+    why: str | None
+
+
+class StepRecord(Protocol):
+    """What the timing over a part reads of a step (steprecord.StepRecord)."""
+
+    phase: str
+    round: int
+    index: int
+    key: str
+    label: str
+    rate_check: Mapping[str, Any] | None
+    mark: str | None
 
 TOLERANCE_PCT = 1.0  # a step's rate as fio timed it may be off the device's by at most this
 TOLERANCE_MS = 1.0  # ... and never judged finer than fio's run time, whole milliseconds
 
 
-def _span_s(rec: Mapping) -> float | None:
-    dev = rec.get("device") or {}
+def _span_s(device: Mapping | None) -> float | None:
+    dev = device or {}
     a, b = dev.get("first_issue_unix_s"), dev.get("last_complete_unix_s")
     if a is None or b is None or float(b) <= float(a):
         return None
     return float(b) - float(a)
 
 
-def _runtime_s(m: Mapping) -> float:
-    return max(float((m.get("read") or {}).get("runtime_s") or 0.0), float((m.get("write") or {}).get("runtime_s") or 0.0))
+def _runtime_s(m: Measurement) -> float:
+    return max(float(m.read.runtime_s or 0.0), float(m.write.runtime_s or 0.0))
 
 
-def check(rec: Mapping) -> dict:
-    """The step's rate check: {"state": "fio" | "device" | "unchecked", "runtime_s", "device_span_s",
+def check(m: Measurement, device: Mapping | None, beside: Mapping | None = None) -> dict:
+    """The rate check of a step (fio's measurement ``m``, the block layer's view ``device``, the job
+    run ``beside`` it): {"state": "fio" | "device" | "unchecked", "runtime_s", "device_span_s",
     "differs_pct", "why"} (why: for "unchecked", what was missing)."""
-    m = rec.get("measurement") or {}
     runtime = _runtime_s(m)
     out: dict = {"state": "unchecked", "runtime_s": runtime, "device_span_s": None, "differs_pct": None}
-    if rec.get("beside"):
+    if beside:
         return out | {"why": "a job beside the step: the block layer's span is both jobs'"}
-    if not rec.get("device"):
+    if not device:
         return out | {"why": "the block layer's view was not recorded"}
-    span = _span_s(rec)
+    span = _span_s(device)
     if span is None or runtime <= 0:
         return out | {"why": "the block layer's trace saw only one end of the step" if runtime > 0 else "no IO"}
     diff_s = span - runtime
@@ -74,14 +95,12 @@ def _over(d: DirectionStats, span: float) -> DirectionStats:
     return replace(d, iops=d.ios / span, bw_bytes_per_s=d.io_bytes / span)
 
 
-def as_device_did(rec: Mapping) -> Measurement:
+def as_device_did(m: Measurement, device: Mapping | None, beside: Mapping | None = None) -> Measurement:
     """The step's measurement with its rates as the device did them: fio's own where the check
     finds them right (or cannot check), else its IO count and bytes over the block layer's span."""
-    m = Measurement.from_dict(rec["measurement"])
-    c = check(rec)
-    if c["state"] != "device":
+    if check(m, device, beside)["state"] != "device":
         return m
-    span = _span_s(rec)  # as the record has it
+    span = _span_s(device)  # as the record has it
     assert span is not None
     return replace(m, read=_over(m.read, span), write=_over(m.write, span))
 
@@ -89,41 +108,39 @@ def as_device_did(rec: Mapping) -> Measurement:
 def of_result(m: Measurement, device: Mapping | None) -> tuple[Measurement, dict]:
     """A step run outside the PTS's records (a quick run's figure): its measurement with the
     device's rates where the check finds fio's off, and the check."""
-    rec = {"measurement": m.to_dict(), "device": device}
-    return as_device_did(rec), check(rec)
+    return as_device_did(m, device), check(m, device)
 
 
-def marked(rec: Mapping) -> str | None:
-    """Why the step carries a mark (the boundary into it over the limits), or None."""
-    b = rec.get("boundary") or {}
-    if b.get("over_limit") and b.get("kind") not in ("resume", "purge"):
-        return f"after {b.get('after')}: {b.get('why')}"
+def marked(b: Boundary | None) -> str | None:
+    """Why the step after boundary ``b`` carries a mark (the boundary over the limits), or None."""
+    if b is not None and b.over_limit and b.kind not in ("resume", "purge"):
+        return f"after {b.after}: {b.why}"
     return None
 
 
-def _label(rec: Mapping) -> str:
-    if rec.get("phase") == "wipc":
+def _label(rec: StepRecord) -> str:
+    if rec.phase == "wipc":
         return "WIPC"
-    return f"round {rec.get('round')} step {rec.get('index')}"
+    return f"round {rec.round} step {rec.index}"
 
 
-def _where(rec: Mapping) -> dict:
-    return {"step": _label(rec), "label": rec.get("label"), "phase": rec.get("phase"), "round": rec.get("round"),
-            "index": rec.get("index"), "key": rec.get("key")}
+def _where(rec: StepRecord) -> dict:
+    return {"step": _label(rec), "label": rec.label, "phase": rec.phase, "round": rec.round,
+            "index": rec.index, "key": rec.key}
 
 
-def part_timing(records: Iterable[Mapping], window: Iterable[Mapping] | None = None) -> dict:
+def part_timing(records: Iterable[StepRecord], window: Iterable[StepRecord] | None = None) -> dict:
     """Over a part's steps (and, apart, those its figures come from: the window's, WSAT's samples):
     how many were checked, recomputed from the device side, marked, unchecked, and which."""
     recs = list(records)
-    win = list(window) if window is not None else [r for r in recs if r.get("phase") == "round"]
-    checks = [(r, check(r)) for r in recs]
+    win = list(window) if window is not None else [r for r in recs if r.phase == "round"]
+    checks = [(r, r.rate_check or {}) for r in recs]
     recomputed = [{**_where(r), "runtime_s": c["runtime_s"], "device_span_s": c["device_span_s"],
                    "differs_pct": c["differs_pct"]} for r, c in checks if c["state"] == "device"]
-    marks = [{**_where(r), "why": why} for r in recs if (why := marked(r))]
+    marks = [{**_where(r), "why": r.mark} for r in recs if r.mark]
     unchecked = [c.get("why") for _r, c in checks if c["state"] == "unchecked"]
     diffs = [abs(c["differs_pct"]) for _r, c in checks if c["differs_pct"] is not None]
-    win_checks = [check(r)["state"] for r in win]
+    win_checks = [(r.rate_check or {})["state"] for r in win]
     return {
         "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS,
         "steps": len(recs), "checked": len(recs) - len(unchecked),
@@ -131,7 +148,7 @@ def part_timing(records: Iterable[Mapping], window: Iterable[Mapping] | None = N
         "unchecked_why": sorted(set(unchecked)),
         "worst_differs_pct": round(max(diffs), 3) if diffs else None,
         "window": {"steps": len(win), "recomputed": sum(1 for s in win_checks if s == "device"),
-                   "marked": sum(1 for r in win if marked(r)),
+                   "marked": sum(1 for r in win if r.mark),
                    "unchecked": sum(1 for s in win_checks if s == "unchecked")},
         "recomputed_steps": recomputed, "marked_steps": marks,
     }

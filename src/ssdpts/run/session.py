@@ -25,6 +25,7 @@ from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
 from ssdpts.engine.jobfile import path_problem
 from ssdpts.results.analysis import kept_sessions
+from ssdpts.results.records import Manifest
 from ssdpts.errors import HostLost, Interrupted, UserError
 from ssdpts.run.runner import RunContext, close_trace, execute
 from ssdpts.pts.parts import Part
@@ -445,7 +446,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
         forgotten = store.forget_unbacked_rounds()
         resumptions = man.get("resumptions", [])
         resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
-                            "steps_kept": sum(1 for _ in store.iter_steps()),
+                            "steps_kept": store.count_steps(),
                             "identity": proof or ("confirmed again by --destroy-data-on" if confirm is not None
                                                   else "confirmed again at the prompt"),
                             **({"contents": _contents_note(confirm, changed)} if target.kind == "block" else {}),
@@ -459,4 +460,4 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
                          "resumed: the interrupted round runs again and the steady-state window counts only rounds run "
                          "from now on (docs/methodology.md, Saving and resuming)")
         return _execute(store, spec, parts, side, executor, progress, man.get("device"),
-                        session=len(resumptions), keep=kept_sessions(man))
+                        session=len(resumptions), keep=kept_sessions(Manifest.from_dict(man)))

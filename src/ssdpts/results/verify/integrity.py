@@ -33,6 +33,7 @@ from pathlib import Path
 from ...errors import UserError
 from ...store import MANIFEST, STEPS, SUMMARY, RunStore, file_digest, steps_digest
 from .. import seal
+from ..steprecord import StepRecord, read_steps
 from . import proof
 
 CONFIGURED = "configured"  # check(key=...): the key $SSDPTS_SEAL_KEY names, if any
@@ -58,7 +59,7 @@ class Result:
     rounds_checked: int = 0
     steps: int = 0
     steps_proven: int = 0  # recomputed from fio's output and found equal
-    repaired: list[dict] = field(default_factory=list)  # the steps, with fio's values where one was altered
+    repaired: list[StepRecord] = field(default_factory=list)  # the steps, with fio's values where one was altered
     version: int | None = None  # integrity records version (results/seal.py); None: an older run directory
     seal_check: seal.SealCheck | None = None
     manifest: dict = field(default_factory=dict)  # manifest.json as read
@@ -91,8 +92,8 @@ def _json_of(rec: dict) -> str | None:
     return next((f for f in (rec.get("files") or {}) if f.endswith(".json")), None)
 
 
-def _step_counts(steps: list[dict]) -> Counter:
-    return Counter(s.get("fio_json") for s in steps)
+def _step_counts(steps: list[StepRecord]) -> Counter:
+    return Counter(s.fio_json for s in steps)
 
 
 def _what_round(pid: str, name: str, n: int | None) -> str:
@@ -101,10 +102,10 @@ def _what_round(pid: str, name: str, n: int | None) -> str:
     return f"{which} of {pid}{steps}"
 
 
-def check(run_dir: str | Path, records: list[dict] | None = None, *, key: seal.Key | None | str = CONFIGURED) -> Result:
+def check(run_dir: str | Path, records: list[StepRecord] | None = None, *, key: seal.Key | None | str = CONFIGURED) -> Result:
     """Check a run directory against its records (reads only). Raises UserError when it is not a
     readable run directory at all, or is of a newer integrity version. ``records``: steps.jsonl as
-    RunStore.steps() read it, when the caller has it already (a report reads the 10 MB of a long run
+    steprecord.read_steps read it, when the caller has it already (a report reads the 10 MB of a long run
     once, not twice). ``key``: the seal key to check a seal with (default: $SSDPTS_SEAL_KEY's)."""
     run_dir = Path(run_dir)
     store = RunStore.open(run_dir)
@@ -120,10 +121,10 @@ def check(run_dir: str | Path, records: list[dict] | None = None, *, key: seal.K
     raw = (run_dir / STEPS).read_bytes() if (run_dir / STEPS).exists() else None
     if raw is None:
         res.problems.append(Problem(STEPS, "is missing", "every measurement of the run"))
-        steps: list[dict] = []
+        steps: list[StepRecord] = []
     else:
         try:
-            steps = store.steps() if records is None else records
+            steps = read_steps(store) if records is None else records
         except UserError as exc:
             res.problems.append(Problem(STEPS, "is corrupt", str(exc)))
             steps = []
@@ -192,7 +193,7 @@ def _check_manifest(res: Result, man: dict, key) -> None:
         res.notes.append(res.seal_check.text)
 
 
-def _check_rounds(res: Result, man: dict, steps: list[dict], counts: Counter) -> set[str]:
+def _check_rounds(res: Result, man: dict, steps: list[StepRecord], counts: Counter) -> set[str]:
     """Each recorded round against steps.jsonl and its raw files; returns the raw files recorded."""
     complete, version = res.status == "complete", res.version
     recorded: set[str] = set()
@@ -234,11 +235,11 @@ def _check_rounds(res: Result, man: dict, steps: list[dict], counts: Counter) ->
     return recorded
 
 
-def _round_lines(steps: list[dict], js: str | None) -> list[dict]:
-    return [s for s in steps if s.get("fio_json") == js]
+def _round_lines(steps: list[StepRecord], js: str | None) -> list[StepRecord]:
+    return [s for s in steps if s.fio_json == js]
 
 
-def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) -> list[dict]:
+def _prove_steps(res: Result, run_dir: Path, steps: list[StepRecord], skip: set[str]) -> list[StepRecord]:
     """Each step recomputed from its fio output (results/verify/proof.py): a value that differs is a
     problem naming it. Returns the steps with fio's values in place of altered ones."""
     bad, res.steps_proven, fake = proof.check_steps(run_dir, steps, skip)
@@ -253,11 +254,11 @@ def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) 
                                     f"{proof.describe_step(sc.record)}, and every table, plot and verdict that uses it "
                                     "(reports show the values fio's output gives)"))
         if sc.recomputed is not None:
-            repaired[sc.line - 1] = {**sc.record, "measurement": sc.recomputed}
+            repaired[sc.line - 1] = sc.record.with_fio_measurement(sc.recomputed)
     return repaired
 
 
-def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key) -> None:
+def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[StepRecord], key) -> None:
     """summary.json against its recorded checksum and against what its steps give, and a complete
     run's parts against their stop rules. A summary altered after ssdpts wrote it, or whose record
     is missing or uncovered, must be what its steps give, or it is damage; one proven by the records
@@ -318,13 +319,13 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
                          "its steps give")
 
 
-def _prove_finished(res: Result, again: dict, steps: list[dict]) -> None:
+def _prove_finished(res: Result, again: dict, steps: list[StepRecord]) -> None:
     """A complete run's steps end where each part's stop rule ends it, with every round from the
     first to the last: otherwise rounds were removed (their raw files, step lines and records
     together, which no checksum of theirs can show)."""
     for pid, part in (again.get("parts") or {}).items():
-        mine = [s for s in steps if s.get("phase") == "round" and _pid(s) == pid]
-        ran = sorted({int(s.get("round") or 0) for s in mine})
+        mine = [s for s in steps if s.phase == "round" and _pid(s) == pid]
+        ran = sorted({s.round for s in mine})
         missing = sorted(set(range(1, ran[-1] + 1)) - set(ran)) if ran else []
         if missing:
             res.problems.append(Problem(STEPS, f"has no round {', '.join(map(str, missing[:5]))} of {pid} between its "
@@ -342,8 +343,8 @@ def _prove_finished(res: Result, again: dict, steps: list[dict]) -> None:
                                         "run is complete", f"the results of {pid}: its later rounds were removed"))
 
 
-def _pid(step: dict) -> str:
-    return str(step.get("test")) + (f"-{step['part']}" if step.get("part") else "")
+def _pid(step: StepRecord) -> str:
+    return step.test + (f"-{step.part}" if step.part else "")
 
 
 def _file_problem(res: Result, rel: str, entry: dict, what: str) -> Problem | None:

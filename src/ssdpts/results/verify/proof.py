@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ...measurement import Measurement
+from ..steprecord import StepRecord
 from ...engine.fioparse import FioOutput, FioOutputError, job_options, parse_fio_output, step_jobs, step_measurement
 
 _REL = 1e-12
@@ -92,9 +94,9 @@ def _same(a: Any, b: Any) -> bool:
 @dataclass(frozen=True, slots=True)
 class StepCheck:
     line: int  # 1-based line of steps.jsonl
-    record: dict
+    record: StepRecord
     diffs: tuple[Difference, ...]
-    recomputed: dict | None  # the measurement as fio's output gives it
+    recomputed: Measurement | None  # the measurement as fio's output gives it
 
 
 def _load(path: Path) -> FioOutput | None:
@@ -137,7 +139,7 @@ def _workload_diffs(workload: dict, job: dict, beside: dict | None = None) -> li
     return out
 
 
-def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[StepCheck], int, int]:
+def check_steps(run_dir: Path, steps: list[StepRecord], skip: set[str]) -> tuple[list[StepCheck], int, int]:
     """Each step recomputed from the fio output it names (files in ``skip`` are already known to be
     missing or altered). Returns (the steps that differ, steps proven, steps whose output is not
     fio's: a model run)."""
@@ -145,7 +147,7 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
     bad: list[StepCheck] = []
     proven = unprovable = 0
     for n, rec in enumerate(steps, start=1):
-        rel = rec.get("fio_json")
+        rel = rec.fio_json
         if not rel or rel in skip:
             continue
         if rel not in cache:
@@ -155,36 +157,37 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
             unprovable += 1
             continue
         jobs = step_jobs(out)
-        idx = rec.get("fio_job_index")
-        meas = rec.get("measurement") if isinstance(rec.get("measurement"), dict) else {}
+        idx = rec.fio_job_index
+        meas = rec.to_dict()["measurement"]  # as recorded
         if not isinstance(idx, int) or not 0 <= idx < len(jobs):
             bad.append(StepCheck(n, rec, (Difference("fio_job_index", idx, f"one of the {len(jobs)} jobs"),), None))
             continue
         try:
-            m = step_measurement(out, idx, start_time=float(meas["start_time"]), end_time=float(meas["end_time"]),
-                                 duration_s=rec.get("planned_duration_s")).to_dict()
+            again = step_measurement(out, idx, start_time=float(meas["start_time"]), end_time=float(meas["end_time"]),
+                                     duration_s=rec.planned_duration_s)
         except (KeyError, TypeError, ValueError) as exc:
             bad.append(StepCheck(n, rec, (Difference("measurement", f"unreadable ({exc})", "a measurement"),), None))
             continue
-        diffs = [*differences(meas, m, "measurement"), *_workload_diffs(rec.get("workload") or {}, jobs[idx], rec.get("beside"))]
+        diffs = [*differences(meas, again.to_dict(), "measurement"),
+                 *_workload_diffs(rec.to_dict().get("workload") or {}, jobs[idx], rec.beside)]
         if diffs:
-            bad.append(StepCheck(n, rec, tuple(diffs), m))
+            bad.append(StepCheck(n, rec, tuple(diffs), again))
         else:
             proven += 1
     return bad, proven, unprovable
 
 
-def describe_step(rec: dict) -> str:
-    phase = rec.get("phase")
-    where = "the WIPC" if phase == "wipc" else f"round {rec.get('round')}" if phase == "round" else str(phase)
-    part = rec.get("test", "?") + (f"-{rec['part']}" if rec.get("part") else "")
-    return f"{rec.get('label', '?')} in {where} of {part}"
+def describe_step(rec: StepRecord) -> str:
+    phase = rec.phase
+    where = "the WIPC" if phase == "wipc" else f"round {rec.round}" if phase == "round" else str(phase)
+    part = rec.test + (f"-{rec.part}" if rec.part else "")
+    return f"{rec.label} in {where} of {part}"
 
 
 # --- the summary from the steps -----------------------------------------------------------------
 
 
-def summary_differences(manifest: dict, summary: dict, records: list[dict]) -> tuple[list[Difference], dict]:
+def summary_differences(manifest: dict, summary: dict, records: list[StepRecord]) -> tuple[list[Difference], dict]:
     """Where summary.json differs from what its steps give, and what they give. A summary without a
     recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
     analysis did not write is not a difference."""
