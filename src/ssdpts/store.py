@@ -128,7 +128,10 @@ class RunStore:
 
     # ---- creation and opening -------------------------------------------------------------
     @classmethod
-    def create(cls, out_dir: Path, label: str, manifest: dict) -> "RunStore":
+    def create(cls, out_dir: Path, label: str, manifest: Record) -> "RunStore":
+        """A new run directory under ``out_dir``, locked, with its manifest (records.Manifest, as it
+        writes itself, after the format, status and creation time; its digests last) and an empty
+        steps.jsonl."""
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -149,7 +152,7 @@ class RunStore:
         store = cls(path)
         store.lock()
         # a run of the current format: every field covered by its digest (results/seal.py)
-        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest, seal.KEY: {}}
+        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest.to_dict(), seal.KEY: {}}
         store._write_manifest(doc)
         (path / STEPS).touch()
         return store
@@ -197,12 +200,12 @@ class RunStore:
         seal.refresh(doc, key)
         write_json_atomic(self.path / MANIFEST, doc)
 
-    def update_manifest(self, **changes: Any) -> dict:
+    def update_manifest(self, **changes: Any) -> None:
+        """The manifest with the fields named changed (each value in its JSON form), and ``updated``."""
         doc = self.manifest()
         doc.update(changes)
         doc["updated"] = utc_now()
         self._write_manifest(doc)
-        return doc
 
     def set_part(self, part_id: str, **changes: Any) -> None:
         doc = self.manifest()

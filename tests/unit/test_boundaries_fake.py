@@ -151,7 +151,7 @@ def test_a_slow_collector_never_shifts_another_step(tmp_path):
     spec = LAT.with_(max_rounds=5)
     ex = FakeExecutor(gap_s=0.0)
     parts = build_parts(spec, SIZE)
-    store = RunStore.create(tmp_path, "t", {"run_spec": spec.to_dict()})
+    store = RunStore.create(tmp_path, "t", Manifest.from_dict({"run_spec": spec.to_dict()}))
     ctx = RunContext(store=store, parts=parts, executor=ex, filename=str(tmp_path / "f"), area=Area(0, SIZE),
                      capacity_bytes=SIZE, seed=1, ioengine="psync", purger=lambda log: {"method": "none"},
                      deviations=[], telemetry=SlowTelemetry(ex))
@@ -323,7 +323,7 @@ def test_every_part_samples_before_its_first_batch(tmp_path):
         def snapshot(self) -> dict:
             return {"t_unix_s": ex.now}
 
-    store = RunStore.create(tmp_path, "t", {"run_spec": spec.to_dict()})
+    store = RunStore.create(tmp_path, "t", Manifest.from_dict({"run_spec": spec.to_dict()}))
     ctx = RunContext(store=store, parts=build_parts(spec, SIZE), executor=ex, filename=str(tmp_path / "f"),
                      area=Area(0, SIZE), capacity_bytes=SIZE, seed=1, ioengine="psync",
                      purger=lambda log: {"method": "none"}, deviations=[], telemetry=Clocked())

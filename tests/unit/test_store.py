@@ -15,13 +15,14 @@ from ssdpts.errors import RunFailed, UserError
 from ssdpts.store import FORMAT, RunStore, read_json, write_json_atomic
 from ssdpts.measurement import DirectionStats, Measurement
 from ssdpts.pts.workload import Workload
-from ssdpts.results.records import StepRecord
+from ssdpts.results.records import Manifest, StepRecord
 from ssdpts.results.steprecord import read_steps
 
 
 @pytest.fixture
 def run(tmp_path: Path) -> RunStore:
-    s = RunStore.create(tmp_path / "runs", "iops-model X/serial:1", {"run_spec": {"tests": ["iops"]}})
+    s = RunStore.create(tmp_path / "runs", "iops-model X/serial:1",
+                        Manifest.from_dict({"run_spec": {"tests": ["iops"]}}))
     yield s
     s.unlock()
 
@@ -53,8 +54,8 @@ def test_create_makes_the_run_directory(run: RunStore, tmp_path: Path):
 
 
 def test_two_runs_in_the_same_second_get_distinct_directories(tmp_path: Path):
-    a = RunStore.create(tmp_path, "x", {})
-    b = RunStore.create(tmp_path, "x", {})
+    a = RunStore.create(tmp_path, "x", Manifest.from_dict({}))
+    b = RunStore.create(tmp_path, "x", Manifest.from_dict({}))
     try:
         assert a.path != b.path and a.path.is_dir() and b.path.is_dir()
     finally:
@@ -249,7 +250,7 @@ def test_unwritable_out_dir_is_user_error(tmp_path: Path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(UserError, match="cannot create the run directory"):
-        RunStore.create(blocker / "runs", "x", {})
+        RunStore.create(blocker / "runs", "x", Manifest.from_dict({}))
 
 
 # ---- fio paths --------------------------------------------------------------------------------------

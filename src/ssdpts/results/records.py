@@ -16,13 +16,10 @@ from typing import Any, ClassVar
 from ..device.purge.base import PurgeRecord
 from ..device.target import Target
 from ..errors import UserError
-from ..measurement import Measurement
 from ..pts.registry import table_from_dict
 from ..pts.runspec import OUTLIER_MS, RunSpec
 from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
-from ..pts.workload import Workload
-from . import timing
 from .formats import Document, reworded
 from .steprecord import STEP_FIELDS, Boundary, StepRecord  # noqa: F401  (the records of steps.jsonl)
 
@@ -363,24 +360,50 @@ class PartState:
 
 @dataclass(frozen=True, slots=True)
 class Resumption:
-    """manifest resumptions[n - 1]: the n-th 'ssdpts resume' of the run (run/session.py writes it)."""
+    """manifest resumptions[n - 1]: the n-th 'ssdpts resume' of the run (run/session.py makes it):
+    when, from which status, by which process, the steps it kept, how the device was proven the
+    same (``identity``) and what it holds (``contents``, block devices), the rounds it measured
+    again, the interruption it continued after, and whether it kept the steady-state window."""
 
     at: str | None
     previous_status: str | None
     keep_window: bool  # the steady-state window kept across it (--keep-window)
-    doc: Mapping[str, Any] = field(default_factory=dict)  # as recorded (identity, contents, rounds measured again)
+    pid: int | None = None
+    steps_kept: int | None = None
+    identity: Any = None
+    contents: Any = None  # None: not recorded (a file or zram target)
+    rounds_measured_again: tuple[str, ...] = ()
+    interruption: Mapping[str, Any] | None = None
+    doc: Mapping[str, Any] | None = None  # as recorded: written back as it is (None: made here)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.doc is not None:
+            return dict(self.doc)
+        return {"at": self.at, "previous_status": self.previous_status, "pid": self.pid, "steps_kept": self.steps_kept,
+                "identity": self.identity, **({} if self.contents is None else {"contents": self.contents}),
+                "rounds_measured_again": list(self.rounds_measured_again), "interruption": self.interruption,
+                "keep_window": self.keep_window}
 
     @classmethod
     def from_dict(cls, d: Any) -> "Resumption":
         if not isinstance(d, Mapping):  # not a resumption ssdpts wrote: counted, never kept
             return cls(None, None, False)
-        return cls(_str(d.get("at")), _str(d.get("previous_status")), bool(d.get("keep_window")), d)
+        ints = d.get("interruption")
+        return cls(_str(d.get("at")), _str(d.get("previous_status")), bool(d.get("keep_window")), _int(d.get("pid")),
+                   _int(d.get("steps_kept")), d.get("identity"), d.get("contents"),
+                   tuple(d.get("rounds_measured_again") or ()), ints if isinstance(ints, Mapping) else None, d)
 
 
 @dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(Document):
     """manifest.json. ``device``, ``host`` and ``audit`` stay mappings: their fields are described by
-    the catalogues (device/fields.py FIELDS, device/host/host.py HOST_FIELDS, device/host/audit.py)."""
+    the catalogues (device/fields.py FIELDS, device/host/host.py HOST_FIELDS, device/host/audit.py).
+
+    A run makes it with ``new`` (the entries every run directory has) and ``with_changes`` (its
+    kind's entries); the store writes it (``to_dict``: its fields in the order they were given,
+    each as recorded) with the format, status and digests of a new run, and updates it by field."""
+
+    KIND: ClassVar[str] = "manifest"
 
     status: str | None
     created: str | None
@@ -407,6 +430,32 @@ class Manifest:
     doc: Mapping[str, Any]  # manifest.json as recorded (the library keeps run_spec, target and host whole)
     kind: str | None = None  # "quick", "replay"; None: a PTS run
     resumptions: tuple[Resumption, ...] = ()
+
+    @classmethod
+    def new(cls, *, kind: str | None = None, ssdpts_version: str, fio_version: str | None, executor: str,
+            command_line: list[str], target: Target, fingerprint: Any, confirmation: str | None, claim: Any,
+            results_space: Mapping[str, Any], device: Mapping[str, Any] | None, host: Mapping[str, Any], audit: Any,
+            description: Mapping[str, Any] | None, device_host: str | None = None) -> "Manifest":
+        """The entries every run directory has: versions, command line, the target, its fingerprint
+        and identity, the confirmation and claim, the results disk, the device, the host and its
+        audit; ``kind`` first for a run beside the PTS; ``device_host``: the host the device is on,
+        when that is not this one (device/remote/remote.py)."""
+        return cls.from_dict({
+            **({} if kind is None else {"kind": kind}),
+            "ssdpts_version": ssdpts_version, "fio_version": fio_version, "executor": executor,
+            "command_line": command_line, "target": target.to_dict(), "fingerprint": fingerprint,
+            "confirmation": confirmation, "claim": claim, "results_space": results_space, "device": device,
+            "host": host, "audit": audit, "description": description,
+            **({"device_host": device_host} if device_host else {}),
+        })
+
+    def with_changes(self, **changes: Any) -> "Manifest":
+        """The manifest with the fields named changed (a new field after the others, as the store
+        writes it); each value in its JSON form, a record's ``to_dict``."""
+        return Manifest.from_dict({**self.doc, **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.doc)
 
     @property
     def purge_methods(self) -> tuple[str, ...]:
