@@ -31,6 +31,7 @@ from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.results import timing
 from ssdpts.results.reader import read_run
+from ssdpts.results.records import Manifest
 from ssdpts.results.steprecord import StepRecord
 from ssdpts.run.session import start_run
 
@@ -152,7 +153,7 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
     # and a reader can recompute every figure from steps.jsonl alone (the proof's analysis)
     from ssdpts.results.verify.proof import summary_differences
 
-    diffs, _ = summary_differences(json.loads((store.path / "manifest.json").read_text()),
+    diffs, _ = summary_differences(Manifest.from_dict(json.loads((store.path / "manifest.json").read_text())),
                                    json.loads((store.path / "summary.json").read_text()),
                                    [StepRecord.from_dict(r) for r in raw])
     assert not diffs, [d.text("its steps") for d in diffs[:3]]

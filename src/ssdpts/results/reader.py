@@ -139,14 +139,13 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
     path = Path(path)
     _check_dir(path)
     store = RunStore(path)
-    doc = store.manifest()
-    manifest = Manifest.from_dict(doc)
+    manifest = Manifest.from_dict(store.manifest())
     if records is None and (steps or not (path / SUMMARY).exists()):
         records = read_steps(store)
     notes: tuple[str, ...] = ()
     if (path / SUMMARY).exists():
-        raw, note = trusted_summary(path, doc, store.summary(), lambda: records if records is not None else read_steps(store))
-        summary = Summary.from_dict(raw)
+        summary, note = trusted_summary(path, manifest, store.summary(),
+                                        lambda: records if records is not None else read_steps(store))
         notes = (note,) if note else ()
     elif need_summary:
         raise UserError(f"{path} has no {SUMMARY} yet (status {manifest.status or 'unknown'}): let the run finish "

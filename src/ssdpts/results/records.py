@@ -339,6 +339,38 @@ def target_from_dict(d: Mapping[str, Any]) -> Target | None:
 
 
 @dataclass(frozen=True, slots=True)
+class FileDigest:
+    """A file's size and SHA-256 as recorded (seal.file_digest; None: not recorded)."""
+
+    bytes: int | None
+    sha256: str | None
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "FileDigest":
+        return cls(d.get("bytes"), d.get("sha256")) if isinstance(d, Mapping) else cls(None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """manifest parts.<id>.rounds.<name>: a round's raw files and step lines, as store.record_round
+    recorded them before the lines were appended (results/verify/integrity.py checks them)."""
+
+    steps: int
+    steps_sha256: str | None  # store.steps_digest of its lines (None: an older run directory)
+    files: dict[str, FileDigest]  # relative path -> its size and SHA-256
+
+    @property
+    def fio_json(self) -> str | None:
+        """fio's output of the round, as its step lines name it (``fio_json``)."""
+        return next((f for f in self.files if f.endswith(".json")), None)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RoundRecord":
+        return cls(int(d.get("steps", 0)), d.get("steps_sha256") or None,
+                   {str(k): FileDigest.from_dict(v) for k, v in _map(d.get("files")).items()})
+
+
+@dataclass(frozen=True, slots=True)
 class PartState:
     """manifest parts.<id>: how far the run got with a part, and how it was purged."""
 
@@ -346,6 +378,7 @@ class PartState:
     preconditioned: str | None
     finished: str | None
     stop_reason: str | None
+    rounds: dict[str, RoundRecord] | None = None  # None: the part records none (not a mapping)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PartState":
@@ -355,7 +388,10 @@ class PartState:
             purge = PurgeRecord(str(p.get("method") or ""), str(p.get("disclosure") or ""), str(p.get("started_at") or ""),
                                 float(p.get("duration_s") or 0.0), p.get("is_pts_purge"), str(p.get("detail") or ""),
                                 tuple(p.get("notes") or ()))
-        return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")))
+        rounds = d.get("rounds")
+        return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")),
+                   {str(k): RoundRecord.from_dict(v) for k, v in rounds.items() if isinstance(v, Mapping)}
+                   if isinstance(rounds, Mapping) else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +466,7 @@ class Manifest(Document):
     doc: Mapping[str, Any]  # manifest.json as recorded (the library keeps run_spec, target and host whole)
     kind: str | None = None  # "quick", "replay"; None: a PTS run
     resumptions: tuple[Resumption, ...] = ()
+    summary_file: FileDigest | None = None  # summary.json's size and SHA-256 (None: not recorded)
 
     @classmethod
     def new(cls, *, kind: str | None = None, ssdpts_version: str, fio_version: str | None, executor: str,
@@ -479,8 +516,9 @@ class Manifest(Document):
             active_range_bytes=_int(d.get("active_range_bytes")),
             parts={str(k): PartState.from_dict(v) for k, v in _map(d.get("parts")).items() if isinstance(v, Mapping)},
             write_cache=_str(d.get("write_cache")), telemetry=d.get("telemetry") if isinstance(d.get("telemetry"), Mapping) else None,
-            doc=d, kind=_str(d.get("kind")),
-            resumptions=tuple(Resumption.from_dict(r) for r in d.get("resumptions") or ()))
+            doc=d, kind=d.get("kind") if isinstance(d.get("kind"), str) else None,
+            resumptions=tuple(Resumption.from_dict(r) for r in d.get("resumptions") or ()),
+            summary_file=FileDigest.from_dict(d["summary_file"]) if isinstance(d.get("summary_file"), Mapping) else None)
 
     def run_spec_and_target(self) -> tuple[RunSpec, Target]:
         """What planning this run's parts needs, or a UserError naming what is missing."""

@@ -28,9 +28,10 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from ...measurement import Measurement
+from ..records import Manifest, Summary
 from ..steprecord import StepRecord
 from ...engine.fioparse import FioOutput, FioOutputError, job_options, parse_fio_output, step_jobs, step_measurement
 
@@ -187,18 +188,17 @@ def describe_step(rec: StepRecord) -> str:
 # --- the summary from the steps -----------------------------------------------------------------
 
 
-def summary_differences(manifest: dict, summary: dict, records: list[StepRecord]) -> tuple[list[Difference], dict]:
+def summary_differences(manifest: Manifest, summary: Mapping[str, Any],
+                        records: list[StepRecord]) -> tuple[list[Difference], dict[str, Any]]:
     """Where summary.json differs from what its steps give, and what they give. A summary without a
     recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
     analysis did not write is not a difference."""
-    from ..records import Manifest
     from ..seal import version_of
     from ..summary import recompute_summary
 
-    again = json.loads(json.dumps(recompute_summary(Manifest.from_dict(manifest), records, summary.get("status")).to_dict(),
-                                  default=str))
+    again = json.loads(json.dumps(recompute_summary(manifest, records, summary.get("status")).to_dict(), default=str))
     diffs = list(differences({k: v for k, v in summary.items() if k != "format"}, again))
-    if not isinstance(manifest.get("summary_file"), dict) and version_of(manifest) is None:
+    if manifest.summary_file is None and version_of(manifest.doc) is None:
         diffs = [d for d in diffs if "(missing)" != d.recorded and "(nothing)" != d.recomputed]
     return diffs, again
 
@@ -211,33 +211,33 @@ UNCOVERED = "uncovered"  # its record is there, but was edited since ssdpts wrot
 OLDER = "older"  # a run made before summaries were recorded: nothing proves it
 
 
-def summary_state(run_dir: Path, manifest: dict, key=None) -> str:
+def summary_state(run_dir: Path, manifest: Manifest, key=None) -> str:
     """What proves summary.json (one of the states above). A run of the current format (results/seal.py)
     records its summary whenever ssdpts writes it; so did every complete run whose rounds carry the
     step lines' checksums (they came with it). ``key``: the seal key to check the manifest's seal with."""
     from ...store import SUMMARY
     from .. import seal
 
-    recorded = manifest.get("summary_file")
-    if not isinstance(recorded, dict):
-        current = seal.version_of(manifest) is not None or (manifest.get("status") == "complete" and any(
-            isinstance(r, dict) and r.get("steps_sha256") for p in (manifest.get("parts") or {}).values()
-            if isinstance(p, dict) for r in (p.get("rounds") or {}).values()))
+    recorded = manifest.summary_file
+    if recorded is None:
+        current = seal.version_of(manifest.doc) is not None or (manifest.status == "complete" and any(
+            r.steps_sha256 for p in manifest.parts.values() for r in (p.rounds or {}).values()))
         return UNRECORDED if current else OLDER
     try:
         now = seal.file_digest(run_dir / SUMMARY)
     except OSError:
         return ALTERED
-    if now != {"bytes": recorded.get("bytes"), "sha256": recorded.get("sha256")}:
+    if now != {"bytes": recorded.bytes, "sha256": recorded.sha256}:
         return ALTERED
-    if seal.version_of(manifest) is not None and (
-            {name for name, _ in seal.manifest_changes(manifest)} & {"summary_file", seal.KEY}
-            or seal.check_seal(manifest, key).state == "broken"):
+    if seal.version_of(manifest.doc) is not None and (
+            {name for name, _ in seal.manifest_changes(manifest.doc)} & {"summary_file", seal.KEY}
+            or seal.check_seal(manifest.doc, key).state == "broken"):
         return UNCOVERED
     return PROVEN
 
 
-def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tuple[dict, str | None]:
+def trusted_summary(run_dir: Path, manifest: Manifest, summary: Mapping[str, Any],
+                    records: Callable[[], list[StepRecord]]) -> tuple[Summary, str | None]:
     """summary.json as a reader may present it: as written when its records prove it (PROVEN) or it
     is what its steps give; otherwise the results recomputed from the steps, with the note saying
     why. ``records``: a callable giving steps.jsonl's records (read only when needed). A summary
@@ -246,18 +246,18 @@ def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tu
     summaries were recorded (read as it always was): 'ssdpts verify' notes the difference."""
     from .. import seal
 
-    if manifest.get("kind") is not None:
-        return summary, None
+    if manifest.kind is not None:
+        return Summary.from_dict(summary), None
     state = summary_state(run_dir, manifest, seal.configured_key())
     if state in (PROVEN, OLDER):  # an older run reads as it always did: 'ssdpts verify' notes its differences
-        return summary, None
+        return Summary.from_dict(summary), None
     try:
         diffs, again = summary_differences(manifest, summary, records())
     except (KeyError, TypeError, ValueError, AttributeError):
-        return summary, None  # cannot be planned again ('ssdpts verify' names why)
+        return Summary.from_dict(summary), None  # cannot be planned again ('ssdpts verify' names why)
     if not diffs:
-        return summary, None
-    return {"format": summary.get("format"), **again}, f"{summary_why(state)} ({diffs[0].text('its steps')}" + (
+        return Summary.from_dict(summary), None
+    return Summary.from_dict(again), f"{summary_why(state)} ({diffs[0].text('its steps')}" + (
         f", and {len(diffs) - 1} more" if len(diffs) > 1 else "") + \
         "): the results shown are what its steps give ('ssdpts verify' says more)"
 
