@@ -75,7 +75,7 @@ def write_json_atomic(path: Path, doc: dict) -> None:
         raise disk_error(path, exc) from None
 
 
-file_digest = seal.file_digest  # {"bytes", "sha256"} of a file
+file_digest = seal.file_digest  # the size and SHA-256 of a file (seal.FileDigest)
 
 
 def steps_digest(records: Iterable[Record]) -> str:
@@ -220,7 +220,7 @@ class RunStore:
         and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
         Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
         a recorded round without steps, which resume measures again (forget_unbacked_rounds)."""
-        files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
+        files = {self.rel(p): file_digest(p).to_dict() for p in paths if p.exists()}
         doc = self.manifest()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
         rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records),
@@ -368,7 +368,7 @@ class RunStore:
         path = self.path / SUMMARY
         write_json_atomic(path, summary.to_document())
         try:
-            self.update_manifest(summary_file=file_digest(path))
+            self.update_manifest(summary_file=file_digest(path).to_dict())
         except OSError as exc:
             raise disk_error(path, exc, self.path) from None
 

@@ -111,7 +111,7 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
     read = {(s.round, s.index): s for s in run.steps if s.phase == "round"}
     stopped = rounds[STOP_AT - 2]
     c = StepRecord.from_dict(stopped).rate_check
-    assert c["state"] == "device" and c["differs_pct"] < -20, c  # fio's run time ~0.4 s longer than the device's span
+    assert c.state == "device" and c.differs_pct < -20, c  # fio's run time ~0.4 s longer than the device's span
     for rec, span in zip(rounds, spans):
         assert span is not None
         theirs_s = (span[1] - span[0]) / 1e9

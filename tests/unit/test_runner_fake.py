@@ -535,7 +535,7 @@ def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
     assert list(rounds)[:2] == ["wipc", "round-001"] and rounds["wipc"]["steps"] == 1
     assert rounds["round-001"]["steps"] == 56
     f = rounds["round-001"]["files"]["fio/iops/round-001.json"]
-    assert f == file_digest(run_dir / "fio/iops/round-001.json")
+    assert f == file_digest(run_dir / "fio/iops/round-001.json").to_dict()
     res = integrity.check(run_dir)
     assert res.intact and res.rounds_checked == sum(len(p["rounds"]) for p in manifest(run_dir)["parts"].values())
 

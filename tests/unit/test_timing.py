@@ -34,7 +34,7 @@ def seen(rec: dict, span_s: float, *, first: float | None = 0.0) -> dict:
     return r
 
 
-def check(r: dict) -> dict:
+def check(r: dict) -> timing.RateCheck:
     """The rate check of a step line (StepRecord.from_dict's)."""
     return timing.check(Measurement.from_dict(r["measurement"]), r.get("device"), r.get("beside"))
 
@@ -55,7 +55,7 @@ def runtime(rec) -> float:
 def test_a_span_within_the_tolerance_keeps_fios_figures(recorded):
     rec = wsat_steps(recorded[1])[3]
     r = seen(rec, runtime(rec) * 1.009)
-    assert check(r)["state"] == "fio"
+    assert check(r).state == "fio"
     assert as_device_did(r).iops == rec["measurement"]["iops"]
 
 
@@ -64,7 +64,7 @@ def test_a_span_beyond_it_gives_the_device_rates(recorded):
     span = runtime(rec) * 1.18  # fio's clock 18% short of the device's span
     r = seen(rec, span)
     c = check(r)
-    assert c["state"] == "device" and c["differs_pct"] == pytest.approx(18.0, abs=0.01)
+    assert c.state == "device" and c.differs_pct == pytest.approx(18.0, abs=0.01)
     m = as_device_did(r)
     w = rec["measurement"]["write"]
     span = r["device"]["last_complete_unix_s"] - r["device"]["first_issue_unix_s"]  # as the record holds it
@@ -80,21 +80,21 @@ def test_short_steps_are_not_judged_finer_than_fios_whole_ms(recorded):
     rec = copy.deepcopy(wsat_steps(recorded[1])[0])
     for d in ("read", "write"):
         rec["measurement"][d]["runtime_s"] = 0.05 if rec["measurement"][d]["ios"] else 0.0  # a 50-ms step (HIR's bursts)
-    assert check(seen(rec, 0.05 + 0.0009))["state"] == "fio"  # 1.8%, but within fio's whole ms
-    assert check(seen(rec, 0.05 - 0.0011))["state"] == "device"  # 2.2%: more than 1 ms
+    assert check(seen(rec, 0.05 + 0.0009)).state == "fio"  # 1.8%, but within fio's whole ms
+    assert check(seen(rec, 0.05 - 0.0011)).state == "device"  # 2.2%: more than 1 ms
     for d in ("read", "write"):
         rec["measurement"][d]["runtime_s"] = 1.0 if rec["measurement"][d]["ios"] else 0.0
-    assert check(seen(rec, 1.0 + 0.0095))["state"] == "fio"  # 9.5 ms of 1 s: within 1%
-    assert check(seen(rec, 1.0 + 0.0105))["state"] == "device"
+    assert check(seen(rec, 1.0 + 0.0095)).state == "fio"  # 9.5 ms of 1 s: within 1%
+    assert check(seen(rec, 1.0 + 0.0105)).state == "device"
 
 
 def test_unchecked_where_the_trace_did_not_see_both_ends(recorded):
     rec = wsat_steps(recorded[1])[0]
-    assert check(rec)["state"] == "unchecked"
-    assert "not recorded" in check(rec)["why"]
-    assert "one end" in check(seen(rec, 1.5, first=None))["why"]
+    assert check(rec).state == "unchecked"
+    assert "not recorded" in check(rec).why
+    assert "one end" in check(seen(rec, 1.5, first=None)).why
     beside = seen(rec, 1.5) | {"beside": {"rw": "trim"}}
-    assert check(beside)["state"] == "unchecked" and "beside" in check(beside)["why"]
+    assert check(beside).state == "unchecked" and "beside" in check(beside).why
     assert as_device_did(beside).iops == rec["measurement"]["iops"]
 
 
@@ -138,4 +138,4 @@ def test_the_summary_uses_the_device_rates_and_says_so(recorded):
     assert timing.flag(t, lambda m: m["index"] in {26, 27, 28, 29, 30}) == ""
     assert before.timing["unchecked"] == len(ws) and not timing.flag(before.timing, lambda m: True)
     run = timing.run_timing([t, before.timing])
-    assert (run["recomputed"], run["marked"], run["unchecked"]) == (2, 1, len(ws))
+    assert (run.recomputed, run.marked, run.unchecked) == (2, 1, len(ws))

@@ -21,6 +21,7 @@ from ..pts.runspec import OUTLIER_MS, RunSpec
 from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
 from .formats import Document, reworded
+from .seal import FileDigest
 from .steprecord import STEP_FIELDS, Boundary, StepRecord  # noqa: F401  (the records of steps.jsonl)
 
 
@@ -336,18 +337,6 @@ def target_from_dict(d: Mapping[str, Any]) -> Target | None:
             v = str(v or "")
         kw[f.name] = v
     return Target(**kw)
-
-
-@dataclass(frozen=True, slots=True)
-class FileDigest:
-    """A file's size and SHA-256 as recorded (seal.file_digest; None: not recorded)."""
-
-    bytes: int | None
-    sha256: str | None
-
-    @classmethod
-    def from_dict(cls, d: Any) -> "FileDigest":
-        return cls(d.get("bytes"), d.get("sha256")) if isinstance(d, Mapping) else cls(None, None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,7 +133,7 @@ class StepRecord(Document):
     fio_job_index: int | None = None
     # its rates as the device did them (results/timing.py): the check, and the mark where it has one;
     # ``measurement`` has the device's rates where the check found fio's off
-    rate_check: Mapping[str, Any] | None = None
+    rate_check: timing.RateCheck | None = None
     mark: str | None = None
     # what the line records besides (written as recorded): the session that ran it (0: the first
     # run, n: the n-th resume), the plan, fio's own measurement (``measurement`` above is the

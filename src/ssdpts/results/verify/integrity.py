@@ -33,7 +33,8 @@ from pathlib import Path
 from ...errors import UserError
 from ...store import MANIFEST, STEPS, SUMMARY, RunStore, file_digest, steps_digest
 from .. import seal
-from ..records import FileDigest, Manifest, Summary
+from ..records import Manifest, Summary
+from ..seal import FileDigest
 from ..steprecord import StepRecord, read_steps
 from . import proof
 
@@ -350,10 +351,10 @@ def _file_problem(res: Result, rel: str, entry: FileDigest, what: str) -> Proble
     if not path.is_file():
         return Problem(rel, "is missing", affects)
     now = file_digest(path)
-    res.hashes[rel] = now["sha256"]
-    if now["bytes"] < (entry.bytes or 0):
-        return Problem(rel, f"is truncated ({now['bytes']} of {entry.bytes} bytes)", affects)
-    if now != {"bytes": entry.bytes, "sha256": entry.sha256}:
+    res.hashes[rel] = str(now.sha256)
+    if (now.bytes or 0) < (entry.bytes or 0):
+        return Problem(rel, f"is truncated ({now.bytes} of {entry.bytes} bytes)", affects)
+    if now != entry:
         return Problem(rel, "was altered (its SHA-256 differs from the one recorded)", affects)
     return None
 

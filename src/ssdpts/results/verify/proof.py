@@ -227,7 +227,7 @@ def summary_state(run_dir: Path, manifest: Manifest, key=None) -> str:
         now = seal.file_digest(run_dir / SUMMARY)
     except OSError:
         return ALTERED
-    if now != {"bytes": recorded.bytes, "sha256": recorded.sha256}:
+    if now != recorded:
         return ALTERED
     if seal.version_of(manifest.doc) is not None and (
             {name for name, _ in seal.manifest_changes(manifest.doc)} & {"summary_file", seal.KEY}
