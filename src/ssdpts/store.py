@@ -272,8 +272,8 @@ class RunStore:
     @staticmethod
     def _repair_tail(path: Path) -> None:
         """A last line without its newline (SIGKILL or power loss mid-write) must not swallow the
-        next record: terminate it when it is a whole record (iter_steps reads it), else cut it off
-        (iter_steps ignores it). Otherwise the next append would make it a corrupt middle line."""
+        next record: terminate it when it is a whole record (step_documents reads it), else cut it off
+        (step_documents ignores it). Otherwise the next append would make it a corrupt middle line."""
         try:
             with open(path, "rb+") as f:
                 size = f.seek(0, os.SEEK_END)

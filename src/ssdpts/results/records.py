@@ -1,5 +1,6 @@
 """The typed records of a run directory: what manifest.json, summary.json and steps.jsonl hold,
 as frozen records (docs/design.md#frozen-records, #units-in-names; docs/results-format.md is the field reference).
+A line of steps.jsonl is steprecord.StepRecord (here too, for readers of this module).
 
 Each record reads its JSON form with ``from_dict`` — tolerant of fields older files lack (they
 read as None or empty) — and the summary records write it back with ``to_dict``, which is what
