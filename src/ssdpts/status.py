@@ -391,7 +391,7 @@ def _progress(st: RunStatus, run_dir: Path, man: dict, now: float) -> None:
     left = part_seconds(parts[k], spec)
     if recs:  # the part the steps end in: where it is, and its tracking variables
         left = _part_left(st, parts[k], recs, spec.step_seconds, now)
-        st.tracking = _tracking(parts[k], recs, kept_sessions(man)) or st.tracking
+        st.tracking = _tracking(parts[k], recs, kept_sessions(Manifest.from_dict(man))) or st.tracking
         if parts[k].id in st.stop_reasons:  # it is finished: the next part's purge and WIPC come first
             if k + 1 == len(parts):
                 st.part, st.part_id, st.parts_done, st.phase = parts[k].title, parts[k].id, len(parts), "finished"
@@ -414,8 +414,9 @@ def _progress(st: RunStatus, run_dir: Path, man: dict, now: float) -> None:
 def _tracking(part, recs: list[dict], keep: frozenset[int]) -> list[Tracking]:
     """The part's tracking variables: last value, and the latest window against the limits."""
     from ssdpts.results.analysis import complete_rounds, tracking_series, verdicts
+    from ssdpts.results.steprecord import StepHead
 
-    rounds = complete_rounds(recs, part)
+    rounds = complete_rounds([StepHead.from_dict(r) for r in recs], part)
     series = tracking_series(rounds, part)
     out = []
     for t, v in zip(part.tracking, verdicts(rounds, part, keep)):
@@ -446,6 +447,7 @@ def _part_left(st: RunStatus, part, recs: list[dict], step_s: float, now: float)
     """(soonest, latest) seconds the part in progress still needs, at the run's pace; sets phase,
     round, step (and for WSAT its samples) and the pace."""
     from ssdpts.results.analysis import complete_rounds
+    from ssdpts.results.steprecord import StepHead
 
     last = recs[-1]
     ran = max(now - last["end_time"], 0.0) if st.state == "running" and last.get("end_time") else 0.0
@@ -481,7 +483,8 @@ def _part_left(st: RunStatus, part, recs: list[dict], step_s: float, now: float)
         rest = sum(s.planned_s for q in range(r + 1, part.max_rounds + 1) for s in part.round_steps(q)) * st.pace
         return this_round + rest, this_round + rest
     round_s = sum(s.planned_s for s in part.round_steps(1)) * st.pace
-    soonest = this_round + max(WINDOW - len(complete_rounds(recs, part)) - 1, 0) * round_s
+    heads = [StepHead.from_dict(x) for x in recs]
+    soonest = this_round + max(WINDOW - len(complete_rounds(heads, part)) - 1, 0) * round_s
     return soonest, this_round + max(part.max_rounds - r, 0) * round_s
 
 

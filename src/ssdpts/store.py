@@ -28,7 +28,7 @@ from pathlib import Path
 import re
 import shutil
 import time
-from typing import Any, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 from . import atomic
 from .errors import RunFailed, UserError
@@ -75,15 +75,15 @@ def write_json_atomic(path: Path, doc: dict) -> None:
         raise disk_error(path, exc) from None
 
 
-file_digest = seal.file_digest  # {"bytes", "sha256"} of a file
+file_digest = seal.file_digest  # the size and SHA-256 of a file (seal.FileDigest)
 
 
-def steps_digest(records: list[dict]) -> str:
+def steps_digest(records: Iterable[Record]) -> str:
     """SHA-256 of step records in a canonical form (keys sorted, compact): the same for the lines a
     round appended and for the same lines read back or rewritten (resume's rewrite_steps)."""
     h = hashlib.sha256()
     for r in records:
-        h.update(json.dumps({"format": FORMAT, **r}, sort_keys=True, separators=(",", ":"), default=str).encode())
+        h.update(json.dumps(r.to_document(), sort_keys=True, separators=(",", ":"), default=str).encode())
         h.update(b"\n")
     return h.hexdigest()
 
@@ -128,7 +128,10 @@ class RunStore:
 
     # ---- creation and opening -------------------------------------------------------------
     @classmethod
-    def create(cls, out_dir: Path, label: str, manifest: dict) -> "RunStore":
+    def create(cls, out_dir: Path, label: str, manifest: Record) -> "RunStore":
+        """A new run directory under ``out_dir``, locked, with its manifest (records.Manifest, as it
+        writes itself, after the format, status and creation time; its digests last) and an empty
+        steps.jsonl."""
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -149,7 +152,7 @@ class RunStore:
         store = cls(path)
         store.lock()
         # a run of the current format: every field covered by its digest (results/seal.py)
-        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest, seal.KEY: {}}
+        doc = {"format": FORMAT, "status": "running", "created": utc_now(), **manifest.to_dict(), seal.KEY: {}}
         store._write_manifest(doc)
         (path / STEPS).touch()
         return store
@@ -197,12 +200,12 @@ class RunStore:
         seal.refresh(doc, key)
         write_json_atomic(self.path / MANIFEST, doc)
 
-    def update_manifest(self, **changes: Any) -> dict:
+    def update_manifest(self, **changes: Any) -> None:
+        """The manifest with the fields named changed (each value in its JSON form), and ``updated``."""
         doc = self.manifest()
         doc.update(changes)
         doc["updated"] = utc_now()
         self._write_manifest(doc)
-        return doc
 
     def set_part(self, part_id: str, **changes: Any) -> None:
         doc = self.manifest()
@@ -217,10 +220,10 @@ class RunStore:
         and SHA-256, and the number and SHA-256 (steps_digest) of the step lines it is about to append.
         Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
         a recorded round without steps, which resume measures again (forget_unbacked_rounds)."""
-        files = {self.rel(p): file_digest(p) for p in paths if p.exists()}
+        files = {self.rel(p): file_digest(p).to_dict() for p in paths if p.exists()}
         doc = self.manifest()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
-        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest([r.to_dict() for r in records]),
+        rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records),
                         "files": files}
         doc["updated"] = utc_now()
         self._write_manifest(doc)
@@ -229,7 +232,7 @@ class RunStore:
         """Drop the records of rounds with fewer step lines than they recorded (the round in flight
         when the run stopped, or rounds cut off steps.jsonl): resume measures them again."""
         counts: dict[str, int] = {}
-        for s in self.steps():
+        for _where, s in self.step_documents():
             counts[s.get("fio_json")] = counts.get(s.get("fio_json"), 0) + 1
         doc = self.manifest()
         dropped = []
@@ -269,8 +272,8 @@ class RunStore:
     @staticmethod
     def _repair_tail(path: Path) -> None:
         """A last line without its newline (SIGKILL or power loss mid-write) must not swallow the
-        next record: terminate it when it is a whole record (iter_steps reads it), else cut it off
-        (iter_steps ignores it). Otherwise the next append would make it a corrupt middle line."""
+        next record: terminate it when it is a whole record (step_documents reads it), else cut it off
+        (step_documents ignores it). Otherwise the next append would make it a corrupt middle line."""
         try:
             with open(path, "rb+") as f:
                 size = f.seek(0, os.SEEK_END)
@@ -292,7 +295,9 @@ class RunStore:
         except FileNotFoundError:
             return
 
-    def iter_steps(self) -> Iterator[dict]:
+    def step_documents(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """steps.jsonl's lines as JSON documents of the current format, each with where it is ("<path>
+        line N"): results/steprecord.read_steps makes them records (StepRecord.from_dict)."""
         path = self.path / STEPS
         try:
             raw = path.read_bytes()
@@ -312,16 +317,19 @@ class RunStore:
                 raise UserError(f"{path} line {n} is not a format-{FORMAT} step record: use a matching ssdpts version")
             if rec.get("format") != FORMAT:
                 rec = upgrade(rec, f"{path} line {n}, not a format-{FORMAT} step record,", kind="step")
-            yield rec
+            yield f"{path} line {n}", rec
 
-    def steps(self) -> list[dict]:
-        return list(self.iter_steps())
+    def count_steps(self) -> int:
+        """How many step lines steps.jsonl holds."""
+        return sum(1 for _ in self.step_documents())
 
-    def rewrite_steps(self, records: list[dict]) -> None:
-        """Replace steps.jsonl (used by resume to drop an incomplete round), atomically."""
+    def rewrite_steps(self, records: list[Record]) -> None:
+        """Replace steps.jsonl (used by resume to drop an incomplete round), atomically: each record
+        as it writes itself (StepRecord.to_document)."""
         path = self.path / STEPS
         try:
-            atomic.write_atomic(path, "".join(json.dumps(r, separators=(",", ":"), default=str) + "\n" for r in records),
+            atomic.write_atomic(path, "".join(json.dumps(r.to_document(), separators=(",", ":"), default=str) + "\n"
+                                              for r in records),
                                 durable=True)
         except OSError as exc:
             raise disk_error(path, exc) from None
@@ -360,7 +368,7 @@ class RunStore:
         path = self.path / SUMMARY
         write_json_atomic(path, summary.to_document())
         try:
-            self.update_manifest(summary_file=file_digest(path))
+            self.update_manifest(summary_file=file_digest(path).to_dict())
         except OSError as exc:
             raise disk_error(path, exc, self.path) from None
 

@@ -31,6 +31,8 @@ from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.results import timing
 from ssdpts.results.reader import read_run
+from ssdpts.results.records import Manifest
+from ssdpts.results.steprecord import StepRecord
 from ssdpts.run.session import start_run
 
 from .test_device_boundaries import _our_fio, _resume
@@ -108,8 +110,8 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
     run = read_run(store.path, steps=True)
     read = {(s.round, s.index): s for s in run.steps if s.phase == "round"}
     stopped = rounds[STOP_AT - 2]
-    c = timing.check(stopped)
-    assert c["state"] == "device" and c["differs_pct"] < -20, c  # fio's run time ~0.4 s longer than the device's span
+    c = StepRecord.from_dict(stopped).rate_check
+    assert c.state == "device" and c.differs_pct < -20, c  # fio's run time ~0.4 s longer than the device's span
     for rec, span in zip(rounds, spans):
         assert span is not None
         theirs_s = (span[1] - span[0]) / 1e9
@@ -122,7 +124,7 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
             assert shown == pytest.approx((m["read"]["ios"] + m["write"]["ios"]) / theirs_s, rel=0.01)
             assert m["iops"] < 0.8 * shown  # fio's own figure was far off
     nxt = rounds[STOP_AT - 1]
-    assert timing.marked(nxt), nxt.get("boundary")
+    assert StepRecord.from_dict(nxt).mark, nxt.get("boundary")
     assert read[(nxt["round"], nxt["index"])].mark
     t = summary["parts"]["lat"]["timing"]
     assert t["recomputed"] >= 1 and t["marked"] >= 1
@@ -139,7 +141,7 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
     table = next(b for sec in report.front for b in sec.blocks if getattr(b, "id", "") == "datasheet-table")
     window = set(summary["parts"]["lat"]["steady_state"]["window_rounds"])
     # (a busy host can push other boundaries over the limits too: each figure is held to the steps.jsonl marks)
-    marked_cells = {r["key"] for r in rounds if timing.marked(r) and r["round"] in window}
+    marked_cells = {r["key"] for r in rounds if StepRecord.from_dict(r).mark and r["round"] in window}
     assert nxt["round"] not in window or nxt["key"] in marked_cells
     shown = set()
     for row in table.rows:
@@ -151,6 +153,7 @@ def test_a_step_fio_timed_wrong_is_recomputed_from_the_device_and_the_next_marke
     # and a reader can recompute every figure from steps.jsonl alone (the proof's analysis)
     from ssdpts.results.verify.proof import summary_differences
 
-    diffs, _ = summary_differences(json.loads((store.path / "manifest.json").read_text()),
-                                   json.loads((store.path / "summary.json").read_text()), raw)
+    diffs, _ = summary_differences(Manifest.from_dict(json.loads((store.path / "manifest.json").read_text())),
+                                   json.loads((store.path / "summary.json").read_text()),
+                                   [StepRecord.from_dict(r) for r in raw])
     assert not diffs, [d.text("its steps") for d in diffs[:3]]

@@ -114,13 +114,13 @@ def check_wait_state(res: dict, rel_mean: float, rel_each: float, rel_last: floa
     assert len(lengths) >= len(bursts)
     # the observed timelines (what steps.jsonl records and the boundaries are computed from) give
     # the same idles as the counters, and the boundary rule holds them to their plan, not to 10 ms
-    from ssdpts.results.steprecord import boundary
+    from ssdpts.measurement import DirectionStats, Measurement
+    from ssdpts.results.steprecord import boundary, step_record
 
     tls = res["timelines"]
-    recs = [{"phase": "round", "round": s.round, "index": s.index, "session": 0, "start_time": tl["start_unix_s"], "end_time": tl["end_unix_s"],
-             "workload": s.workload.to_dict(), "measurement": {"lat_max_ns": 0},
-             **({"planned_idle_after_s": s.idle_after_s} if s.idle_after_s else {})} for s, tl in zip(steps, tls)]
-    bs = [boundary(a, b) for a, b in zip(recs, recs[1:])]
+    recs = [step_record(s, Measurement(DirectionStats.empty(), DirectionStats.empty(), 0.0, tl["start_unix_s"],
+                                       tl["end_unix_s"]), fio_json="", job_index=0) for s, tl in zip(steps, tls)]
+    bs = [boundary(a, b).to_dict() for a, b in zip(recs, recs[1:])]
     planned = [b for b in bs if b.get("planned_idle_ms")]
     assert len(planned) == len(bursts)
     for b, g in zip(planned, measured):

@@ -266,7 +266,7 @@ def _within_local_limits(steps: list[dict], stall_ms: float) -> None:
     from .test_boundaries import allowed_idle_ms
 
     b = [s["boundary"] for s in steps[1:]]
-    idles = [steprecord.unplanned_idle_ms(x) for x in b]
+    idles = [steprecord.Boundary.from_dict(x).unplanned_idle_ms for x in b]
     allowed = allowed_idle_ms(idles, stall_ms)
     assert all(x["overlap_ms"] <= x["allowed_overlap_ms"] for x in b), b
     assert max(idles) <= allowed, (allowed, [(x["after"], x["idle_ms"], x["source"]) for x in b])
@@ -336,11 +336,11 @@ def test_hir_on_another_host_keeps_its_idles_by_the_gate_there(other_host, tmp_p
 
     from .test_boundaries import allowed_idle_ms
 
-    allowed = allowed_idle_ms([steprecord.unplanned_idle_ms(s["boundary"]) for s in waits], probe.worst_ms)
+    allowed = allowed_idle_ms([steprecord.Boundary.from_dict(s["boundary"]).unplanned_idle_ms for s in waits], probe.worst_ms)
     for s in waits:
         b = s["boundary"]
         assert s["timeline"]["clock"]["host"] == "h"
         assert b["idle_ms"] > 0.95 * b["planned_idle_ms"], b  # never short of its planned idle
-        assert steprecord.unplanned_idle_ms(b) <= max(allowed, 0.05 * b["planned_idle_ms"]), (allowed, b)
+        assert steprecord.Boundary.from_dict(b).unplanned_idle_ms <= max(allowed, 0.05 * b["planned_idle_ms"]), (allowed, b)
     assert not integrity.check(run).problems
     assert not h.agents()

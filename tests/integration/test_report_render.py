@@ -359,9 +359,9 @@ def test_html_hover_shows_the_exact_value(browser, reports, tmp_path):
     tip = page.js("(() => { const t = document.getElementById('tip'); return t.hidden ? null : t.textContent; })()")
     assert tip is not None, "no tooltip on hover"
     steps = [json.loads(ln) for ln in (run / "steps.jsonl").read_text().splitlines()]
-    from ssdpts.results import timing  # the step's IOPS as the report shows it (the device's, where fio's clock was off)
+    from ssdpts.results.steprecord import StepRecord  # the step's IOPS as the report shows it (the device's, where fio's clock was off)
 
-    (raw,) = [timing.as_device_did(s).iops for s in steps if s["test"] == "iops" and s["round"] == 3
+    (raw,) = [StepRecord.from_dict(s).measurement.iops for s in steps if s["test"] == "iops" and s["round"] == 3
               and s["key"] == "rand-4096-0" and s["phase"] == "round"]
     assert tip.splitlines()[0] == "4KiB" and "round 3" in tip
     assert f"{raw:,.3f}".rstrip("0").rstrip(".") in tip.replace(" IOPS", ""), tip

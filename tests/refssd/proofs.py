@@ -21,7 +21,7 @@ import statistics
 
 import numpy as np
 
-from ssdpts.results import timing
+from ssdpts.results.steprecord import StepRecord
 
 from .conftest import refssd_host
 
@@ -162,7 +162,7 @@ def wsat_samples(run: Run) -> list[Sample]:
         b = m["write"]["io_bytes"]
         # the sample's IOPS as ssdpts reports it: fio's, or the device's where fio's clock was off
         # (results/timing.py); proven against the drive's own rate over the step's interval
-        out.append(Sample(s["index"], timing.as_device_did(s).iops, m["write"]["ios"], b, m["start_time"],
+        out.append(Sample(s["index"], StepRecord.from_dict(s).measurement.iops, m["write"]["ios"], b, m["start_time"],
                           m["end_time"], written, written + b))
         written += b
     return out
@@ -716,7 +716,7 @@ def hir_proof(run: Run, drive: Drive, step_s: float) -> Verdict:
     pre = run.summary["parts"]["hir-precondition"]["steady_state"]
     last_minute = {}
     for s in run.of("hir", "precondition"):
-        last_minute[s["round"]] = (s["index"], timing.as_device_did(s).iops)
+        last_minute[s["round"]] = (s["index"], StepRecord.from_dict(s).measurement.iops)
     per_round = {"pre": {r: x for r, (_i, x) in last_minute.items()}}
     reached = first_steady_round(per_round)
     rounds = sorted(per_round["pre"])
@@ -738,10 +738,10 @@ def hir_proof(run: Run, drive: Drive, step_s: float) -> Verdict:
         after = bursts[1:]  # the first burst follows the previous baseline's continuous writes
         bdiff = []
         for s, (n, dur) in zip(after, clusters[1:] if len(clusters) == len(bursts) else []):
-            bdiff.append(rel_diff(timing.as_device_did(s).iops, n / dur) if n == s["measurement"]["write"]["ios"] and dur > 0
+            bdiff.append(rel_diff(StepRecord.from_dict(s).measurement.iops, n / dur) if n == s["measurement"]["write"]["ios"] and dur > 0
                          else float("nan"))
         bdiff += [float("nan")] * (len(after) - len(bdiff))
-        ldiff = [rel_diff(timing.as_device_did(s).iops, drive.write_rate(s["measurement"]["start_time"], s["measurement"]["end_time"]))
+        ldiff = [rel_diff(StepRecord.from_dict(s).measurement.iops, drive.write_rate(s["measurement"]["start_time"], s["measurement"]["end_time"]))
                  for s in base]
         bg = [drive.truth.sum("bg_gc_blocks", a["measurement"]["end_time"], b["measurement"]["start_time"] + 0.02)
               for a, b in zip(bursts, bursts[1:])]
@@ -750,7 +750,7 @@ def hir_proof(run: Run, drive: Drive, step_s: float) -> Verdict:
                      "burst_difference": bdiff, "burst_median_difference": _median_of_finite(bdiff),
                      "unmatched_bursts": int(sum(np.isnan(bdiff))),
                      "baseline_difference": ldiff, "baseline_median_difference": float(np.median(ldiff)),
-                     "ssdpts_burst_iops": statistics.fmean(timing.as_device_did(s).iops for s in after),
+                     "ssdpts_burst_iops": statistics.fmean(StepRecord.from_dict(s).measurement.iops for s in after),
                      "ssdpts_baseline_iops": segs.get(f"bl{ws}", {}).get("iops"),
                      "simulator_bg_gc_blocks_per_idle": statistics.fmean(bg)})
     short = [r for r in rows if not r["drive_idle_s"] or

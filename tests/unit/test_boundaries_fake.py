@@ -3,13 +3,19 @@ across resumptions: the runner end to end on the FakeExecutor (virtual time, scr
 
 from __future__ import annotations
 
+from dataclasses import replace
 import json
 from pathlib import Path
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from ssdpts.measurement import DirectionStats, Measurement
+from ssdpts.pts.workload import Workload
 from ssdpts.results import analysis, steprecord
+from ssdpts.results.records import Manifest
+from ssdpts.results.steprecord import StepRecord
 from ssdpts.device.target import open_target
 from ssdpts.engine.base import Area
 from ssdpts.engine.fake import FakeExecutor
@@ -145,12 +151,12 @@ def test_a_slow_collector_never_shifts_another_step(tmp_path):
     spec = LAT.with_(max_rounds=5)
     ex = FakeExecutor(gap_s=0.0)
     parts = build_parts(spec, SIZE)
-    store = RunStore.create(tmp_path, "t", {"run_spec": spec.to_dict()})
+    store = RunStore.create(tmp_path, "t", Manifest.from_dict({"run_spec": spec.to_dict()}))
     ctx = RunContext(store=store, parts=parts, executor=ex, filename=str(tmp_path / "f"), area=Area(0, SIZE),
                      capacity_bytes=SIZE, seed=1, ioengine="psync", purger=lambda log: {"method": "none"},
                      deviations=[], telemetry=SlowTelemetry(ex))
     execute(ctx)
-    steps = [s for s in store.steps() if s["phase"] == "round" and s["round"] == 1]
+    steps = [s for s in steps_of(store.path) if s["phase"] == "round" and s["round"] == 1]
     # call 1 is the part's own (before its first batch), 2 the WIPC start, 3 its end, 4 round 1's
     # step 1 start, 5 step 2's ...
     tel = [s["telemetry"] for s in steps]
@@ -267,21 +273,22 @@ def test_no_window_spans_a_resumption_without_saying_so(tmp_path, batch, keep):
     # the same verdict when the summary is recomputed from the run directory alone (the reader's path
     # when summary.json is missing: report, compare, the library)
     from ssdpts.results.summary import recompute_summary
-    from ssdpts.results.records import Manifest
 
-    again = recompute_summary(Manifest.from_dict(json.loads((run / "manifest.json").read_text())), steps).to_dict()
+    again = recompute_summary(Manifest.from_dict(json.loads((run / "manifest.json").read_text())),
+                              steprecord.read_steps(RunStore(run))).to_dict()
     assert again["parts"]["lat"]["steady_state"] == summary["parts"]["lat"]["steady_state"]
 
 
 def test_window_rules_on_records(tmp_path):
-    def rounds_in(*sessions: int) -> dict[int, list[dict]]:
-        return {r: [{"session": s}] for r, s in enumerate(sessions, start=1)}
+    def rounds_in(*sessions: int) -> dict[int, list[steprecord.StepHead]]:
+        return {r: [steprecord.StepHead("lat", "", "round", r, 1, "k", s)] for r, s in enumerate(sessions, start=1)}
 
     assert analysis.window_rounds_from(rounds_in(0, 0, 0)) is None
     assert analysis.window_rounds_from(rounds_in(0, 0, 1, 1)) == 3
     assert analysis.window_rounds_from(rounds_in(0, 0, 1, 1), keep=frozenset({1})) is None
     assert analysis.window_rounds_from(rounds_in(0, 1, 1, 2, 2), keep=frozenset({1})) == 4
-    assert analysis.kept_sessions({"resumptions": [{"keep_window": False}, {"keep_window": True}]}) == {2}
+    assert analysis.kept_sessions(Manifest.from_dict({"resumptions": [{"keep_window": False},
+                                                                       {"keep_window": True}]})) == {2}
 
 
 def test_a_step_never_takes_a_snapshot_from_the_wrong_side_of_it():
@@ -294,7 +301,7 @@ def test_a_step_never_takes_a_snapshot_from_the_wrong_side_of_it():
     class Src:
         available, reason = True, None
 
-    rec = {"start_time": 214.57, "end_time": 215.98}
+    rec = SimpleNamespace(start_time=214.57, end_time=215.98)
     late = {"t_unix_s": 216.16, "data_written_bytes": 403_456_000}
     tel = _telemetry(Src(), [late], rec)
     assert tel["before"] is None and tel["after"]["data_written_bytes"] == 403_456_000
@@ -316,12 +323,12 @@ def test_every_part_samples_before_its_first_batch(tmp_path):
         def snapshot(self) -> dict:
             return {"t_unix_s": ex.now}
 
-    store = RunStore.create(tmp_path, "t", {"run_spec": spec.to_dict()})
+    store = RunStore.create(tmp_path, "t", Manifest.from_dict({"run_spec": spec.to_dict()}))
     ctx = RunContext(store=store, parts=build_parts(spec, SIZE), executor=ex, filename=str(tmp_path / "f"),
                      area=Area(0, SIZE), capacity_bytes=SIZE, seed=1, ioengine="psync",
                      purger=lambda log: {"method": "none"}, deviations=[], telemetry=Clocked())
     execute(ctx)
-    steps = store.steps()
+    steps = steps_of(store.path)
     assert any(s["phase"] == "wipc" for s in steps)
     for s in steps:
         b, a = s["telemetry"]["before"], s["telemetry"]["after"]
@@ -336,10 +343,10 @@ def test_a_planned_idle_is_held_to_the_limit_both_ways(idle_ms, flagged):
     """HIR's planned idle: the 10-ms limit holds for the idle beyond the plan and for an idle short of
     it (the gate times the idle from the step's planned end, fio's clock starts a little later: a
     2,000-ms idle came out 1,998.4 ms in CI, and was flagged by a 1-ms rule)."""
-    w = {"pattern": "rand", "read_pct": 0, "block_size_bytes": 4096, "threads": 1, "iodepth": 32}
-    prev = {"phase": "round", "round": 1, "index": 1, "session": 0, "start_time": 100.0, "end_time": 101.0,
-            "workload": w, "measurement": {"lat_max_ns": 0}, "planned_idle_after_s": 2.0}
-    rec = {**prev, "index": 2, "start_time": 101.0 + idle_ms / 1000, "end_time": 103.0 + idle_ms / 1000}
-    del rec["planned_idle_after_s"]
+    w = Workload.from_dict({"pattern": "rand", "read_pct": 0, "block_size_bytes": 4096, "threads": 1, "iodepth": 32})
+    m = Measurement(DirectionStats.empty(), DirectionStats.empty(), 1.0, 100.0, 101.0)
+    prev = StepRecord("hir", "", "round", 1, 1, w.key, w.label, w, m, None, 100.0, 101.0, planned_idle_after_s=2.0)
+    rec = replace(prev, index=2, start_time=101.0 + idle_ms / 1000, end_time=103.0 + idle_ms / 1000,
+                  planned_idle_after_s=None)
     b = steprecord.boundary(prev, rec)
-    assert b["planned_idle_ms"] == 2000.0 and b["over_limit"] is flagged, b
+    assert b.planned_idle_ms == 2000.0 and b.over_limit is flagged, b

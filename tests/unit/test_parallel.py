@@ -215,7 +215,7 @@ def test_cpu_bound_steps_are_warned_once_per_part(tmp_path, monkeypatch, iops, b
     man = json.loads((store.path / "manifest.json").read_text())
     assert man["run_spec"]["cpus"] == "0"
     step = json.loads((store.path / "steps.jsonl").read_text().splitlines()[-1])
-    used = cpus.cpus_used(step["measurement"], 1)
+    used = cpus.cpus_used(step["measurement"].get("cpu_usr_pct"), step["measurement"].get("cpu_sys_pct"), 1)
     assert cpus.cpu_bound(used, 1, "0") is bound
 
 

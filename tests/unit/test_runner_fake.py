@@ -21,7 +21,7 @@ from ssdpts.run.session import resume_run, start_run
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import build_parts
 from ssdpts.pts.workload import Step, Workload
-from ssdpts.results.records import StepRecord
+from ssdpts.results.steprecord import read_steps
 from ssdpts.store import RunStore
 
 KiB = 1024
@@ -420,9 +420,9 @@ def test_torn_last_line_is_ignored_and_resume_completes(tmp_path, small_baseline
     n = len(step_lines(run_dir))
     with open(run_dir / "steps.jsonl", "a") as f:  # a WIPC record cut short by a power loss
         f.write('{"format":1,"test":"tp","part":"1024KiB","phase":"wipc","round":0,"ind')
-    assert len(RunStore.open(run_dir).steps()) == n
+    assert len(read_steps(RunStore.open(run_dir))) == n
     resume_run(run_dir, executor=FakeExecutor())
-    steps = RunStore.open(run_dir).steps()  # every line readable: the torn tail was repaired
+    steps = step_lines(run_dir)  # every line readable: the torn tail was repaired
     assert Counter(keys(steps)) == Counter(keys(step_lines(base_dir)))
 
 
@@ -439,9 +439,9 @@ def test_incomplete_round_is_dropped_on_resume(tmp_path, small_baseline):
     store = RunStore.open(run_dir)
     parts = build_parts(SMALL, SIZE)
     assert runner.drop_incomplete_rounds(store, parts) == 53
-    steps = store.steps()
+    steps = read_steps(store)
     assert len(steps) == 1 + 2 * 56
-    assert {s["round"] for s in steps if s["phase"] == "round"} == {1, 2}
+    assert {s.round for s in steps if s.phase == "round"} == {1, 2}
     assert runner.drop_incomplete_rounds(store, parts) == 0  # nothing more to drop
 
     ex = FakeExecutor()
@@ -535,7 +535,7 @@ def test_rounds_are_recorded_with_checksums_and_step_counts(small_baseline):
     assert list(rounds)[:2] == ["wipc", "round-001"] and rounds["wipc"]["steps"] == 1
     assert rounds["round-001"]["steps"] == 56
     f = rounds["round-001"]["files"]["fio/iops/round-001.json"]
-    assert f == file_digest(run_dir / "fio/iops/round-001.json")
+    assert f == file_digest(run_dir / "fio/iops/round-001.json").to_dict()
     res = integrity.check(run_dir)
     assert res.intact and res.rounds_checked == sum(len(p["rounds"]) for p in manifest(run_dir)["parts"].values())
 
@@ -552,7 +552,7 @@ def test_a_round_recorded_but_not_saved_is_measured_again(tmp_path, small_baseli
     job, out = store.fio_paths("iops", "round-003")
     job.write_text("; in flight\n")
     out.write_text("{}")
-    store.record_round("iops", "round-003", [job, out], [StepRecord.from_dict(store.steps()[0])] * 56)
+    store.record_round("iops", "round-003", [job, out], [read_steps(store)[0]] * 56)
     res = integrity.check(run_dir)
     assert res.intact and any("round 3 of iops" in n and "in flight" in n for n in res.notes)
     ex = FakeExecutor()

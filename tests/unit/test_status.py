@@ -97,6 +97,7 @@ def test_tracking_from_the_tail_is_the_analysis_of_the_whole_file(runs):
     from ssdpts.results import analysis
     from ssdpts.pts.plan import build_parts
     from ssdpts.results.records import Manifest
+    from ssdpts.results.steprecord import read_steps
     from ssdpts.store import RunStore
 
     run = runs["long"]
@@ -107,7 +108,7 @@ def test_tracking_from_the_tail_is_the_analysis_of_the_whole_file(runs):
     assert st.state == "interrupted" and "process is gone" in st.note
     spec, target = Manifest.from_dict(man).run_spec_and_target()
     (part,) = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
-    rounds = analysis.complete_rounds(analysis.part_records(RunStore(run).steps(), part), part)
+    rounds = analysis.complete_rounds(analysis.part_records(read_steps(RunStore(run)), part), part)
     assert len(rounds) == 20
     want = analysis.verdicts(rounds, part)
     series = analysis.tracking_series(rounds, part)

@@ -15,14 +15,21 @@ from ssdpts.errors import RunFailed, UserError
 from ssdpts.store import FORMAT, RunStore, read_json, write_json_atomic
 from ssdpts.measurement import DirectionStats, Measurement
 from ssdpts.pts.workload import Workload
-from ssdpts.results.records import StepRecord
+from ssdpts.results.records import Manifest, StepRecord
+from ssdpts.results.steprecord import read_steps
 
 
 @pytest.fixture
 def run(tmp_path: Path) -> RunStore:
-    s = RunStore.create(tmp_path / "runs", "iops-model X/serial:1", {"run_spec": {"tests": ["iops"]}})
+    s = RunStore.create(tmp_path / "runs", "iops-model X/serial:1",
+                        Manifest.from_dict({"run_spec": {"tests": ["iops"]}}))
     yield s
     s.unlock()
+
+
+def docs(run: RunStore) -> list[dict]:
+    """steps.jsonl's lines as the store reads them (the documents a StepRecord reads)."""
+    return [d for _where, d in run.step_documents()]
 
 
 def rec(test="iops", part="", phase="round", rnd=1, index=1, **extra) -> StepRecord:
@@ -47,8 +54,8 @@ def test_create_makes_the_run_directory(run: RunStore, tmp_path: Path):
 
 
 def test_two_runs_in_the_same_second_get_distinct_directories(tmp_path: Path):
-    a = RunStore.create(tmp_path, "x", {})
-    b = RunStore.create(tmp_path, "x", {})
+    a = RunStore.create(tmp_path, "x", Manifest.from_dict({}))
+    b = RunStore.create(tmp_path, "x", Manifest.from_dict({}))
     try:
         assert a.path != b.path and a.path.is_dir() and b.path.is_dir()
     finally:
@@ -143,7 +150,7 @@ def test_append_and_read_steps(run: RunStore):
     run.append_steps([rec(index=1), rec(index=2)])
     run.append_steps([])
     run.append_steps([rec(index=3, value=1.5)])
-    steps = run.steps()
+    steps = docs(run)
     assert [s["index"] for s in steps] == [1, 2, 3]
     assert all(s["format"] == FORMAT for s in steps)
     assert steps[2]["value"] == 1.5
@@ -154,7 +161,7 @@ def test_torn_last_line_is_ignored(run: RunStore):
     run.append_steps([rec(index=1), rec(index=2)])
     with open(run.path / "steps.jsonl", "a") as f:
         f.write('{"format":1,"test":"iops","part":"","pha')  # the write in flight at SIGKILL
-    assert [s["index"] for s in run.steps()] == [1, 2]
+    assert [s["index"] for s in docs(run)] == [1, 2]
 
 
 def test_appending_after_a_torn_line_keeps_the_file_readable(run: RunStore):
@@ -162,16 +169,16 @@ def test_appending_after_a_torn_line_keeps_the_file_readable(run: RunStore):
     with open(run.path / "steps.jsonl", "a") as f:
         f.write('{"format":1,"test":"iops","part":"","pha')
     run.append_steps([rec(index=2)])
-    assert [s["index"] for s in run.steps()] == [1, 2]
+    assert [s["index"] for s in docs(run)] == [1, 2]
 
 
 def test_complete_last_record_without_newline_is_kept(run: RunStore):
     run.append_steps([rec(index=1)])
     with open(run.path / "steps.jsonl", "a") as f:
         f.write(json.dumps(rec(index=2).to_document()))  # lost only its "\n"
-    assert [s["index"] for s in run.steps()] == [1, 2]
+    assert [s["index"] for s in docs(run)] == [1, 2]
     run.append_steps([rec(index=3)])
-    assert [s["index"] for s in run.steps()] == [1, 2, 3]
+    assert [s["index"] for s in docs(run)] == [1, 2, 3]
 
 
 def test_corrupt_middle_line_is_a_user_error(run: RunStore):
@@ -180,21 +187,21 @@ def test_corrupt_middle_line_is_a_user_error(run: RunStore):
         f.write("garbage\n")
     run.append_steps([rec(index=3)])
     with pytest.raises(UserError, match="line 2 is corrupt"):
-        run.steps()
+        docs(run)
 
 
 def test_step_of_another_format_is_refused(run: RunStore):
     with open(run.path / "steps.jsonl", "a") as f:
         f.write(json.dumps({**rec().to_document(), "format": FORMAT + 1}) + "\n")
     with pytest.raises(UserError, match="not a format-1 step record"):
-        run.steps()
+        docs(run)
 
 
 def test_rewrite_steps(run: RunStore):
     run.append_steps([rec(index=i) for i in range(1, 5)])
-    keep = run.steps()[:2]
+    keep = read_steps(run)[:2]
     run.rewrite_steps(keep)
-    assert [s["index"] for s in run.steps()] == [1, 2]
+    assert [s["index"] for s in docs(run)] == [1, 2]
     assert not (run.path / ".steps.jsonl.tmp").exists()
 
 
@@ -215,7 +222,7 @@ def test_enospc_on_append_is_run_failed_with_advice(run: RunStore, monkeypatch, 
     assert "free space" in msg and f"ssdpts resume {run.path}" in msg
     assert "\n" not in msg
     assert exc.value.exit_code == 1
-    assert [s["index"] for s in run.steps()] == [1]  # what was saved is intact
+    assert [s["index"] for s in docs(run)] == [1]  # what was saved is intact
 
 
 def test_enospc_in_a_subdirectory_names_the_run_directory(run: RunStore, monkeypatch):
@@ -243,7 +250,7 @@ def test_unwritable_out_dir_is_user_error(tmp_path: Path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(UserError, match="cannot create the run directory"):
-        RunStore.create(blocker / "runs", "x", {})
+        RunStore.create(blocker / "runs", "x", Manifest.from_dict({}))
 
 
 # ---- fio paths --------------------------------------------------------------------------------------

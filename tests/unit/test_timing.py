@@ -12,7 +12,9 @@ import pytest
 
 from ssdpts.pts.plan import build_parts
 from ssdpts.results import steprecord, summary, timing
+from ssdpts.measurement import Measurement
 from ssdpts.results.records import Manifest, StepRecord
+from ssdpts.results.steprecord import Boundary
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runs" / "demo-loop-format1"
 
@@ -32,6 +34,15 @@ def seen(rec: dict, span_s: float, *, first: float | None = 0.0) -> dict:
     return r
 
 
+def check(r: dict) -> timing.RateCheck:
+    """The rate check of a step line (StepRecord.from_dict's)."""
+    return timing.check(Measurement.from_dict(r["measurement"]), r.get("device"), r.get("beside"))
+
+
+def as_device_did(r: dict) -> Measurement:
+    return timing.as_device_did(Measurement.from_dict(r["measurement"]), r.get("device"), r.get("beside"))
+
+
 def wsat_steps(steps):
     return [s for s in steps if s["test"] == "wsat"]
 
@@ -44,17 +55,17 @@ def runtime(rec) -> float:
 def test_a_span_within_the_tolerance_keeps_fios_figures(recorded):
     rec = wsat_steps(recorded[1])[3]
     r = seen(rec, runtime(rec) * 1.009)
-    assert timing.check(r)["state"] == "fio"
-    assert timing.as_device_did(r).iops == rec["measurement"]["iops"]
+    assert check(r).state == "fio"
+    assert as_device_did(r).iops == rec["measurement"]["iops"]
 
 
 def test_a_span_beyond_it_gives_the_device_rates(recorded):
     rec = wsat_steps(recorded[1])[3]
     span = runtime(rec) * 1.18  # fio's clock 18% short of the device's span
     r = seen(rec, span)
-    c = timing.check(r)
-    assert c["state"] == "device" and c["differs_pct"] == pytest.approx(18.0, abs=0.01)
-    m = timing.as_device_did(r)
+    c = check(r)
+    assert c.state == "device" and c.differs_pct == pytest.approx(18.0, abs=0.01)
+    m = as_device_did(r)
     w = rec["measurement"]["write"]
     span = r["device"]["last_complete_unix_s"] - r["device"]["first_issue_unix_s"]  # as the record holds it
     assert m.write.iops == pytest.approx(w["ios"] / span, rel=1e-12)
@@ -69,30 +80,30 @@ def test_short_steps_are_not_judged_finer_than_fios_whole_ms(recorded):
     rec = copy.deepcopy(wsat_steps(recorded[1])[0])
     for d in ("read", "write"):
         rec["measurement"][d]["runtime_s"] = 0.05 if rec["measurement"][d]["ios"] else 0.0  # a 50-ms step (HIR's bursts)
-    assert timing.check(seen(rec, 0.05 + 0.0009))["state"] == "fio"  # 1.8%, but within fio's whole ms
-    assert timing.check(seen(rec, 0.05 - 0.0011))["state"] == "device"  # 2.2%: more than 1 ms
+    assert check(seen(rec, 0.05 + 0.0009)).state == "fio"  # 1.8%, but within fio's whole ms
+    assert check(seen(rec, 0.05 - 0.0011)).state == "device"  # 2.2%: more than 1 ms
     for d in ("read", "write"):
         rec["measurement"][d]["runtime_s"] = 1.0 if rec["measurement"][d]["ios"] else 0.0
-    assert timing.check(seen(rec, 1.0 + 0.0095))["state"] == "fio"  # 9.5 ms of 1 s: within 1%
-    assert timing.check(seen(rec, 1.0 + 0.0105))["state"] == "device"
+    assert check(seen(rec, 1.0 + 0.0095)).state == "fio"  # 9.5 ms of 1 s: within 1%
+    assert check(seen(rec, 1.0 + 0.0105)).state == "device"
 
 
 def test_unchecked_where_the_trace_did_not_see_both_ends(recorded):
     rec = wsat_steps(recorded[1])[0]
-    assert timing.check(rec)["state"] == "unchecked"
-    assert "not recorded" in timing.check(rec)["why"]
-    assert "one end" in timing.check(seen(rec, 1.5, first=None))["why"]
+    assert check(rec).state == "unchecked"
+    assert "not recorded" in check(rec).why
+    assert "one end" in check(seen(rec, 1.5, first=None)).why
     beside = seen(rec, 1.5) | {"beside": {"rw": "trim"}}
-    assert timing.check(beside)["state"] == "unchecked" and "beside" in timing.check(beside)["why"]
-    assert timing.as_device_did(beside).iops == rec["measurement"]["iops"]
+    assert check(beside).state == "unchecked" and "beside" in check(beside).why
+    assert as_device_did(beside).iops == rec["measurement"]["iops"]
 
 
 def test_a_boundary_over_the_limits_marks_the_step_after_it(recorded):
     rec = copy.deepcopy(wsat_steps(recorded[1])[4])
     rec["boundary"] = {"kind": "step", "after": "round 1 step 4", "over_limit": True, "why": "idle 37.0 ms > 10 ms"}
-    assert timing.marked(rec) == "after round 1 step 4: idle 37.0 ms > 10 ms"
+    assert StepRecord.from_dict(rec).mark == "after round 1 step 4: idle 37.0 ms > 10 ms"
     rec["boundary"]["kind"] = "resume"  # a resumption is listed, not held to the limit
-    assert timing.marked(rec) is None
+    assert timing.marked(Boundary.from_dict(rec["boundary"])) is None
 
 
 def test_the_summary_uses_the_device_rates_and_says_so(recorded):
@@ -104,11 +115,12 @@ def test_the_summary_uses_the_device_rates_and_says_so(recorded):
     parts = [p for p in build_parts(spec, target.size_bytes, 512) if p.test == "wsat"]
     ws = wsat_steps(steps)
     changed = {2: 1.25, 7: 0.8}
-    new = [seen(s, runtime(s) * changed.get(i, 1.0)) for i, s in enumerate(ws)]
-    new[9]["device"]["gap_ms"] = 85.0  # the block layer saw 85 ms without IO before sample 10
+    lines = [seen(s, runtime(s) * changed.get(i, 1.0)) for i, s in enumerate(ws)]
+    lines[9]["device"]["gap_ms"] = 85.0  # the block layer saw 85 ms without IO before sample 10
+    new = [StepRecord.from_dict(r) for r in lines]
     for i, r in enumerate(new):
-        r["boundary"] = steprecord.boundary(new[i - 1] if i else None, r)
-    before = summary.summarize_part(parts[0], ws, target.size_bytes)
+        new[i] = r.with_boundary(steprecord.boundary(new[i - 1] if i else None, r))
+    before = summary.summarize_part(parts[0], [StepRecord.from_dict(s) for s in ws], target.size_bytes)
     after = summary.summarize_part(parts[0], new, target.size_bytes)
     b, a = before.table.series, after.table.series
     for i, (x, y) in enumerate(zip(b, a)):
@@ -126,4 +138,4 @@ def test_the_summary_uses_the_device_rates_and_says_so(recorded):
     assert timing.flag(t, lambda m: m["index"] in {26, 27, 28, 29, 30}) == ""
     assert before.timing["unchecked"] == len(ws) and not timing.flag(before.timing, lambda m: True)
     run = timing.run_timing([t, before.timing])
-    assert (run["recomputed"], run["marked"], run["unchecked"]) == (2, 1, len(ws))
+    assert (run.recomputed, run.marked, run.unchecked) == (2, 1, len(ws))

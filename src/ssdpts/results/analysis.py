@@ -18,36 +18,38 @@ from ssdpts.pts.parts import Part
 from ssdpts.pts.registry import TESTS
 from ssdpts.pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, latest_window
 from ssdpts.pts.tables import Table
-from ssdpts.results import timing
-from ssdpts.results.steprecord import session_of
+from ssdpts.results.records import Manifest
+from ssdpts.results.steprecord import StepHead, StepRecord, session_of
+
+Rounds = dict[int, list[StepRecord]]  # round number -> its step records, in step order
+Steps = list[StepRecord] | list[StepHead]  # a part's step records (StepHead: what 'ssdpts status' reads)
 
 
-def part_records(steps: Iterable[dict], part: Part) -> list[dict]:
-    return [s for s in steps if s["test"] == part.test and s["part"] == part.part]
+def part_records(steps: Iterable[StepRecord], part: Part) -> list[StepRecord]:
+    return [s for s in steps if s.test == part.test and s.part == part.part]
 
 
-def complete_rounds(records: list[dict], part: Part) -> dict[int, list[dict]]:
+def complete_rounds(records: Steps, part: Part) -> Rounds:
     """Round number -> its step records, for rounds that finished with every planned step."""
-    by_round: dict[int, list[dict]] = defaultdict(list)
+    by_round: Rounds = defaultdict(list)
     for r in records:
-        if r["phase"] == "round":
-            by_round[r["round"]].append(r)
+        if r.phase == "round":
+            by_round[r.round].append(r)
     out = {}
     for rno in sorted(by_round):
         planned = len(part.round_steps(rno))
-        recs = sorted(by_round[rno], key=lambda x: x["index"])
+        recs = sorted(by_round[rno], key=lambda x: x.index)
         if len(recs) == planned:
             out[rno] = recs
     return out
 
 
-def kept_sessions(manifest: dict) -> frozenset[int]:
+def kept_sessions(manifest: Manifest) -> frozenset[int]:
     """Sessions (resumptions, numbered from 1) started with --keep-window."""
-    return frozenset(i for i, r in enumerate(manifest.get("resumptions") or [], start=1)
-                     if isinstance(r, dict) and r.get("keep_window"))
+    return frozenset(i for i, r in enumerate(manifest.resumptions, start=1) if r.keep_window)
 
 
-def window_rounds_from(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> int | None:
+def window_rounds_from(rounds: Rounds, keep: frozenset[int] = frozenset()) -> int | None:
     """The first round a steady-state window may use: the first round run after the last
     resumption that re-preconditioned (resumed without --keep-window), None when there is none.
 
@@ -65,30 +67,32 @@ def window_rounds_from(rounds: dict[int, list[dict]], keep: frozenset[int] = fro
     return first
 
 
-def eligible_rounds(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> dict[int, list[dict]]:
+def eligible_rounds(rounds: Rounds, keep: frozenset[int] = frozenset()) -> Rounds:
     first = window_rounds_from(rounds, keep)
     return rounds if first is None else {r: v for r, v in rounds.items() if r >= first}
 
 
-def round_limit(part: Part, rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> int:
+def round_limit(part: Part, rounds: Rounds, keep: frozenset[int] = frozenset()) -> int:
     """The part's round limit: --max-rounds, extended (after a re-preconditioning resumption) so
     that a full window of rounds run after the resumption fits."""
     first = window_rounds_from(rounds, keep)
     return part.max_rounds if first is None else max(part.max_rounds, first + WINDOW_ROUNDS - 1)
 
 
-def _m(rec: dict) -> Measurement:
-    """A step's measurement with its rates as the device did them (timing.py)."""
-    return timing.as_device_did(rec)
+def _m(rec: StepRecord | StepHead) -> Measurement:
+    """A step's measurement with its rates as the device did them (timing.py; a StepHead: fio's)."""
+    if rec.measurement is None:
+        raise KeyError("measurement")
+    return rec.measurement
 
 
-def tracking_series(rounds: dict[int, list[dict]], part: Part) -> dict[str, tuple[list[int], list[float]]]:
+def tracking_series(rounds: Rounds, part: Part) -> dict[str, tuple[list[int], list[float]]]:
     """Tracking variable name -> (round numbers, values)."""
     out = {}
     for t in part.tracking:
         xs, ys = [], []
         for rno, recs in rounds.items():
-            cell = next((r for r in recs if r["key"] == t.key), None)
+            cell = next((r for r in recs if r.key == t.key), None)
             if cell is not None:
                 xs.append(rno)
                 ys.append(_m(cell).metric(t.metric))
@@ -96,19 +100,19 @@ def tracking_series(rounds: dict[int, list[dict]], part: Part) -> dict[str, tupl
     return out
 
 
-def verdicts(rounds: dict[int, list[dict]], part: Part, keep: frozenset[int] = frozenset()) -> list[SteadyState | None]:
+def verdicts(rounds: Rounds, part: Part, keep: frozenset[int] = frozenset()) -> list[SteadyState | None]:
     units = {t.name: t.unit for t in part.tracking}
     return [latest_window(name, xs, ys, units[name])
             for name, (xs, ys) in tracking_series(eligible_rounds(rounds, keep), part).items()]
 
 
-def wsat_totals(records: list[dict]) -> tuple[int, int]:
+def wsat_totals(records: list[StepRecord]) -> tuple[int, int]:
     """(samples taken, bytes written) of a WSAT part."""
-    rs = [r for r in records if r["phase"] == "round"]
-    return len(rs), sum(int(r["measurement"]["write"]["io_bytes"]) for r in rs)
+    rs = [r for r in records if r.phase == "round"]
+    return len(rs), sum(int(r.fio.write.io_bytes) for r in rs)
 
 
-def stop_reason(records: list[dict], part: Part, keep: frozenset[int] = frozenset()) -> str | None:
+def stop_reason(records: list[StepRecord], part: Part, keep: frozenset[int] = frozenset()) -> str | None:
     """Why the part is finished, or None while it must go on."""
     rounds = complete_rounds(records, part)
     if part.stop_rule == "fixed":
@@ -127,23 +131,23 @@ def stop_reason(records: list[dict], part: Part, keep: frozenset[int] = frozense
     return None
 
 
-def window_of(rounds: dict[int, list[dict]], keep: frozenset[int] = frozenset()) -> list[int]:
+def window_of(rounds: Rounds, keep: frozenset[int] = frozenset()) -> list[int]:
     return sorted(eligible_rounds(rounds, keep))[-WINDOW_ROUNDS:]
 
 
-def _records(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
+def _records(rounds: Rounds, window: list[int]) -> dict[str, list[StepRecord]]:
+    out: dict[str, list[StepRecord]] = defaultdict(list)
     for rno in window:
         for r in rounds[rno]:
-            out[r["key"]].append(r)
+            out[r.key].append(r)
     return out
 
 
-def _cells(rounds: dict[int, list[dict]], window: list[int]) -> dict[str, list[Measurement]]:
+def _cells(rounds: Rounds, window: list[int]) -> dict[str, list[Measurement]]:
     return defaultdict(list, {k: [_m(r) for r in rs] for k, rs in _records(rounds, window).items()})
 
 
-def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> Table:
+def table_for(part: Part, rounds: Rounds, window: list[int]) -> Table:
     """The part's measurement-window table, built by its test (pts/iops.py etc.): from the cells of
     one round of the window, or for a fixed plan from the steps of every round it ran."""
     if part.stop_rule == "fixed":
@@ -154,10 +158,10 @@ def table_for(part: Part, rounds: dict[int, list[dict]], window: list[int]) -> T
     kw = dict(part.table_args)
     if getattr(test, "TABLE_TELEMETRY", False):
         # the OCP tests: what the drive counted over each phase (media writes: idle GC's evidence)
-        kw["telemetry"] = {k: [r.get("telemetry") for r in rs] for k, rs in _records(rounds, window).items()}
+        kw["telemetry"] = {k: [r.telemetry for r in rs] for k, rs in _records(rounds, window).items()}
     return test.build_table(steps, _cells(rounds, window), **kw)
 
 
-def wsat_table(records: list[dict], part: Part, capacity_bytes: int) -> Table:
-    rs = sorted((r for r in records if r["phase"] == "round"), key=lambda r: r["index"])
-    return wsat.build_table([(r["index"], _m(r)) for r in rs], capacity_bytes, **part.table_args)
+def wsat_table(records: list[StepRecord], part: Part, capacity_bytes: int) -> Table:
+    rs = sorted((r for r in records if r.phase == "round"), key=lambda r: r.index)
+    return wsat.build_table([(r.index, _m(r)) for r in rs], capacity_bytes, **part.table_args)

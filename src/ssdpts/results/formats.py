@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ..errors import UserError
 
@@ -68,3 +68,28 @@ def reworded(text: str) -> str:
     for pattern, new in _REWORDED:
         text = pattern.sub(new, text)
     return text
+
+
+class Document:
+    """A record that is a document of the run directory (manifest.json, summary.json, a line of
+    steps.jsonl): written as its ``to_dict`` under the current format, read by its ``from_dict``
+    after formats.py has upgraded an older format (or refused a newer one)."""
+
+    __slots__ = ()
+    KIND: ClassVar[str]  # formats.KINDS: which migrations apply
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]):
+        raise NotImplementedError
+
+    def to_document(self) -> dict[str, Any]:
+        """The document as the store writes it: the format first, then the record."""
+        return {"format": FORMAT, **self.to_dict()}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], where: str):
+        """The record of a document of any format this ssdpts reads (``where`` names it in messages)."""
+        return cls.from_dict(upgrade(dict(doc), where, kind=cls.KIND))

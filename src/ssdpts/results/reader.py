@@ -17,9 +17,10 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..pts.registry import TESTS
-from ..store import MANIFEST, SUMMARY, STEPS, RunStore
+from ..store import MANIFEST, SUMMARY, RunStore
 from .verify.proof import trusted_summary
-from .records import Manifest, PartResult, StepRecord, Summary
+from .records import Manifest, PartResult, Summary
+from .steprecord import StepRecord, read_steps
 
 PARTIAL_STATUSES = ("interrupted", "failed", "running")
 MISSING_SUMMARY_NOTE = ("summary.json is missing (the run stopped before writing it): the results were recomputed "
@@ -134,24 +135,23 @@ def _check_dir(path: Path) -> None:
 
 
 def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None = None,
-             records: list[dict] | None = None) -> RunResults:
+             records: list[StepRecord] | None = None) -> RunResults:
     """Read a run directory, or refuse in one line saying what is wrong and what to do.
 
     ``steps``: read steps.jsonl too (reports need the per-round values). ``need_summary``: the
     command that needs summary.json as written (e.g. "compare"); without it a missing summary is
     rebuilt from steps.jsonl and said so in ``notes``. ``records``: steps.jsonl as
-    RunStore.steps() read it, when the caller has it already (a report reads it once)."""
+    steprecord.read_steps read it, when the caller has it already (a report reads it once)."""
     path = Path(path)
     _check_dir(path)
     store = RunStore(path)
-    doc = store.manifest()
-    manifest = Manifest.from_dict(doc)
+    manifest = Manifest.from_dict(store.manifest())
     if records is None and (steps or not (path / SUMMARY).exists()):
-        records = store.steps()
+        records = read_steps(store)
     notes: tuple[str, ...] = ()
     if (path / SUMMARY).exists():
-        raw, note = trusted_summary(path, doc, store.summary(), lambda: records if records is not None else store.steps())
-        summary = Summary.from_dict(raw)
+        summary, note = trusted_summary(path, manifest, store.summary(),
+                                        lambda: records if records is not None else read_steps(store))
         notes = (note,) if note else ()
     elif need_summary:
         raise UserError(f"{path} has no {SUMMARY} yet (status {manifest.status or 'unknown'}): let the run finish "
@@ -159,7 +159,7 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
     else:
         summary = _rebuilt(manifest, records or [])
         notes = (MISSING_SUMMARY_NOTE,)
-    typed_steps = None if not steps else _steps(path, records or [])
+    typed_steps = None if not steps else tuple(records or ())
     return RunResults(path, manifest, summary, typed_steps, notes)
 
 
@@ -171,24 +171,13 @@ def read_run_checked(path: str | Path) -> tuple[RunResults, list[str]]:
 
     path = Path(path)
     _check_dir(path)
-    res = check(path, RunStore(path).steps())
+    res = check(path, read_steps(RunStore(path)))
     # A step that does not match fio's output is shown as fio's output gives it (the problem names it).
     run = read_run(path, steps=True, records=res.repaired)
     return run, [p.line() for p in res.problems]
 
 
-def _steps(path: Path, records: list[dict]) -> tuple[StepRecord, ...]:
-    out = []
-    for n, rec in enumerate(records, start=1):
-        try:
-            out.append(StepRecord.from_dict(rec))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise UserError(f"{path / STEPS} record {n} is not a step record ({exc.__class__.__name__}: {exc}): "
-                            "restore the file or remove that line, then retry") from None
-    return tuple(out)
-
-
-def _rebuilt(manifest: Manifest, records: list[dict]) -> Summary:
+def _rebuilt(manifest: Manifest, records: list[StepRecord]) -> Summary:
     """The results of a run that stopped before writing summary.json (summary.recompute_summary)."""
     from .summary import recompute_summary as recompute
 

@@ -1,5 +1,6 @@
 """The typed records of a run directory: what manifest.json, summary.json and steps.jsonl hold,
 as frozen records (docs/design.md#frozen-records, #units-in-names; docs/results-format.md is the field reference).
+A line of steps.jsonl is steprecord.StepRecord (here too, for readers of this module).
 
 Each record reads its JSON form with ``from_dict`` — tolerant of fields older files lack (they
 read as None or empty) — and the summary records write it back with ``to_dict``, which is what
@@ -16,39 +17,13 @@ from typing import Any, ClassVar
 from ..device.purge.base import PurgeRecord
 from ..device.target import Target
 from ..errors import UserError
-from ..measurement import Measurement
 from ..pts.registry import table_from_dict
 from ..pts.runspec import OUTLIER_MS, RunSpec
 from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
-from ..pts.workload import Workload
-from . import timing
-from .formats import FORMAT, reworded, upgrade
-
-
-class Document:
-    """A record that is a document of the run directory (manifest.json, summary.json, a line of
-    steps.jsonl): written as its ``to_dict`` under the current format, read by its ``from_dict``
-    after formats.py has upgraded an older format (or refused a newer one)."""
-
-    __slots__ = ()
-    KIND: ClassVar[str]  # formats.KINDS: which migrations apply
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]):
-        raise NotImplementedError
-
-    def to_document(self) -> dict[str, Any]:
-        """The document as the store writes it: the format first, then the record."""
-        return {"format": FORMAT, **self.to_dict()}
-
-    @classmethod
-    def from_document(cls, doc: Mapping[str, Any], where: str):
-        """The record of a document of any format this ssdpts reads (``where`` names it in messages)."""
-        return cls.from_dict(upgrade(dict(doc), where, kind=cls.KIND))
+from .formats import Document, reworded
+from .seal import FileDigest
+from .steprecord import STEP_FIELDS, Boundary, StepRecord  # noqa: F401  (the records of steps.jsonl)
 
 
 def _int(v: Any) -> int | None:
@@ -366,6 +341,26 @@ def target_from_dict(d: Mapping[str, Any]) -> Target | None:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """manifest parts.<id>.rounds.<name>: a round's raw files and step lines, as store.record_round
+    recorded them before the lines were appended (results/verify/integrity.py checks them)."""
+
+    steps: int
+    steps_sha256: str | None  # store.steps_digest of its lines (None: an older run directory)
+    files: dict[str, FileDigest]  # relative path -> its size and SHA-256
+
+    @property
+    def fio_json(self) -> str | None:
+        """fio's output of the round, as its step lines name it (``fio_json``)."""
+        return next((f for f in self.files if f.endswith(".json")), None)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RoundRecord":
+        return cls(int(d.get("steps", 0)), d.get("steps_sha256") or None,
+                   {str(k): FileDigest.from_dict(v) for k, v in _map(d.get("files")).items()})
+
+
+@dataclass(frozen=True, slots=True)
 class PartState:
     """manifest parts.<id>: how far the run got with a part, and how it was purged."""
 
@@ -373,6 +368,7 @@ class PartState:
     preconditioned: str | None
     finished: str | None
     stop_reason: str | None
+    rounds: dict[str, RoundRecord] | None = None  # None: the part records none (not a mapping)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PartState":
@@ -382,13 +378,58 @@ class PartState:
             purge = PurgeRecord(str(p.get("method") or ""), str(p.get("disclosure") or ""), str(p.get("started_at") or ""),
                                 float(p.get("duration_s") or 0.0), p.get("is_pts_purge"), str(p.get("detail") or ""),
                                 tuple(p.get("notes") or ()))
-        return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")))
+        rounds = d.get("rounds")
+        return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")),
+                   {str(k): RoundRecord.from_dict(v) for k, v in rounds.items() if isinstance(v, Mapping)}
+                   if isinstance(rounds, Mapping) else None)
 
 
 @dataclass(frozen=True, slots=True)
-class Manifest:
+class Resumption:
+    """manifest resumptions[n - 1]: the n-th 'ssdpts resume' of the run (run/session.py makes it):
+    when, from which status, by which process, the steps it kept, how the device was proven the
+    same (``identity``) and what it holds (``contents``, block devices), the rounds it measured
+    again, the interruption it continued after, and whether it kept the steady-state window."""
+
+    at: str | None
+    previous_status: str | None
+    keep_window: bool  # the steady-state window kept across it (--keep-window)
+    pid: int | None = None
+    steps_kept: int | None = None
+    identity: Any = None
+    contents: Any = None  # None: not recorded (a file or zram target)
+    rounds_measured_again: tuple[str, ...] = ()
+    interruption: Mapping[str, Any] | None = None
+    doc: Mapping[str, Any] | None = None  # as recorded: written back as it is (None: made here)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.doc is not None:
+            return dict(self.doc)
+        return {"at": self.at, "previous_status": self.previous_status, "pid": self.pid, "steps_kept": self.steps_kept,
+                "identity": self.identity, **({} if self.contents is None else {"contents": self.contents}),
+                "rounds_measured_again": list(self.rounds_measured_again), "interruption": self.interruption,
+                "keep_window": self.keep_window}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Resumption":
+        if not isinstance(d, Mapping):  # not a resumption ssdpts wrote: counted, never kept
+            return cls(None, None, False)
+        ints = d.get("interruption")
+        return cls(_str(d.get("at")), _str(d.get("previous_status")), bool(d.get("keep_window")), _int(d.get("pid")),
+                   _int(d.get("steps_kept")), d.get("identity"), d.get("contents"),
+                   tuple(d.get("rounds_measured_again") or ()), ints if isinstance(ints, Mapping) else None, d)
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest(Document):
     """manifest.json. ``device``, ``host`` and ``audit`` stay mappings: their fields are described by
-    the catalogues (device/fields.py FIELDS, device/host/host.py HOST_FIELDS, device/host/audit.py)."""
+    the catalogues (device/fields.py FIELDS, device/host/host.py HOST_FIELDS, device/host/audit.py).
+
+    A run makes it with ``new`` (the entries every run directory has) and ``with_changes`` (its
+    kind's entries); the store writes it (``to_dict``: its fields in the order they were given,
+    each as recorded) with the format, status and digests of a new run, and updates it by field."""
+
+    KIND: ClassVar[str] = "manifest"
 
     status: str | None
     created: str | None
@@ -413,6 +454,35 @@ class Manifest:
     write_cache: str | None
     telemetry: Mapping[str, Any] | None
     doc: Mapping[str, Any]  # manifest.json as recorded (the library keeps run_spec, target and host whole)
+    kind: str | None = None  # "quick", "replay"; None: a PTS run
+    resumptions: tuple[Resumption, ...] = ()
+    summary_file: FileDigest | None = None  # summary.json's size and SHA-256 (None: not recorded)
+
+    @classmethod
+    def new(cls, *, kind: str | None = None, ssdpts_version: str, fio_version: str | None, executor: str,
+            command_line: list[str], target: Target, fingerprint: Any, confirmation: str | None, claim: Any,
+            results_space: Mapping[str, Any], device: Mapping[str, Any] | None, host: Mapping[str, Any], audit: Any,
+            description: Mapping[str, Any] | None, device_host: str | None = None) -> "Manifest":
+        """The entries every run directory has: versions, command line, the target, its fingerprint
+        and identity, the confirmation and claim, the results disk, the device, the host and its
+        audit; ``kind`` first for a run beside the PTS; ``device_host``: the host the device is on,
+        when that is not this one (device/remote/remote.py)."""
+        return cls.from_dict({
+            **({} if kind is None else {"kind": kind}),
+            "ssdpts_version": ssdpts_version, "fio_version": fio_version, "executor": executor,
+            "command_line": command_line, "target": target.to_dict(), "fingerprint": fingerprint,
+            "confirmation": confirmation, "claim": claim, "results_space": results_space, "device": device,
+            "host": host, "audit": audit, "description": description,
+            **({"device_host": device_host} if device_host else {}),
+        })
+
+    def with_changes(self, **changes: Any) -> "Manifest":
+        """The manifest with the fields named changed (a new field after the others, as the store
+        writes it); each value in its JSON form, a record's ``to_dict``."""
+        return Manifest.from_dict({**self.doc, **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.doc)
 
     @property
     def purge_methods(self) -> tuple[str, ...]:
@@ -436,7 +506,9 @@ class Manifest:
             active_range_bytes=_int(d.get("active_range_bytes")),
             parts={str(k): PartState.from_dict(v) for k, v in _map(d.get("parts")).items() if isinstance(v, Mapping)},
             write_cache=_str(d.get("write_cache")), telemetry=d.get("telemetry") if isinstance(d.get("telemetry"), Mapping) else None,
-            doc=d)
+            doc=d, kind=d.get("kind") if isinstance(d.get("kind"), str) else None,
+            resumptions=tuple(Resumption.from_dict(r) for r in d.get("resumptions") or ()),
+            summary_file=FileDigest.from_dict(d["summary_file"]) if isinstance(d.get("summary_file"), Mapping) else None)
 
     def run_spec_and_target(self) -> tuple[RunSpec, Target]:
         """What planning this run's parts needs, or a UserError naming what is missing."""
@@ -447,93 +519,3 @@ class Manifest:
         if self.target is None or not self.target.size_bytes:
             raise UserError("manifest.json lacks a usable target (its size is unknown)")
         return spec, self.target
-
-
-# ==================================================================================================
-# steps.jsonl
-# ==================================================================================================
-
-
-# the fields of a step line in the order the run writes them (steprecord.step_record): a record
-# read back writes its fields in the order it was read
-STEP_FIELDS = ("test", "part", "phase", "round", "index", "session", "key", "label", "workload",
-               "planned_duration_s", "planned_io_bytes", "start_time", "end_time", "measurement", "telemetry",
-               "fio_json", "fio_job_index", "planned_idle_after_s", "beside", "batch_wall_s", "timeline", "device",
-               "boundary")
-
-
-@dataclass(frozen=True, slots=True)
-class StepRecord(Document):
-    """One line of steps.jsonl: one finished step, what it asked and what it measured; written by
-    the store as ``to_document`` (steprecord.step_record makes it), read back by ``from_dict``."""
-
-    KIND: ClassVar[str] = "step"
-
-    test: str
-    part: str
-    phase: str  # "wipc" | "round"
-    round: int
-    index: int
-    key: str  # Workload.key of the cell
-    label: str
-    workload: Workload
-    measurement: Measurement
-    telemetry: Mapping[str, Any] | None
-    start_time: float | None
-    end_time: float | None
-    fio_json: str | None = None
-    fio_job_index: int | None = None
-    # its rates as the device did them (results/timing.py): the check, and the mark where it has one;
-    # ``measurement`` has the device's rates where the check found fio's off
-    rate_check: Mapping[str, Any] | None = None
-    mark: str | None = None
-    # what the line records besides (written as recorded): the session that ran it (0: the first
-    # run, n: the n-th resume), the plan, fio's own measurement (``measurement`` above is the
-    # device's view of it), the batch, its timeline, the block layer's view, the boundary into it
-    session: int = 0
-    planned_duration_s: float | None = None
-    planned_io_bytes: int | None = None
-    planned_idle_after_s: float | None = None
-    beside: Mapping[str, Any] | None = None
-    batch_wall_s: float | None = None
-    timeline: Mapping[str, Any] | None = None
-    device: Mapping[str, Any] | None = None
-    boundary: Mapping[str, Any] | None = None
-    fio_measurement: Measurement | None = None
-    fields_written: tuple[str, ...] = ()  # the line's fields in their order (empty: STEP_FIELDS)
-    extra: Mapping[str, Any] = field(default_factory=dict)  # fields this ssdpts does not know, kept
-
-    def to_dict(self) -> dict[str, Any]:
-        values = {"test": self.test, "part": self.part, "phase": self.phase, "round": self.round, "index": self.index,
-                  "session": self.session, "key": self.key, "label": self.label, "workload": self.workload.to_dict(),
-                  "planned_duration_s": self.planned_duration_s, "planned_io_bytes": self.planned_io_bytes,
-                  "start_time": self.start_time, "end_time": self.end_time,
-                  "measurement": (self.fio_measurement or self.measurement).to_dict(), "telemetry": self.telemetry,
-                  "fio_json": self.fio_json, "fio_job_index": self.fio_job_index,
-                  "planned_idle_after_s": self.planned_idle_after_s, "beside": self.beside,
-                  "batch_wall_s": self.batch_wall_s, "timeline": self.timeline, "device": self.device,
-                  "boundary": self.boundary, **self.extra}
-        if self.fields_written:
-            return {k: values[k] for k in self.fields_written}
-        optional = {"planned_idle_after_s", "beside", "device"}  # written only when the step has them
-        return {k: values[k] for k in (*STEP_FIELDS, *self.extra) if k not in optional or values[k] is not None}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "StepRecord":
-        w = Workload.from_dict(d["workload"])
-        tel = d.get("telemetry")
-
-        def m(k: str) -> Mapping[str, Any] | None:
-            v = d.get(k)
-            return v if isinstance(v, Mapping) else None
-
-        return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
-                   str(d.get("key") or w.key), str(d.get("label") or w.label), w, timing.as_device_did(d),
-                   tel if isinstance(tel, Mapping) else None, num(d.get("start_time")), num(d.get("end_time")),
-                   _str(d.get("fio_json")), _int(d.get("fio_job_index")), timing.check(d), timing.marked(d),
-                   session=int(d.get("session") or 0), planned_duration_s=d.get("planned_duration_s"),
-                   planned_io_bytes=d.get("planned_io_bytes"), planned_idle_after_s=d.get("planned_idle_after_s"),
-                   beside=m("beside"), batch_wall_s=d.get("batch_wall_s"), timeline=m("timeline"), device=m("device"),
-                   boundary=m("boundary"), fio_measurement=Measurement.from_dict(d["measurement"]),
-                   fields_written=tuple(k for k in d if k != "format"),
-                   extra={k: v for k, v in d.items() if k not in STEP_FIELDS and k != "format"})

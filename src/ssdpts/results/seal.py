@@ -212,19 +212,34 @@ def directory_digests(run_dir: Path, doc: Mapping[str, Any], known: Mapping[str,
             continue
         if len(rel.parts) == 1 and rel.name not in RESULT_FILES:
             continue
-        out[str(rel)] = known.get(str(rel)) or file_digest(path)["sha256"]
+        out[str(rel)] = known.get(str(rel)) or str(file_digest(path).sha256)
     return out
 
 
-def file_digest(path: Path) -> dict[str, Any]:
-    """{"bytes", "sha256"} of a file, read in 1 MiB chunks."""
+@dataclass(frozen=True, slots=True)
+class FileDigest:
+    """A file's size and SHA-256 (file_digest), or as a manifest records it (None: not recorded)."""
+
+    bytes: int | None
+    sha256: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bytes": self.bytes, "sha256": self.sha256}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "FileDigest":
+        return cls(d.get("bytes"), d.get("sha256")) if isinstance(d, Mapping) else cls(None, None)
+
+
+def file_digest(path: Path) -> FileDigest:
+    """The size and SHA-256 of a file, read in 1 MiB chunks."""
     h = hashlib.sha256()
     size = 0
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
             size += len(chunk)
-    return {"bytes": size, "sha256": h.hexdigest()}
+    return FileDigest(size, h.hexdigest())
 
 
 def digest_changes(held: Mapping[str, str], now: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -28,44 +28,79 @@ from the step record alone (its fio measurement and its ``device`` view).
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from ..measurement import DirectionStats, Measurement
+
+
+class Boundary(Protocol):
+    """What a mark reads of the boundary into a step (steprecord.Boundary)."""
+
+    after: str
+    kind: str
+    over_limit: bool
+    why: str | None
+
+
+class StepRecord(Protocol):
+    """What the timing over a part reads of a step (steprecord.StepRecord)."""
+
+    phase: str
+    round: int
+    index: int
+    key: str
+    label: str
+    rate_check: RateCheck | None
+    mark: str | None
 
 TOLERANCE_PCT = 1.0  # a step's rate as fio timed it may be off the device's by at most this
 TOLERANCE_MS = 1.0  # ... and never judged finer than fio's run time, whole milliseconds
 
 
-def _span_s(rec: Mapping) -> float | None:
-    dev = rec.get("device") or {}
+def _span_s(device: Mapping | None) -> float | None:
+    dev = device or {}
     a, b = dev.get("first_issue_unix_s"), dev.get("last_complete_unix_s")
     if a is None or b is None or float(b) <= float(a):
         return None
     return float(b) - float(a)
 
 
-def _runtime_s(m: Mapping) -> float:
-    return max(float((m.get("read") or {}).get("runtime_s") or 0.0), float((m.get("write") or {}).get("runtime_s") or 0.0))
+def _runtime_s(m: Measurement) -> float:
+    return max(float(m.read.runtime_s or 0.0), float(m.write.runtime_s or 0.0))
 
 
-def check(rec: Mapping) -> dict:
-    """The step's rate check: {"state": "fio" | "device" | "unchecked", "runtime_s", "device_span_s",
-    "differs_pct", "why"} (why: for "unchecked", what was missing)."""
-    m = rec.get("measurement") or {}
+@dataclass(frozen=True, slots=True)
+class RateCheck:
+    """A step's rate check: ``state`` "fio" (its span and fio's run time agree), "device" (its rates
+    recomputed over the block layer's span) or "unchecked" (``why``: what was missing)."""
+
+    state: str
+    runtime_s: float  # fio's run time of the step
+    device_span_s: float | None = None  # the block layer's span of its IO
+    differs_pct: float | None = None  # the span against the run time
+    why: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "runtime_s": self.runtime_s, "device_span_s": self.device_span_s,
+                "differs_pct": self.differs_pct, **({} if self.why is None else {"why": self.why})}
+
+
+def check(m: Measurement, device: Mapping | None, beside: Mapping | None = None) -> RateCheck:
+    """The rate check of a step (fio's measurement ``m``, the block layer's view ``device``, the job
+    run ``beside`` it)."""
     runtime = _runtime_s(m)
-    out: dict = {"state": "unchecked", "runtime_s": runtime, "device_span_s": None, "differs_pct": None}
-    if rec.get("beside"):
-        return out | {"why": "a job beside the step: the block layer's span is both jobs'"}
-    if not rec.get("device"):
-        return out | {"why": "the block layer's view was not recorded"}
-    span = _span_s(rec)
+    if beside:
+        return RateCheck("unchecked", runtime, why="a job beside the step: the block layer's span is both jobs'")
+    if not device:
+        return RateCheck("unchecked", runtime, why="the block layer's view was not recorded")
+    span = _span_s(device)
     if span is None or runtime <= 0:
-        return out | {"why": "the block layer's trace saw only one end of the step" if runtime > 0 else "no IO"}
+        return RateCheck("unchecked", runtime, why="the block layer's trace saw only one end of the step"
+                         if runtime > 0 else "no IO")
     diff_s = span - runtime
-    out |= {"device_span_s": span, "differs_pct": round(100.0 * diff_s / runtime, 3)}
     within = abs(diff_s) <= max(TOLERANCE_PCT / 100.0 * runtime, TOLERANCE_MS / 1000.0)
-    return out | {"state": "fio" if within else "device"}
+    return RateCheck("fio" if within else "device", runtime, span, round(100.0 * diff_s / runtime, 3))
 
 
 def _over(d: DirectionStats, span: float) -> DirectionStats:
@@ -74,82 +109,117 @@ def _over(d: DirectionStats, span: float) -> DirectionStats:
     return replace(d, iops=d.ios / span, bw_bytes_per_s=d.io_bytes / span)
 
 
-def as_device_did(rec: Mapping) -> Measurement:
+def as_device_did(m: Measurement, device: Mapping | None, beside: Mapping | None = None) -> Measurement:
     """The step's measurement with its rates as the device did them: fio's own where the check
     finds them right (or cannot check), else its IO count and bytes over the block layer's span."""
-    m = Measurement.from_dict(rec["measurement"])
-    c = check(rec)
-    if c["state"] != "device":
+    if check(m, device, beside).state != "device":
         return m
-    span = _span_s(rec)  # as the record has it
+    span = _span_s(device)  # as the record has it
     assert span is not None
     return replace(m, read=_over(m.read, span), write=_over(m.write, span))
 
 
-def of_result(m: Measurement, device: Mapping | None) -> tuple[Measurement, dict]:
+def of_result(m: Measurement, device: Mapping | None) -> tuple[Measurement, RateCheck]:
     """A step run outside the PTS's records (a quick run's figure): its measurement with the
     device's rates where the check finds fio's off, and the check."""
-    rec = {"measurement": m.to_dict(), "device": device}
-    return as_device_did(rec), check(rec)
+    return as_device_did(m, device), check(m, device)
 
 
-def marked(rec: Mapping) -> str | None:
-    """Why the step carries a mark (the boundary into it over the limits), or None."""
-    b = rec.get("boundary") or {}
-    if b.get("over_limit") and b.get("kind") not in ("resume", "purge"):
-        return f"after {b.get('after')}: {b.get('why')}"
+def marked(b: Boundary | None) -> str | None:
+    """Why the step after boundary ``b`` carries a mark (the boundary over the limits), or None."""
+    if b is not None and b.over_limit and b.kind not in ("resume", "purge"):
+        return f"after {b.after}: {b.why}"
     return None
 
 
-def _label(rec: Mapping) -> str:
-    if rec.get("phase") == "wipc":
+def _label(rec: StepRecord) -> str:
+    if rec.phase == "wipc":
         return "WIPC"
-    return f"round {rec.get('round')} step {rec.get('index')}"
+    return f"round {rec.round} step {rec.index}"
 
 
-def _where(rec: Mapping) -> dict:
-    return {"step": _label(rec), "label": rec.get("label"), "phase": rec.get("phase"), "round": rec.get("round"),
-            "index": rec.get("index"), "key": rec.get("key")}
+@dataclass(frozen=True, slots=True)
+class TimedStep:
+    """A step the part's timing names: recomputed from the device side (``check``), or marked (``why``)."""
+
+    step: str  # "WIPC", "round R step I"
+    label: str
+    phase: str
+    round: int
+    index: int
+    key: str
+    check: RateCheck | None = None
+    why: str | None = None
+
+    @classmethod
+    def of(cls, rec: StepRecord, *, check: RateCheck | None = None, why: str | None = None) -> "TimedStep":
+        return cls(_label(rec), rec.label, rec.phase, rec.round, rec.index, rec.key, check, why)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"step": self.step, "label": self.label, "phase": self.phase, "round": self.round,
+                             "index": self.index, "key": self.key}
+        if self.check is not None:
+            d |= {"runtime_s": self.check.runtime_s, "device_span_s": self.check.device_span_s,
+                  "differs_pct": self.check.differs_pct}
+        return d if self.why is None else d | {"why": self.why}
 
 
-def part_timing(records: Iterable[Mapping], window: Iterable[Mapping] | None = None) -> dict:
+@dataclass(frozen=True, slots=True)
+class PartTiming:
+    """summary parts.<id>.timing: a part's steps checked, recomputed from the device side, marked and
+    unchecked; ``window_*``: of those its figures come from (the window's, WSAT's samples)."""
+
+    steps: int
+    unchecked_why: tuple[str, ...]  # one per unchecked step
+    worst_differs_pct: float | None
+    window_steps: int
+    window_recomputed: int
+    window_marked: int
+    window_unchecked: int
+    recomputed_steps: tuple[TimedStep, ...]
+    marked_steps: tuple[TimedStep, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS,
+            "steps": self.steps, "checked": self.steps - len(self.unchecked_why),
+            "recomputed": len(self.recomputed_steps), "marked": len(self.marked_steps),
+            "unchecked": len(self.unchecked_why), "unchecked_why": sorted(set(self.unchecked_why)),
+            "worst_differs_pct": self.worst_differs_pct,
+            "window": {"steps": self.window_steps, "recomputed": self.window_recomputed, "marked": self.window_marked,
+                       "unchecked": self.window_unchecked},
+            "recomputed_steps": [x.to_dict() for x in self.recomputed_steps],
+            "marked_steps": [x.to_dict() for x in self.marked_steps],
+        }
+
+
+def part_timing(records: Iterable[StepRecord], window: Iterable[StepRecord] | None = None) -> PartTiming:
     """Over a part's steps (and, apart, those its figures come from: the window's, WSAT's samples):
     how many were checked, recomputed from the device side, marked, unchecked, and which."""
     recs = list(records)
-    win = list(window) if window is not None else [r for r in recs if r.get("phase") == "round"]
-    checks = [(r, check(r)) for r in recs]
-    recomputed = [{**_where(r), "runtime_s": c["runtime_s"], "device_span_s": c["device_span_s"],
-                   "differs_pct": c["differs_pct"]} for r, c in checks if c["state"] == "device"]
-    marks = [{**_where(r), "why": why} for r in recs if (why := marked(r))]
-    unchecked = [c.get("why") for _r, c in checks if c["state"] == "unchecked"]
-    diffs = [abs(c["differs_pct"]) for _r, c in checks if c["differs_pct"] is not None]
-    win_checks = [check(r)["state"] for r in win]
-    return {
-        "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS,
-        "steps": len(recs), "checked": len(recs) - len(unchecked),
-        "recomputed": len(recomputed), "marked": len(marks), "unchecked": len(unchecked),
-        "unchecked_why": sorted(set(unchecked)),
-        "worst_differs_pct": round(max(diffs), 3) if diffs else None,
-        "window": {"steps": len(win), "recomputed": sum(1 for s in win_checks if s == "device"),
-                   "marked": sum(1 for r in win if marked(r)),
-                   "unchecked": sum(1 for s in win_checks if s == "unchecked")},
-        "recomputed_steps": recomputed, "marked_steps": marks,
-    }
+    win = list(window) if window is not None else [r for r in recs if r.phase == "round"]
+    checks = [(r, r.rate_check) for r in recs if r.rate_check is not None]
+    diffs = [abs(c.differs_pct) for _r, c in checks if c.differs_pct is not None]
+    win_checks = [r.rate_check.state for r in win if r.rate_check is not None]
+    return PartTiming(
+        len(recs), tuple(str(c.why) for _r, c in checks if c.state == "unchecked"),
+        round(max(diffs), 3) if diffs else None, len(win), sum(1 for s in win_checks if s == "device"),
+        sum(1 for r in win if r.mark), sum(1 for s in win_checks if s == "unchecked"),
+        tuple(TimedStep.of(r, check=c) for r, c in checks if c.state == "device"),
+        tuple(TimedStep.of(r, why=r.mark) for r in recs if r.mark))
 
 
-def warnings(t: Mapping | None, noun: str = "window steps") -> list[str]:
+def warnings(t: PartTiming, noun: str = "window steps") -> list[str]:
     """The part's warnings from its timing: recomputed and marked steps among those its figures
     come from (``noun``: "window steps", "samples", "planned steps")."""
-    if not t:
-        return []
-    w, out = t.get("window") or {}, []
-    if w.get("recomputed"):
-        out.append(f"{w['recomputed']} of the {w['steps']} {noun} ran over a span at the block layer more than "
-                   f"{t['tolerance_pct']:g}% from fio's run time (at most {t.get('worst_differs_pct') or 0:.1f}%): "
+    out = []
+    if t.window_recomputed:
+        out.append(f"{t.window_recomputed} of the {t.window_steps} {noun} ran over a span at the block layer more "
+                   f"than {TOLERANCE_PCT:g}% from fio's run time (at most {t.worst_differs_pct or 0:.1f}%): "
                    "their IOPS and bandwidth are fio's IO count over the device's span (docs/methodology.md "
                    "\"Rates as the device did them\")")
-    if w.get("marked"):
-        out.append(f"{w['marked']} of the {w['steps']} {noun} are marked: the boundary into them was over the "
+    if t.window_marked:
+        out.append(f"{t.window_marked} of the {t.window_steps} {noun} are marked: the boundary into them was over the "
                    "PTS's no-delay limits (see Step boundaries); their values are in the figures as measured")
     return out
 
@@ -164,12 +234,28 @@ def flag(t: Mapping | None, uses: Callable[[Mapping], bool]) -> str:
             "(see Step boundaries)")
 
 
-def run_timing(parts: Iterable[Mapping | None]) -> dict:
-    """Over every part: steps recomputed, marked and unchecked, and why steps were unchecked."""
+@dataclass(frozen=True, slots=True)
+class RunTiming:
+    """summary timing: over every part, steps recomputed, marked and unchecked, and why steps were unchecked."""
+
+    steps: int
+    recomputed: int
+    marked: int
+    unchecked: int
+    unchecked_why: tuple[str, ...]  # sorted, each once
+    worst_differs_pct: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": self.steps, "recomputed": self.recomputed, "marked": self.marked, "unchecked": self.unchecked,
+                "unchecked_why": list(self.unchecked_why), "worst_differs_pct": self.worst_differs_pct,
+                "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS}
+
+
+def run_timing(parts: Iterable[Mapping | None]) -> RunTiming:
+    """Over every part (each part's timing as summary.json holds it, part_timing's or an older
+    ssdpts's): steps recomputed, marked and unchecked, and why steps were unchecked."""
     ps = [p for p in parts if p]
-    return {"steps": sum(p["steps"] for p in ps), "recomputed": sum(p["recomputed"] for p in ps),
-            "marked": sum(p["marked"] for p in ps), "unchecked": sum(p["unchecked"] for p in ps),
-            "unchecked_why": sorted({w for p in ps for w in p.get("unchecked_why") or ()}),
-            "worst_differs_pct": max((p["worst_differs_pct"] for p in ps if p.get("worst_differs_pct") is not None),
-                                     default=None),
-            "tolerance_pct": TOLERANCE_PCT, "tolerance_ms": TOLERANCE_MS}
+    return RunTiming(sum(p["steps"] for p in ps), sum(p["recomputed"] for p in ps), sum(p["marked"] for p in ps),
+                     sum(p["unchecked"] for p in ps),
+                     tuple(sorted({w for p in ps for w in p.get("unchecked_why") or ()})),
+                     max((p["worst_differs_pct"] for p in ps if p.get("worst_differs_pct") is not None), default=None))

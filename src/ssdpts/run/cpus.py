@@ -70,9 +70,8 @@ def split(per_device: int, devices: int) -> list[str]:
     return [format_list(have[i * per_device:(i + 1) * per_device]) for i in range(devices)]
 
 
-def cpus_used(measurement: dict, threads: int) -> float | None:
-    """CPUs a step's fio threads used on average (usr + sys), or None when fio did not say."""
-    usr, sys_ = measurement.get("cpu_usr_pct"), measurement.get("cpu_sys_pct")
+def cpus_used(usr: float | None, sys_: float | None, threads: int) -> float | None:
+    """CPUs a step's fio threads used on average (fio's usr + sys %), or None when fio did not say."""
     if usr is None or sys_ is None:
         return None
     return (usr + sys_) / 100.0 * threads

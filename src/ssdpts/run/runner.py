@@ -19,7 +19,7 @@ import time
 from typing import Callable, Protocol
 
 from ssdpts.results import analysis, steprecord
-from ssdpts.results.records import StepRecord
+from ssdpts.results.steprecord import PurgeEnd, StepRecord, read_steps
 from ssdpts.results.summary import bound_part, summarize
 from ssdpts.run import cpus
 from ssdpts.engine.base import Area, Batch, Executor
@@ -99,19 +99,19 @@ class RunContext:
 
 def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
     """Remove step records of rounds that did not finish (resume re-runs those rounds whole)."""
-    steps = store.steps()
+    steps = read_steps(store)
     keep = []
     dropped = 0
     for p in parts:
         recs = analysis.part_records(steps, p)
         done = analysis.complete_rounds(recs, p)
         for r in recs:
-            if r["phase"] == "round" and r["round"] not in done:
+            if r.phase == "round" and r.round not in done:
                 dropped += 1
             else:
                 keep.append(r)
     known = {(p.test, p.part) for p in parts}
-    keep += [s for s in steps if (s["test"], s["part"]) not in known]
+    keep += [s for s in steps if (s.test, s.part) not in known]
     if dropped:
         order = {id(s): i for i, s in enumerate(steps)}
         keep.sort(key=lambda s: order[id(s)])
@@ -120,7 +120,7 @@ def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
 
 
 def write_summary(ctx: RunContext, status: str) -> dict:
-    summary = summarize(ctx.parts, ctx.store.steps(), ctx.capacity_bytes, status=status,
+    summary = summarize(ctx.parts, read_steps(ctx.store), ctx.capacity_bytes, status=status,
                         deviations=ctx.deviations, keep=ctx.keep)
     ctx.store.write_summary(summary)
     return summary.to_dict()
@@ -136,7 +136,7 @@ def execute(ctx: RunContext) -> dict:
             drop_incomplete_rounds(store, ctx.parts)
             for n, part in enumerate(ctx.parts, start=1):
                 # a part planned from an earlier one's results (CBW's operating points) is planned now
-                run_part(ctx, bound_part(part, ctx.parts, store.steps(), ctx.capacity_bytes, ctx.keep), n)
+                run_part(ctx, bound_part(part, ctx.parts, read_steps(store), ctx.capacity_bytes, ctx.keep), n)
         except (KeyboardInterrupt, Interrupted) as exc:
             _close(ctx.progress)
             why = _interruption(exc)
@@ -230,14 +230,14 @@ def _finish(ctx: RunContext, status: str, error: str | None = None, interruption
 
 def run_part(ctx: RunContext, part: Part, n: int) -> None:
     store = ctx.store
-    records = analysis.part_records(store.steps(), part)
+    records = analysis.part_records(read_steps(store), part)
     reason = analysis.stop_reason(records, part, ctx.keep)
     ctx.progress.part_started(part, n, len(ctx.parts))
     if reason:
         ctx.progress.message(f"{part.title}: already finished ({reason})")
         return
     rounds = analysis.complete_rounds(records, part)
-    wipc_done = any(r["phase"] == "wipc" for r in records)
+    wipc_done = any(r.phase == "wipc" for r in records)
     started = bool(rounds) or wipc_done
     r = max(rounds, default=0) + 1
     armed = _latmon_arm(ctx, part) if started else None
@@ -252,8 +252,7 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
         armed = _latmon_arm(ctx, part)
         if part.wipc is not None:
             ctx.progress.phase(part, "WIPC: " + f"{fmt_capacity(part.wipc.io_bytes)} {part.wipc.workload.label}")
-            prev = None if purge_end is None else {"phase": "purge", "round": 0, "index": 0, "end_time": purge_end,
-                                                   "session": ctx.session}
+            prev = None if purge_end is None else PurgeEnd(purge_end, ctx.session)
             records += _run_batch(ctx, part, [part.wipc], "wipc", after=prev, next_steps=part.round_steps(r),
                                   next_name=f"round-{r:03d}")
         store.set_part(part.id, preconditioned=utc_now())
@@ -331,7 +330,7 @@ def _live(ctx: RunContext, part: Part, steps: list) -> Callable[[dict], None]:
     return sample
 
 
-def _round_cap(ctx: RunContext, part: Part, records: list[dict], r: int) -> int:
+def _round_cap(ctx: RunContext, part: Part, records: list[StepRecord], r: int) -> int:
     """The last round the part may run once round r has run (--max-rounds, or its extension when
     round r is the first one after a re-preconditioning resumption)."""
     if part.stop_rule == "wsat":
@@ -365,8 +364,8 @@ def _guard(ctx: RunContext) -> None:
         ctx.guard()
 
 
-def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: dict | None = None,
-               next_steps: list | None = None, next_name: str | None = None) -> list[dict]:
+def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: StepRecord | PurgeEnd | None = None,
+               next_steps: list | None = None, next_name: str | None = None) -> list[StepRecord]:
     _guard(ctx)
     ctx.store.ensure_space(_round_space(ctx))
     job, out = ctx.store.fio_paths(part.id, name)
@@ -384,7 +383,7 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
                      job_path=j, output_path=o, on_progress=_live(ctx, part, ss),
                      on_boundary=on_boundary if sampling else None, cpus_allowed=ctx.cpus_allowed)
 
-    if sampling and (after is None or after.get("phase") == "purge" or after.get("session") != ctx.session):
+    if sampling and (after is None or after.phase == "purge" or after.session != ctx.session):
         # A batch no earlier one of this process chains to (a part's first, after its purge; the
         # first after a resume): its first step's "before" is sampled here;
         # the executor's first boundary call can come too late when fio is slow to set up (seen
@@ -401,43 +400,41 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: di
         if ctx.store.free_bytes() < 64 * 1024:  # fio's output was cut short by a full results disk
             raise disk_error(out, OSError(errno.ENOSPC, "No space left on device"), ctx.store.path) from None
         raise
-    recs = []
+    recs: list[StepRecord] = []
     prev = after
     for i, (s, m) in enumerate(zip(steps, res.measurements)):
-        rec = steprecord.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session)
-        rec["batch_wall_s"] = round(res.wall_s, 4)
-        rec["timeline"] = res.timelines[i] if i < len(res.timelines) else None
-        if i < len(res.devices) and res.devices[i] is not None:
-            rec["device"] = res.devices[i]  # the block layer's view (engine/devtrace.py)
-        rec["boundary"] = steprecord.boundary(prev, rec)
-        rec["telemetry"] = _telemetry(src, ctx.snapshots, rec)
+        rec = steprecord.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session,
+                                     batch_wall_s=round(res.wall_s, 4),
+                                     timeline=res.timelines[i] if i < len(res.timelines) else None,
+                                     device=res.devices[i] if i < len(res.devices) else None)  # engine/devtrace.py
+        rec = rec.with_boundary(steprecord.boundary(prev, rec))
+        rec = rec.with_telemetry(_telemetry(src, ctx.snapshots, rec))
         recs.append(rec)
         prev = rec
     # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
-    typed = [StepRecord.from_dict(r) for r in recs]  # what the store writes: the records
     try:
-        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], typed)
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], recs)
     except OSError as exc:
         raise disk_error(out, exc, ctx.store.path) from None
-    ctx.store.append_steps(typed)
+    ctx.store.append_steps(recs)
     for w in res.warnings:
         ctx.progress.message(f"fio: {w}")
     _warn_cpu_bound(ctx, part, name, recs)
     return recs
 
 
-def _warn_cpu_bound(ctx: RunContext, part: Part, name: str, recs: list[dict]) -> None:
+def _warn_cpu_bound(ctx: RunContext, part: Part, name: str, recs: list[StepRecord]) -> None:
     """Say (once per part) when a step's fio threads used about all the CPU open to them: the
     result may then be the host's limit, not the device's (each step record keeps fio's usr/sys)."""
     if part.id in ctx.cpu_warned:
         return
     for rec in recs:
-        threads = rec["workload"]["threads"]
-        used = cpus.cpus_used(rec["measurement"], threads)
+        threads = rec.workload.threads
+        used = cpus.cpus_used(rec.fio.cpu_usr_pct, rec.fio.cpu_sys_pct, threads)
         if cpus.cpu_bound(used, threads, ctx.cpus_allowed):
             ctx.cpu_warned.add(part.id)
             ctx.progress.message(
-                f"CPU-bound: {part.title} {name} {rec['label']}: fio used {used:.2f} CPUs of the "
+                f"CPU-bound: {part.title} {name} {rec.label}: fio used {used:.2f} CPUs of the "
                 f"{cpus.open_cpus(threads, ctx.cpus_allowed)} its {threads} threads could use; its results may be the "
                 "host's limit, not the device's (fewer parallel runs, or --cpus-per-device)")
             return
@@ -459,7 +456,7 @@ def _t(snap: dict) -> float:
     return float(snap.get("t_unix_s", 0.0))
 
 
-def _telemetry(src: TelemetrySource | None, snaps: list[dict], rec: dict) -> dict:
+def _telemetry(src: TelemetrySource | None, snaps: list[dict], rec: StepRecord) -> dict:
     """A step's telemetry: the snapshots nearest its observed start and end (each with its own
     time and its distance from the boundary, offset_ms), or why there are none. A "before" is
     never taken after the step ended, an "after" never before it started: a step whose start
@@ -468,18 +465,18 @@ def _telemetry(src: TelemetrySource | None, snaps: list[dict], rec: dict) -> dic
         return {"available": False, "reason": "not available: no telemetry source configured"}
     if not src.available:
         return {"available": False, "reason": src.reason or "not available"}
-    start, end = rec.get("start_time"), rec.get("end_time")
+    start, end = rec.start_time, rec.end_time
     return {"available": True, "before": _nearest(snaps, start, before=end),
             "after": _nearest(snaps, end, after=start)}
 
 
-def _round_summary(part: Part, records: list[dict], recs: list[dict], reason: str | None,
+def _round_summary(part: Part, records: list[StepRecord], recs: list[StepRecord], reason: str | None,
                    keep: frozenset[int] = frozenset()) -> dict:
     out: dict = {"stop_reason": reason}
     if part.stop_rule == "wsat":
         n, written = analysis.wsat_totals(records)
         out.update(samples=n, max_samples=part.wsat_max_steps, written_bytes=written, max_bytes=part.wsat_max_bytes,
-                   last_iops=recs[-1]["measurement"]["iops"] if recs else None)
+                   last_iops=recs[-1].fio.iops if recs else None)
         return out
     rounds = analysis.complete_rounds(records, part)
     vs = analysis.verdicts(rounds, part, keep)

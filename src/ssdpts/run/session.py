@@ -25,6 +25,7 @@ from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
 from ssdpts.engine.jobfile import path_problem
 from ssdpts.results.analysis import kept_sessions
+from ssdpts.results.records import Manifest, Resumption
 from ssdpts.errors import HostLost, Interrupted, UserError
 from ssdpts.run.runner import RunContext, close_trace, execute
 from ssdpts.pts.parts import Part
@@ -89,13 +90,12 @@ def _execute(store: RunStore, spec: RunSpec, parts: list[Part], side, executor: 
 def _record_end(store: RunStore, side, restored: dict | None) -> None:
     """The run has stopped writing (any end): the write cache's restore and what the device holds
     now (device/contents.py: what resume compares), in the manifest."""
-    changes: dict = {} if restored is None else {"write_cache_restored": restored}
-    if side.target.kind == "block":
-        changes["contents_seal"] = side.seal_contents() or contents.unreadable("the device's host did not answer",
-                                                                              {"pid": os.getpid()})
-    if changes:
+    block = side.target.kind == "block"
+    if restored is not None or block:
         try:
-            store.update_manifest(**changes)
+            store.update_manifest(**({} if restored is None else {"write_cache_restored": restored}), **(
+                {"contents_seal": side.seal_contents() or contents.unreadable("the device's host did not answer",
+                                                                               {"pid": os.getpid()})} if block else {}))
         except (UserError, OSError):
             pass  # the results disk is full: the run's own error says so (and resume asks again)
 
@@ -163,23 +163,18 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
         if getattr(executor, "stonewall", False):  # engine/fioclient.py: a fio server without the gate there
             deviations.append("steps scheduled by a fio server's stonewall (fio --client): gaps of ~0.1-0.4 s "
                               "between steps, boundaries not measured")
-        manifest = {
-            **device_manifest(target, got, executor.name, tool_version, confirm, argv, description, space, side),
-            "fio_server": getattr(executor, "server", None),  # engine/fioclient.py; resume runs there again
-            "run_spec": spec.to_dict(),
-            "pts_compliant": not deviations,
-            "deviations": deviations,
-            "active_range_bytes": active_range_bytes(target.size_bytes, spec.ar_pct),
-            "parts": {},
-            "resumptions": [],
-            **_writing(target),
-        }
+        manifest = device_manifest(target, got, executor.name, tool_version, confirm, argv, description, space,
+                                   side).with_changes(
+            fio_server=getattr(executor, "server", None),  # engine/fioclient.py; resume runs there again
+            run_spec=spec.to_dict(), pts_compliant=not deviations, deviations=deviations,
+            active_range_bytes=active_range_bytes(target.size_bytes, spec.ar_pct), parts={}, resumptions=[],
+            **_writing(target))
         if ready is not None:
             ready()
         label = "-".join(spec.tests) + "-" + target.identity_label
         store = RunStore.create(out_dir, label, manifest)
         side.set_run_dir(str(store.path))
-        store_device_files(store, got.raw, manifest)
+        store_device_files(store, got)
         if space.warning:
             progress.message(space.warning)
         for line in got.audit_failed:
@@ -256,34 +251,21 @@ def claimed(target: Target, needed_bytes: int, confirm: str | None, interactive:
 
 
 def device_manifest(target: Target, got: Collected, executor_name: str, tool_version: str, confirm: str | None,
-                    argv: list[str] | None, description, space, side) -> dict:
-    """The manifest entries every run directory has: versions, command line, the target, its
-    fingerprint and identity, the confirmation and claim, the host and its audit; ``device_host``:
-    the host the device is on, when that is not this one (device/remote/remote.py)."""
-    return {
-        "ssdpts_version": __version__,
-        "fio_version": tool_version,
-        "executor": executor_name,
-        "command_line": argv if argv is not None else sys.argv,
-        "target": target.to_dict(),
-        "fingerprint": got.fingerprint,
-        "confirmation": confirm,
-        "claim": got.claim,
-        "results_space": space.to_dict(),
-        "device": got.info,
-        "host": got.host,
-        "audit": got.audit,
-        "description": description,
-        **({"device_host": side.remote} if side.remote else {}),
-    }
+                    argv: list[str] | None, description, space, side, kind: str | None = None) -> Manifest:
+    """The manifest with the entries every run directory has (Manifest.new)."""
+    return Manifest.new(kind=kind, ssdpts_version=__version__, fio_version=tool_version, executor=executor_name,
+                        command_line=argv if argv is not None else sys.argv, target=target,
+                        fingerprint=got.fingerprint, confirmation=confirm, claim=got.claim,
+                        results_space=space.to_dict(), device=got.info, host=got.host, audit=got.audit,
+                        description=description, device_host=side.remote)
 
 
-def store_device_files(store: RunStore, raw: dict, manifest: dict) -> None:
+def store_device_files(store: RunStore, got: Collected) -> None:
     """The collectors' raw output, the host record and the audit, under device/."""
-    for name, text in raw.items():
+    for name, text in got.raw.items():
         store.write_device_file(name, text)
-    store.write_device_file("host.json", json.dumps(manifest["host"], indent=1, default=str))
-    store.write_device_file("audit.json", json.dumps(manifest["audit"], indent=1, default=str))
+    store.write_device_file("host.json", json.dumps(got.host, indent=1, default=str))
+    store.write_device_file("audit.json", json.dumps(got.audit, indent=1, default=str))
 
 
 def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: Path, confirm: str | None,
@@ -309,14 +291,14 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
     tool_version = executor.version()
     with claimed(target, target.size_bytes, confirm, interactive) as (side, target):
         got = side.collect(purge, tool_version)
-        manifest = {"kind": kind, **device_manifest(target, got, executor.name, tool_version, confirm, argv,
-                                                    description, space, side), **entries(target)}
+        manifest = device_manifest(target, got, executor.name, tool_version, confirm, argv, description, space, side,
+                                   kind).with_changes(**entries(target))
         store = RunStore.create(out_dir, f"{kind}-{target.identity_label}", manifest)
         try:
             side.set_run_dir(str(store.path))
-            store_device_files(store, got.raw, manifest)
+            store_device_files(store, got)
             try:
-                with outcome_recorded(store, manifest["deviations"], render_partial), alarm.armed(side):
+                with outcome_recorded(store, list(manifest.to_dict()["deviations"]), render_partial), alarm.armed(side):
                     doc = body(store, target, side, got.info)
             finally:
                 close_trace(executor, store)
@@ -443,15 +425,15 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
             store.update_manifest(**_writing(target))
         side.set_run_dir(str(store.path))
         forgotten = store.forget_unbacked_rounds()
-        resumptions = man.get("resumptions", [])
-        resumptions.append({"at": utc_now(), "previous_status": status, "pid": os.getpid(),
-                            "steps_kept": sum(1 for _ in store.iter_steps()),
-                            "identity": proof or ("confirmed again by --destroy-data-on" if confirm is not None
-                                                  else "confirmed again at the prompt"),
-                            **({"contents": _contents_note(confirm, changed)} if target.kind == "block" else {}),
-                            "rounds_measured_again": forgotten, "interruption": man.get("interruption"),
-                            "keep_window": keep_window})
-        man = store.update_manifest(resumptions=resumptions, status="running", error=None, interruption=None)
+        resumptions = [*Manifest.from_dict(man).resumptions, Resumption(
+            utc_now(), status, keep_window, pid=os.getpid(), steps_kept=store.count_steps(),
+            identity=proof or ("confirmed again by --destroy-data-on" if confirm is not None
+                               else "confirmed again at the prompt"),
+            contents=_contents_note(confirm, changed) if target.kind == "block" else None,
+            rounds_measured_again=tuple(forgotten), interruption=man.get("interruption"))]
+        store.update_manifest(resumptions=[r.to_dict() for r in resumptions], status="running", error=None,
+                              interruption=None)
+        man = store.manifest()
         for note in damage.notes:
             progress.message(note)
         progress.message("resumed with the steady-state window kept: rounds from before the resumption may count, and "
@@ -459,4 +441,4 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
                          "resumed: the interrupted round runs again and the steady-state window counts only rounds run "
                          "from now on (docs/methodology.md, Saving and resuming)")
         return _execute(store, spec, parts, side, executor, progress, man.get("device"),
-                        session=len(resumptions), keep=kept_sessions(man))
+                        session=len(resumptions), keep=kept_sessions(Manifest.from_dict(man)))

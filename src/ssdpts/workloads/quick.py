@@ -185,7 +185,7 @@ def execute(store: RunStore, spec: QuickSpec, executor: Executor, filename: str,
         result = executor.run(batch)
         # its rates as the device did them (results/timing.py), the check kept with the figure's values
         m, check = timing.of_result(result.measurements[0], result.devices[0] if result.devices else None)
-        checks.append(check)
+        checks.append(check.to_dict())
         # size and SHA-256 of its raw files, for 'ssdpts verify' (no step lines: quick.json holds the values)
         store.record_round(step.part, name.removeprefix(step.part + "-"), [batch.job_path, batch.output_path], [])
         return m

@@ -177,7 +177,7 @@ def execute(store: RunStore, spec: ReplaySpec, trace, target_path: str, capacity
                      "block_sizes": tsum["block_sizes"], "duration_s": tsum["duration_s"], "source": tsum["source"],
                      "timed": tsum["timed"], "moved_ios": moved, "other_actions": tsum["other_actions"],
                      "summary": "trace/trace.iolog.summary.json", "replayed_iolog": "trace/replay.iolog",
-                     "replayed_sha256": file_digest(iolog)["sha256"]},
+                     "replayed_sha256": file_digest(iolog).sha256},
            "purge": None, "precondition": None, "runs": [], "figures": [], "median_run": None}
     write_json_atomic(store.path / REPLAY_JSON, doc)
     if spec.precondition == "wipc":

@@ -33,6 +33,9 @@ from pathlib import Path
 from ...errors import UserError
 from ...store import MANIFEST, STEPS, SUMMARY, RunStore, file_digest, steps_digest
 from .. import seal
+from ..records import Manifest, Summary
+from ..seal import FileDigest
+from ..steprecord import StepRecord, read_steps
 from . import proof
 
 CONFIGURED = "configured"  # check(key=...): the key $SSDPTS_SEAL_KEY names, if any
@@ -58,10 +61,10 @@ class Result:
     rounds_checked: int = 0
     steps: int = 0
     steps_proven: int = 0  # recomputed from fio's output and found equal
-    repaired: list[dict] = field(default_factory=list)  # the steps, with fio's values where one was altered
+    repaired: list[StepRecord] = field(default_factory=list)  # the steps, with fio's values where one was altered
     version: int | None = None  # integrity records version (results/seal.py); None: an older run directory
     seal_check: seal.SealCheck | None = None
-    manifest: dict = field(default_factory=dict)  # manifest.json as read
+    manifest: Manifest = field(default_factory=lambda: Manifest.from_dict({}))  # manifest.json as read
     hashes: dict[str, str] = field(default_factory=dict)  # SHA-256 of the files read, by relative path
 
     @property
@@ -84,15 +87,11 @@ class Result:
     def digests(self) -> dict[str, str]:
         """Everything the run directory records, by name (results/seal.py directory_digests): what the
         results library keeps of a run when it is added, to name any later edit."""
-        return seal.directory_digests(self.run_dir, self.manifest, self.hashes)
+        return seal.directory_digests(self.run_dir, self.manifest.doc, self.hashes)
 
 
-def _json_of(rec: dict) -> str | None:
-    return next((f for f in (rec.get("files") or {}) if f.endswith(".json")), None)
-
-
-def _step_counts(steps: list[dict]) -> Counter:
-    return Counter(s.get("fio_json") for s in steps)
+def _step_counts(steps: list[StepRecord]) -> Counter:
+    return Counter(s.fio_json for s in steps)
 
 
 def _what_round(pid: str, name: str, n: int | None) -> str:
@@ -101,17 +100,17 @@ def _what_round(pid: str, name: str, n: int | None) -> str:
     return f"{which} of {pid}{steps}"
 
 
-def check(run_dir: str | Path, records: list[dict] | None = None, *, key: seal.Key | None | str = CONFIGURED) -> Result:
+def check(run_dir: str | Path, records: list[StepRecord] | None = None, *, key: seal.Key | None | str = CONFIGURED) -> Result:
     """Check a run directory against its records (reads only). Raises UserError when it is not a
     readable run directory at all, or is of a newer integrity version. ``records``: steps.jsonl as
-    RunStore.steps() read it, when the caller has it already (a report reads the 10 MB of a long run
+    steprecord.read_steps read it, when the caller has it already (a report reads the 10 MB of a long run
     once, not twice). ``key``: the seal key to check a seal with (default: $SSDPTS_SEAL_KEY's)."""
     run_dir = Path(run_dir)
     store = RunStore.open(run_dir)
-    man = store.manifest()
-    status = str(man.get("status"))
+    man = Manifest.from_dict(store.manifest())
+    status = str(man.doc.get("status"))
     complete = status == "complete"
-    version = seal.version_of(man)
+    version = seal.version_of(man.doc)
     if version is not None and version > seal.VERSION:
         raise UserError(f"{run_dir / MANIFEST} has integrity records version {version}, newer than this ssdpts "
                         f"checks ({seal.VERSION}): use a matching ssdpts version to verify it")
@@ -120,10 +119,10 @@ def check(run_dir: str | Path, records: list[dict] | None = None, *, key: seal.K
     raw = (run_dir / STEPS).read_bytes() if (run_dir / STEPS).exists() else None
     if raw is None:
         res.problems.append(Problem(STEPS, "is missing", "every measurement of the run"))
-        steps: list[dict] = []
+        steps: list[StepRecord] = []
     else:
         try:
-            steps = store.steps() if records is None else records
+            steps = read_steps(store) if records is None else records
         except UserError as exc:
             res.problems.append(Problem(STEPS, "is corrupt", str(exc)))
             steps = []
@@ -153,7 +152,7 @@ def check(run_dir: str | Path, records: list[dict] | None = None, *, key: seal.K
         if not (run_dir / rel).is_file():
             res.problems.append(Problem(rel, "is missing", f"{counts[rel]} steps cannot be recomputed from fio's output"))
     res.repaired = _prove_steps(res, run_dir, steps, {p.file for p in res.problems if p.file != STEPS})
-    if man.get("kind") is None:
+    if man.kind is None:
         _prove_summary(res, run_dir, man, res.repaired, key)
     elif complete and not (run_dir / SUMMARY).is_file():
         res.problems.append(Problem(SUMMARY, "is missing", "the run's status and deviations"))
@@ -179,12 +178,12 @@ def _affects(name: str) -> str:
     return _FIELD_AFFECTS.get(name, "what it records")
 
 
-def _check_manifest(res: Result, man: dict, key) -> None:
-    """Every field against its digest, and the seal (results/seal.py)."""
-    for name, how in seal.manifest_changes(man):
+def _check_manifest(res: Result, man: Manifest, key) -> None:
+    """Every field against its digest, and the seal (results/seal.py): of manifest.json as recorded."""
+    for name, how in seal.manifest_changes(man.doc):
         res.problems.append(Problem(MANIFEST, f"{name} {how} after ssdpts wrote it (its SHA-256 is not the digest "
                                     "recorded with the manifest)", _affects(name)))
-    res.seal_check = seal.check_seal(man, seal.configured_key() if key == CONFIGURED else key)
+    res.seal_check = seal.check_seal(man.doc, seal.configured_key() if key == CONFIGURED else key)
     if res.seal_check.state == "broken":
         res.problems.append(Problem(MANIFEST, res.seal_check.text, "everything the run records: it was changed after "
                                     "ssdpts sealed it (when its digests were recomputed too, only the seal shows it)"))
@@ -192,23 +191,21 @@ def _check_manifest(res: Result, man: dict, key) -> None:
         res.notes.append(res.seal_check.text)
 
 
-def _check_rounds(res: Result, man: dict, steps: list[dict], counts: Counter) -> set[str]:
+def _check_rounds(res: Result, man: Manifest, steps: list[StepRecord], counts: Counter) -> set[str]:
     """Each recorded round against steps.jsonl and its raw files; returns the raw files recorded."""
     complete, version = res.status == "complete", res.version
     recorded: set[str] = set()
-    for pid, part in (man.get("parts") or {}).items():
-        rounds = part.get("rounds") if isinstance(part, dict) else None
-        if not isinstance(rounds, dict):
+    for pid, part in man.parts.items():
+        rounds = part.rounds
+        if rounds is None:
             continue
         last = list(rounds)[-1] if rounds else None  # the most recently recorded: the round in flight
         for name, rec in sorted(rounds.items(), key=lambda kv: (kv[0] != "wipc", kv[0])):
-            if not isinstance(rec, dict):
-                continue
-            want = int(rec.get("steps", 0))
-            js = _json_of(rec)
+            want = rec.steps
+            js = rec.fio_json
             got = counts.get(js, 0)
             what = _what_round(pid, name, want)
-            recorded.update(rec.get("files") or {})
+            recorded.update(rec.files)
             if got < want and not complete:
                 if name == last or got == 0:
                     res.notes.append(f"{what}: {got} of {want} steps saved, the round in flight when the run "
@@ -217,16 +214,16 @@ def _check_rounds(res: Result, man: dict, steps: list[dict], counts: Counter) ->
             if got != want:
                 res.problems.append(Problem(STEPS, f"has {got} of the {want} step lines of {_what_round(pid, name, None)}",
                                             "it was cut or edited: the results of that round are incomplete"))
-            elif rec.get("steps_sha256") and steps_digest(_round_lines(steps, js)) != rec["steps_sha256"]:
+            elif rec.steps_sha256 and steps_digest(_round_lines(steps, js)) != rec.steps_sha256:
                 res.problems.append(Problem(STEPS, f"has altered step lines of {_what_round(pid, name, None)} (their "
                                             "SHA-256 differs from the one recorded when they were written)",
                                             "the results of that round"))
-            elif not rec.get("steps_sha256") and version is not None:
+            elif not rec.steps_sha256 and version is not None:
                 res.problems.append(Problem(MANIFEST, f"has no checksum of the step lines of {_what_round(pid, name, None)}"
                                             ", which a run of this format records with every round (it was removed)",
                                             "the results of that round cannot be told from edited ones"))
             res.rounds_checked += 1
-            for rel, entry in sorted((rec.get("files") or {}).items()):
+            for rel, entry in sorted(rec.files.items()):
                 res.files_checked += 1
                 p = _file_problem(res, rel, entry, what)
                 if p:
@@ -234,11 +231,11 @@ def _check_rounds(res: Result, man: dict, steps: list[dict], counts: Counter) ->
     return recorded
 
 
-def _round_lines(steps: list[dict], js: str | None) -> list[dict]:
-    return [s for s in steps if s.get("fio_json") == js]
+def _round_lines(steps: list[StepRecord], js: str | None) -> list[StepRecord]:
+    return [s for s in steps if s.fio_json == js]
 
 
-def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) -> list[dict]:
+def _prove_steps(res: Result, run_dir: Path, steps: list[StepRecord], skip: set[str]) -> list[StepRecord]:
     """Each step recomputed from its fio output (results/verify/proof.py): a value that differs is a
     problem naming it. Returns the steps with fio's values in place of altered ones."""
     bad, res.steps_proven, fake = proof.check_steps(run_dir, steps, skip)
@@ -253,11 +250,11 @@ def _prove_steps(res: Result, run_dir: Path, steps: list[dict], skip: set[str]) 
                                     f"{proof.describe_step(sc.record)}, and every table, plot and verdict that uses it "
                                     "(reports show the values fio's output gives)"))
         if sc.recomputed is not None:
-            repaired[sc.line - 1] = {**sc.record, "measurement": sc.recomputed}
+            repaired[sc.line - 1] = sc.record.with_fio_measurement(sc.recomputed)
     return repaired
 
 
-def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key) -> None:
+def _prove_summary(res: Result, run_dir: Path, man: Manifest, steps: list[StepRecord], key) -> None:
     """summary.json against its recorded checksum and against what its steps give, and a complete
     run's parts against their stop rules. A summary altered after ssdpts wrote it, or whose record
     is missing or uncovered, must be what its steps give, or it is damage; one proven by the records
@@ -268,9 +265,9 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
     from ...store import read_json
 
     present = (run_dir / SUMMARY).is_file()
-    complete = man.get("status") == "complete"
+    complete = man.status == "complete"
     if not present:
-        if complete or isinstance(man.get("summary_file"), dict):
+        if complete or man.summary_file is not None:
             res.problems.append(Problem(SUMMARY, "is missing", "the run's verdicts and tables ('ssdpts report' "
                                         "recomputes them)"))
         if not complete:
@@ -283,7 +280,7 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
         res.problems.append(Problem(SUMMARY, "cannot be recomputed from its steps", str(exc)))
         return
     if complete:
-        _prove_finished(res, again, steps)
+        _prove_finished(res, Summary.from_dict(again), steps)
     if not present:
         return
     shown = "; ".join(d.text("its steps") for d in diffs[:3]) + (f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else "")
@@ -318,35 +315,35 @@ def _prove_summary(res: Result, run_dir: Path, man: dict, steps: list[dict], key
                          "its steps give")
 
 
-def _prove_finished(res: Result, again: dict, steps: list[dict]) -> None:
+def _prove_finished(res: Result, again: Summary, steps: list[StepRecord]) -> None:
     """A complete run's steps end where each part's stop rule ends it, with every round from the
     first to the last: otherwise rounds were removed (their raw files, step lines and records
     together, which no checksum of theirs can show)."""
-    for pid, part in (again.get("parts") or {}).items():
-        mine = [s for s in steps if s.get("phase") == "round" and _pid(s) == pid]
-        ran = sorted({int(s.get("round") or 0) for s in mine})
+    for pid, part in again.parts.items():
+        mine = [s for s in steps if s.phase == "round" and _pid(s) == pid]
+        ran = sorted({s.round for s in mine})
         missing = sorted(set(range(1, ran[-1] + 1)) - set(ran)) if ran else []
         if missing:
             res.problems.append(Problem(STEPS, f"has no round {', '.join(map(str, missing[:5]))} of {pid} between its "
                                         f"rounds 1 and {ran[-1]}", f"the results of {pid}: rounds were removed"))
-        if part.get("stop_reason") is None:
+        if part.stop_reason is None:
             last = f"ends at round {ran[-1]}" if ran else "has no round"
-            if part.get("samples") is not None:
-                why = f"{part['samples']} samples: neither its time limit nor its capacity written"
-            elif part.get("steady_state") is None:
+            if part.samples is not None:
+                why = f"{part.samples} samples: neither its time limit nor its capacity written"
+            elif part.steady_state is None:
                 why = f"{len(ran)} rounds of a fixed plan of more"
             else:
-                limit = part.get("round_limit")
+                limit = part.round_limit
                 why = "steady state not reached" + (f", {len(ran)} of at most {limit} rounds" if limit else "")
             res.problems.append(Problem(STEPS, f"{last} of {pid}, where its stop rule does not end it ({why}), yet the "
                                         "run is complete", f"the results of {pid}: its later rounds were removed"))
 
 
-def _pid(step: dict) -> str:
-    return str(step.get("test")) + (f"-{step['part']}" if step.get("part") else "")
+def _pid(step: StepRecord) -> str:
+    return step.test + (f"-{step.part}" if step.part else "")
 
 
-def _file_problem(res: Result, rel: str, entry: dict, what: str) -> Problem | None:
+def _file_problem(res: Result, rel: str, entry: FileDigest, what: str) -> Problem | None:
     path = res.run_dir / rel
     kind = Path(rel).suffix
     role = {".json": "fio's output", ".fio": "the job file", ".log": "fio's console log"}.get(kind, "a raw file")
@@ -354,10 +351,10 @@ def _file_problem(res: Result, rel: str, entry: dict, what: str) -> Problem | No
     if not path.is_file():
         return Problem(rel, "is missing", affects)
     now = file_digest(path)
-    res.hashes[rel] = now["sha256"]
-    if now["bytes"] < entry.get("bytes", 0):
-        return Problem(rel, f"is truncated ({now['bytes']} of {entry['bytes']} bytes)", affects)
-    if now != {"bytes": entry.get("bytes"), "sha256": entry.get("sha256")}:
+    res.hashes[rel] = str(now.sha256)
+    if (now.bytes or 0) < (entry.bytes or 0):
+        return Problem(rel, f"is truncated ({now.bytes} of {entry.bytes} bytes)", affects)
+    if now != entry:
         return Problem(rel, "was altered (its SHA-256 differs from the one recorded)", affects)
     return None
 

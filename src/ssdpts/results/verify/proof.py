@@ -28,8 +28,11 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
+from ...measurement import Measurement
+from ..records import Manifest, Summary
+from ..steprecord import StepRecord
 from ...engine.fioparse import FioOutput, FioOutputError, job_options, parse_fio_output, step_jobs, step_measurement
 
 _REL = 1e-12
@@ -92,9 +95,9 @@ def _same(a: Any, b: Any) -> bool:
 @dataclass(frozen=True, slots=True)
 class StepCheck:
     line: int  # 1-based line of steps.jsonl
-    record: dict
+    record: StepRecord
     diffs: tuple[Difference, ...]
-    recomputed: dict | None  # the measurement as fio's output gives it
+    recomputed: Measurement | None  # the measurement as fio's output gives it
 
 
 def _load(path: Path) -> FioOutput | None:
@@ -137,7 +140,7 @@ def _workload_diffs(workload: dict, job: dict, beside: dict | None = None) -> li
     return out
 
 
-def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[StepCheck], int, int]:
+def check_steps(run_dir: Path, steps: list[StepRecord], skip: set[str]) -> tuple[list[StepCheck], int, int]:
     """Each step recomputed from the fio output it names (files in ``skip`` are already known to be
     missing or altered). Returns (the steps that differ, steps proven, steps whose output is not
     fio's: a model run)."""
@@ -145,7 +148,7 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
     bad: list[StepCheck] = []
     proven = unprovable = 0
     for n, rec in enumerate(steps, start=1):
-        rel = rec.get("fio_json")
+        rel = rec.fio_json
         if not rel or rel in skip:
             continue
         if rel not in cache:
@@ -155,47 +158,47 @@ def check_steps(run_dir: Path, steps: list[dict], skip: set[str]) -> tuple[list[
             unprovable += 1
             continue
         jobs = step_jobs(out)
-        idx = rec.get("fio_job_index")
-        meas = rec.get("measurement") if isinstance(rec.get("measurement"), dict) else {}
+        idx = rec.fio_job_index
+        meas = rec.to_dict()["measurement"]  # as recorded
         if not isinstance(idx, int) or not 0 <= idx < len(jobs):
             bad.append(StepCheck(n, rec, (Difference("fio_job_index", idx, f"one of the {len(jobs)} jobs"),), None))
             continue
         try:
-            m = step_measurement(out, idx, start_time=float(meas["start_time"]), end_time=float(meas["end_time"]),
-                                 duration_s=rec.get("planned_duration_s")).to_dict()
+            again = step_measurement(out, idx, start_time=float(meas["start_time"]), end_time=float(meas["end_time"]),
+                                     duration_s=rec.planned_duration_s)
         except (KeyError, TypeError, ValueError) as exc:
             bad.append(StepCheck(n, rec, (Difference("measurement", f"unreadable ({exc})", "a measurement"),), None))
             continue
-        diffs = [*differences(meas, m, "measurement"), *_workload_diffs(rec.get("workload") or {}, jobs[idx], rec.get("beside"))]
+        diffs = [*differences(meas, again.to_dict(), "measurement"),
+                 *_workload_diffs(rec.to_dict().get("workload") or {}, jobs[idx], rec.beside)]
         if diffs:
-            bad.append(StepCheck(n, rec, tuple(diffs), m))
+            bad.append(StepCheck(n, rec, tuple(diffs), again))
         else:
             proven += 1
     return bad, proven, unprovable
 
 
-def describe_step(rec: dict) -> str:
-    phase = rec.get("phase")
-    where = "the WIPC" if phase == "wipc" else f"round {rec.get('round')}" if phase == "round" else str(phase)
-    part = rec.get("test", "?") + (f"-{rec['part']}" if rec.get("part") else "")
-    return f"{rec.get('label', '?')} in {where} of {part}"
+def describe_step(rec: StepRecord) -> str:
+    phase = rec.phase
+    where = "the WIPC" if phase == "wipc" else f"round {rec.round}" if phase == "round" else str(phase)
+    part = rec.test + (f"-{rec.part}" if rec.part else "")
+    return f"{rec.label} in {where} of {part}"
 
 
 # --- the summary from the steps -----------------------------------------------------------------
 
 
-def summary_differences(manifest: dict, summary: dict, records: list[dict]) -> tuple[list[Difference], dict]:
+def summary_differences(manifest: Manifest, summary: Mapping[str, Any],
+                        records: list[StepRecord]) -> tuple[list[Difference], dict[str, Any]]:
     """Where summary.json differs from what its steps give, and what they give. A summary without a
     recorded checksum (made by an older ssdpts) is compared on the values it has: a key an older
     analysis did not write is not a difference."""
-    from ..records import Manifest
     from ..seal import version_of
     from ..summary import recompute_summary
 
-    again = json.loads(json.dumps(recompute_summary(Manifest.from_dict(manifest), records, summary.get("status")).to_dict(),
-                                  default=str))
+    again = json.loads(json.dumps(recompute_summary(manifest, records, summary.get("status")).to_dict(), default=str))
     diffs = list(differences({k: v for k, v in summary.items() if k != "format"}, again))
-    if not isinstance(manifest.get("summary_file"), dict) and version_of(manifest) is None:
+    if manifest.summary_file is None and version_of(manifest.doc) is None:
         diffs = [d for d in diffs if "(missing)" != d.recorded and "(nothing)" != d.recomputed]
     return diffs, again
 
@@ -208,33 +211,33 @@ UNCOVERED = "uncovered"  # its record is there, but was edited since ssdpts wrot
 OLDER = "older"  # a run made before summaries were recorded: nothing proves it
 
 
-def summary_state(run_dir: Path, manifest: dict, key=None) -> str:
+def summary_state(run_dir: Path, manifest: Manifest, key=None) -> str:
     """What proves summary.json (one of the states above). A run of the current format (results/seal.py)
     records its summary whenever ssdpts writes it; so did every complete run whose rounds carry the
     step lines' checksums (they came with it). ``key``: the seal key to check the manifest's seal with."""
     from ...store import SUMMARY
     from .. import seal
 
-    recorded = manifest.get("summary_file")
-    if not isinstance(recorded, dict):
-        current = seal.version_of(manifest) is not None or (manifest.get("status") == "complete" and any(
-            isinstance(r, dict) and r.get("steps_sha256") for p in (manifest.get("parts") or {}).values()
-            if isinstance(p, dict) for r in (p.get("rounds") or {}).values()))
+    recorded = manifest.summary_file
+    if recorded is None:
+        current = seal.version_of(manifest.doc) is not None or (manifest.status == "complete" and any(
+            r.steps_sha256 for p in manifest.parts.values() for r in (p.rounds or {}).values()))
         return UNRECORDED if current else OLDER
     try:
         now = seal.file_digest(run_dir / SUMMARY)
     except OSError:
         return ALTERED
-    if now != {"bytes": recorded.get("bytes"), "sha256": recorded.get("sha256")}:
+    if now != recorded:
         return ALTERED
-    if seal.version_of(manifest) is not None and (
-            {name for name, _ in seal.manifest_changes(manifest)} & {"summary_file", seal.KEY}
-            or seal.check_seal(manifest, key).state == "broken"):
+    if seal.version_of(manifest.doc) is not None and (
+            {name for name, _ in seal.manifest_changes(manifest.doc)} & {"summary_file", seal.KEY}
+            or seal.check_seal(manifest.doc, key).state == "broken"):
         return UNCOVERED
     return PROVEN
 
 
-def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tuple[dict, str | None]:
+def trusted_summary(run_dir: Path, manifest: Manifest, summary: Mapping[str, Any],
+                    records: Callable[[], list[StepRecord]]) -> tuple[Summary, str | None]:
     """summary.json as a reader may present it: as written when its records prove it (PROVEN) or it
     is what its steps give; otherwise the results recomputed from the steps, with the note saying
     why. ``records``: a callable giving steps.jsonl's records (read only when needed). A summary
@@ -243,18 +246,18 @@ def trusted_summary(run_dir: Path, manifest: dict, summary: dict, records) -> tu
     summaries were recorded (read as it always was): 'ssdpts verify' notes the difference."""
     from .. import seal
 
-    if manifest.get("kind") is not None:
-        return summary, None
+    if manifest.kind is not None:
+        return Summary.from_dict(summary), None
     state = summary_state(run_dir, manifest, seal.configured_key())
     if state in (PROVEN, OLDER):  # an older run reads as it always did: 'ssdpts verify' notes its differences
-        return summary, None
+        return Summary.from_dict(summary), None
     try:
         diffs, again = summary_differences(manifest, summary, records())
     except (KeyError, TypeError, ValueError, AttributeError):
-        return summary, None  # cannot be planned again ('ssdpts verify' names why)
+        return Summary.from_dict(summary), None  # cannot be planned again ('ssdpts verify' names why)
     if not diffs:
-        return summary, None
-    return {"format": summary.get("format"), **again}, f"{summary_why(state)} ({diffs[0].text('its steps')}" + (
+        return Summary.from_dict(summary), None
+    return Summary.from_dict(again), f"{summary_why(state)} ({diffs[0].text('its steps')}" + (
         f", and {len(diffs) - 1} more" if len(diffs) > 1 else "") + \
         "): the results shown are what its steps give ('ssdpts verify' says more)"
 
