@@ -287,6 +287,7 @@ def description(p: dict) -> dict:
         "vendor": "ssdpts project",
         "model": "refssd reference SSD (simulated)",
         "nand_type": "simulated (page-mapped FTL model, no cell physics)",
+        "erase_block_pages": p["pages_per_block"],  # the drive model's block size (docs/methodology.md#drive-model)
         "notes": ("the target is the refssd reference SSD: a drive simulated in real time and served "
                   "through FUSE and a loop device with direct I/O, not a physical SSD"),
         "refssd": {

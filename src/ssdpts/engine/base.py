@@ -52,6 +52,9 @@ class BatchResult:
     # Per step: its first IO and last completion as the device saw them, and the idle or overlap
     # into it from the step before (engine/devtrace.py device_view); None where not known.
     devices: list[dict | None] = field(default_factory=list)
+    # Per step with a per-interval log (Step.interval_ms): its IOs per interval from its start
+    # (engine/fioparse.interval_ios): {"period_ms", "ios", "covered_ios"}; None where it has none.
+    intervals: list[dict | None] = field(default_factory=list)
 
 
 class Executor(Protocol):

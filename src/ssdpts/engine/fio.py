@@ -37,8 +37,9 @@ from .base import Batch, BatchResult
 from .devtrace import DeviceTrace, Unavailable as TraceUnavailable, device_view
 from .gate import Entry, Gate, check_tmpdir
 from .sampler import Sampler, local_counters
-from .fioparse import FioOutput, FioOutputError, job_clock, job_errors, parse_fio_output, step_jobs, step_measurements
-from .jobfile import GATED_HEADER, render_job_file
+from .fioparse import (FioOutput, FioOutputError, interval_ios, job_clock, job_errors, parse_fio_output, step_jobs,
+                       step_measurements)
+from .jobfile import GATED_HEADER, interval_log, interval_logs, render_job_file
 
 _PR_SET_PDEATHSIG = 1
 
@@ -168,6 +169,8 @@ class FioExecutor:
         gate = self._gate
         job_path, out_path = Path(batch.job_path).absolute(), Path(batch.output_path).absolute()
         log_path = out_path.with_suffix(".log")
+        for stale in interval_logs(out_path):  # an earlier try of this batch's (fio appends to none of them)
+            stale.unlink(missing_ok=True)
         holder: list[_Run] = []
         entries = gate.add([s.clones for s in batch.steps], idles=[s.idle_after_s for s in batch.steps],
                            durations=[s.duration_s for s in batch.steps],
@@ -285,7 +288,8 @@ class FioExecutor:
             first = run.entries[0]
             ran = None if first.started_unix_s is None else round(time.time() - first.started_unix_s, 3)
             self._kill(run)
-            for p in (run.batch.job_path, run.batch.output_path, run.log_path):
+            logs = interval_logs(run.batch.output_path) if run.batch.output_path is not None else []
+            for p in (run.batch.job_path, run.batch.output_path, run.log_path, *logs):
                 try:
                     Path(p).unlink()
                 except (OSError, TypeError):
@@ -446,7 +450,22 @@ class FioExecutor:
                                                               for j, s, e in zip(jobs, batch.steps, entries)])
         warnings = [ln for ln in out.preamble.splitlines() if ln.strip() and not _HOOK_LINE.match(ln.strip())]
         return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version, warnings=warnings,
-                           timelines=timelines)
+                           timelines=timelines, intervals=step_intervals(batch, ms))
+
+
+def step_intervals(batch: Batch, ms: list[Measurement]) -> list[dict | None]:
+    """Each step's IOs per interval from its per-interval log (jobfile.interval_log), where it has one."""
+    out: list[dict | None] = []
+    for n, (s, m) in enumerate(zip(batch.steps, ms), start=1):
+        got = None
+        if s.interval_ms and batch.output_path is not None:
+            try:
+                text = interval_log(batch.output_path, f"s{n:04d}").read_text(errors="replace")
+            except OSError:
+                text = ""
+            got = interval_ios(text, s.interval_ms, m.start_time * 1000.0 if m.start_time else 0.0)
+        out.append(None if got is None else {"period_ms": s.interval_ms, "ios": got[0], "covered_ios": got[1]})
+    return out
 
 
 def measure(batch: Batch, out: FioOutput, timelines_of) -> tuple[list[Measurement], list[dict]]:

@@ -230,3 +230,57 @@ def _cpu(v) -> float | None:
         return float(v) if v is not None else None
     except (TypeError, ValueError):
         return None
+
+
+# ---- fio's per-interval log (write_iops_log with log_avg_msec) ------------------------------------
+
+def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list[int], int] | None:
+    """One step's per-interval IOPS log (jobfile.interval_log) as the step's IOs in each period
+    from its start, on one grid for all its clones: (IOs per period, the IOs the log covers).
+
+    fio writes a row per clone and data direction every ``log_avg_msec``: ``time_ms, value, ddir,
+    bs, offset[, prio]``, the value the average IOPS since the clone's row before (its first: since
+    its start), the time a Unix time (``log_unix_epoch=1``; the step's start ``start_ms`` on the same
+    clock; without it the time from the clone's start, and ``start_ms`` 0). With ``per_job_logs=0``
+    every clone's rows go into the one file, a clone's after another's (its time starting again). A
+    row's IOs are its rate x its span (the first row's from the step's start: the clock of a clone
+    waiting at the step gate starts before its IO does); each clone's cumulative count is read at
+    the grid's times by linear interpolation and the clones' counts summed. The grid ends with the clone whose log ends first; the IOs after it
+    (fio logs no part of an interval at its end) are the step's count less the returned total.
+    None: no row could be read."""
+    streams: dict[str, list[list[tuple[float, float]]]] = {}
+    for line in text.splitlines():
+        f = [x.strip() for x in line.split(",")]
+        if len(f) < 3:
+            continue
+        try:
+            t, v = float(f[0]), float(f[1])
+        except ValueError:
+            continue
+        clones = streams.setdefault(f[2], [])
+        if not clones or t <= clones[-1][-1][0]:
+            clones.append([])
+        clones[-1].append((t, v))
+    series = [c for cs in streams.values() for c in cs if c]
+    if not series or period_ms <= 0:
+        return None
+    end = min(c[-1][0] for c in series) - start_ms
+    grid = [start_ms + period_ms * j for j in range(1, int(end // period_ms) + 1)]
+    total = [0.0] * len(grid)
+    covered = 0.0
+    for rows in series:
+        ts, cum, prev, acc = [start_ms], [0.0], start_ms, 0.0
+        for t, v in rows:
+            acc += v * max(t - prev, 0.0) / 1000.0
+            ts.append(t)
+            cum.append(acc)
+            prev = t
+        covered += acc
+        k = 0
+        for j, g in enumerate(grid):
+            while ts[k + 1] < g:
+                k += 1
+            span = ts[k + 1] - ts[k]
+            total[j] += cum[k] + (cum[k + 1] - cum[k]) * ((g - ts[k]) / span if span else 1.0)
+    counts = [round(x) for x in total]
+    return [b - a for a, b in zip([0] + counts[:-1], counts)], round(covered)

@@ -9,6 +9,7 @@ form kept for benchmarks/boundaries.py and for running a job file with fio alone
 from __future__ import annotations
 
 import math
+from pathlib import Path
 import re
 import unicodedata
 import zlib
@@ -164,6 +165,27 @@ def zoned_abs(segments: tuple[tuple[int, int], ...]) -> str:
     return "zoned_abs:" + ":".join(zones)
 
 
+INTERVAL_LOG_SUFFIX = "_iops.log"  # what fio appends to write_iops_log's prefix (per_job_logs=0)
+
+
+def _interval_prefix(output_path, jobname: str) -> Path:
+    out = Path(output_path)
+    return out.with_name(f"{out.stem}.{jobname}")
+
+
+def interval_log(output_path, jobname: str) -> Path:
+    """Where a step's per-interval IOPS log lies: beside its batch's json+ (round-NNN.json ->
+    round-NNN.sNNNN_iops.log), one file for all the step's clones (fio's per_job_logs=0)."""
+    p = _interval_prefix(output_path, jobname)
+    return p.with_name(p.name + INTERVAL_LOG_SUFFIX)
+
+
+def interval_logs(output_path) -> list[Path]:
+    """Every per-interval log a batch wrote."""
+    out = Path(output_path)
+    return sorted(out.parent.glob(f"{out.stem}.s*{INTERVAL_LOG_SUFFIX}"))
+
+
 def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
                     stonewall: bool = False) -> tuple[str, list[float]]:
     """The fio job file of a batch and each step's planned start offset (seconds, :func:`schedule`).
@@ -244,6 +266,12 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
             sec += [f"iodepth_batch_submit={w.iodepth // 2}", f"iodepth_batch_complete_max={w.iodepth // 2}"]
         if rw_value in ("randrw", "rw"):
             sec.append(f"rwmixread={w.read_pct}")
+        if s.interval_ms and batch.output_path is not None:
+            # The step's IOPS every interval_ms (fio's average over the interval), all clones in one
+            # file: the WSAT curve finer than its samples (results/wsatmodel.py).
+            prefix = _interval_prefix(Path(batch.output_path).absolute(), f"s{n:04d}")
+            sec += [f"write_iops_log={job_value(str(prefix))}", f"log_avg_msec={s.interval_ms}", "per_job_logs=0",
+                    "log_unix_epoch=1"]
         if s.gap_ms:
             # Probe reads (ocp-idle-gc): fio waits for the IO in flight, then stalls this long with
             # no IO before the next (thinktime, µs).

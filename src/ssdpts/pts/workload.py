@@ -175,6 +175,9 @@ class Step:
     # Probe reads (ocp-idle-gc): after each IO completes, no IO for this long before the next (fio
     # thinktime); 0: back to back.
     gap_ms: float = 0.0
+    # fio's per-interval IOPS log within the step, one average every this many ms (0: none): the
+    # WSAT curve at a finer grain than its samples (results/wsatmodel.py, docs/methodology.md#drive-model)
+    interval_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.idle_after_s < 0 or (self.idle_after_s and self.duration_s is None):

@@ -46,6 +46,14 @@ def workload(spec: RunSpec, logical_block_size: int = 512) -> Workload:
     }[spec.wsat_pattern]()
 
 
+INTERVALS_PER_STEP = 100  # fio's IOPS log within a sample: the curve's grain for its model (results/wsatmodel.py)
+
+
+def interval_ms(step_s: float) -> int:
+    """The per-interval IOPS log's period: a hundredth of a step, 10 ms to 1 s (a PTS minute: 600 ms)."""
+    return int(min(1000, max(10, round(step_s * 1000 / INTERVALS_PER_STEP))))
+
+
 def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size: int = 512) -> list[Part]:
     w = workload(spec, logical_block_size)
     max_steps = max(1, round(spec.wsat_hours * 3600 / 60))  # one sample per PTS minute
@@ -55,7 +63,8 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
     def chunk_steps(r: int) -> list[Step]:
         first = (r - 1) * chunk + 1
         last = min(r * chunk, max_steps)
-        return [Step(test="wsat", part="", phase="round", round=r, index=i, workload=w, duration_s=spec.step_seconds)
+        return [Step(test="wsat", part="", phase="round", round=r, index=i, workload=w, duration_s=spec.step_seconds,
+                     interval_ms=interval_ms(spec.step_seconds))
                 for i in range(first, last + 1)]
 
     return [

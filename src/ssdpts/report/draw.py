@@ -12,7 +12,7 @@ PLOTS = {f.__name__: f for f in (
     plots.bars3d_pair, plots.tp_bars, plots.latency_histograms, plots.confidence_curves, plots.wsat_scatter,
     plots.temperature,
     plots_ext.segments_vs_time, plots_ext.grouped_bars, plots_ext.rate_and_latency, plots_ext.lines_per_group,
-    plots_ext.heatmap,
+    plots_ext.heatmap, plots_ext.wsat_model,
     compare_plots.iops_overlay, compare_plots.runs_bars, compare_plots.lat_panels, compare_plots.wsat_overlay,
     compare_plots.spread_rse,
 )}

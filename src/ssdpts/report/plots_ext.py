@@ -113,3 +113,20 @@ def heatmap(fig: Figure, rows: list[str], cols: list[str], z: list[list[float | 
     ax.cells(z, cmap="oranges", decimals=0, label=label)
     ax.categories(cols, pad=0.5, label=col_name)
     ax.y(lim=(len(rows) - 0.5, -0.5), ticks=list(range(len(rows))), labels=rows, label=row_name, grid=False)
+
+
+def wsat_model(fig: Figure, x: list[float], y: list[float], lines: list[tuple[float, float, float, str]],
+               marks: list[tuple[float, str]], xlabel: str = "drive fills") -> None:
+    """WSAT's drive model over its curve: the curve at its finest grain (grey), each fitted level as
+    a horizontal segment (x from, x to, IOPS, label) and each event (a cliff, GC onset) as a dotted
+    vertical line (x, label)."""
+    labels = ["IOPS per interval"] + [lab for *_, lab in lines] + [lab for _, lab in marks]
+    ax = fig.axes(fig.grid(right=_legend_w(labels) + 0.1, top=0.15)[0][0])
+    ax.line(x, y, lw=0.6, color="#8c959f", label="IOPS per interval", series=_s("IOPS", "IOPS", xlabel))
+    for (x0, x1, level, label), c in zip(lines, (WARN, BLUE, OK, INK)):
+        ax.line([x0, x1], [level, level], lw=2.2, color=c, label=label)
+    for (xm, label), c in zip(marks, (BAD, "#8250df", "#bf3989", INK)):
+        ax.vline(xm, color=c, lw=1.3, ls=":", label=label)
+    ax.y(lim=(0, max(y + [lv for *_, lv, _ in lines] + [1e-9]) * 1.08), fmt="k", label="IOPS")
+    ax.x(label=xlabel, fmt="k")
+    ax.legend("right")

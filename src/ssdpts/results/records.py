@@ -153,6 +153,8 @@ class PartResult:
     resumptions: tuple[Mapping[str, Any], ...] | None = None
     # Added to format 1 (None: written before it was): rates as the device did them (timing.part_timing)
     timing: Mapping[str, Any] | None = None
+    # Added to format 1 (None: written before it was): WSAT's drive model (results/wsatmodel.py)
+    model: Mapping[str, Any] | None = None
 
     @property
     def is_wsat(self) -> bool:
@@ -189,6 +191,8 @@ class PartResult:
             d["resumptions"] = list(self.resumptions)
         if self.timing is not None:
             d["timing"] = self.timing
+        if self.model is not None:
+            d["model"] = self.model
         return d
 
     @classmethod
@@ -210,6 +214,7 @@ class PartResult:
             resumptions=tuple(r for r in d["resumptions"] if isinstance(r, Mapping))
             if isinstance(d.get("resumptions"), list) else None,
             timing=d.get("timing") if isinstance(d.get("timing"), Mapping) else None,
+            model=d.get("model") if isinstance(d.get("model"), Mapping) else None,
         )
 
 

@@ -106,8 +106,27 @@ class Boundary:
 STEP_FIELDS = ("test", "part", "phase", "round", "index", "session", "key", "label", "workload",
                "planned_duration_s", "planned_io_bytes", "start_time", "end_time", "measurement", "telemetry",
                "fio_json", "fio_job_index", "planned_idle_after_s", "beside", "batch_wall_s", "timeline", "device",
-               "boundary")
-_STEP_OPTIONAL = frozenset({"planned_idle_after_s", "beside", "device"})  # written only when the step has them
+               "boundary", "intervals")
+_STEP_OPTIONAL = frozenset({"planned_idle_after_s", "beside", "device", "intervals"})  # written only when the step has them
+
+
+@dataclass(frozen=True, slots=True)
+class Intervals:
+    """A step's IOs per interval from its start, from fio's per-interval log (Step.interval_ms;
+    engine/fioparse.interval_ios): ``ios[j]`` the IOs in ((j) x period, (j + 1) x period] ms,
+    ``covered_ios`` all the log counts (the step's IOs less the part of an interval at its end fio
+    does not log). The raw log is the file beside the step's json+ (engine/jobfile.interval_log)."""
+
+    period_ms: int
+    ios: tuple[int, ...]
+    covered_ios: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"period_ms": self.period_ms, "ios": list(self.ios), "covered_ios": self.covered_ios}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Intervals":
+        return cls(int(d["period_ms"]), tuple(int(x) for x in d.get("ios") or ()), int(d.get("covered_ios") or 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +167,7 @@ class StepRecord(Document):
     device: Mapping[str, Any] | None = None
     boundary: Boundary | None = None
     fio_measurement: Measurement | None = None
+    intervals: Intervals | None = None  # WSAT: fio's per-interval IOPS log within the step
     fields_written: tuple[str, ...] = ()  # the line's fields in their order (empty: STEP_FIELDS)
     extra: Mapping[str, Any] = field(default_factory=dict)  # fields this ssdpts does not know, kept
     # the line as read: written back as it is (its digest holds whatever a reading normalises;
@@ -187,7 +207,8 @@ class StepRecord(Document):
                   "fio_json": self.fio_json, "fio_job_index": self.fio_job_index,
                   "planned_idle_after_s": self.planned_idle_after_s, "beside": self.beside,
                   "batch_wall_s": self.batch_wall_s, "timeline": self.timeline, "device": self.device,
-                  "boundary": None if self.boundary is None else self.boundary.to_dict()}
+                  "boundary": None if self.boundary is None else self.boundary.to_dict(),
+                  "intervals": None if self.intervals is None else self.intervals.to_dict()}
         return _ordered(values, self.fields_written, STEP_FIELDS, _STEP_OPTIONAL, self.extra)
 
     @classmethod
@@ -200,7 +221,7 @@ class StepRecord(Document):
             return v if isinstance(v, Mapping) else None
 
         fio, device, beside = Measurement.from_dict(d["measurement"]), m("device"), m("beside")
-        b = m("boundary")
+        b, iv = m("boundary"), m("intervals")
         bound = None if b is None else Boundary.from_dict(b)
         return cls(str(d["test"]), str(d.get("part", "")), str(d["phase"]), int(d["round"]), int(d["index"]),
                    str(d.get("key") or w.key), str(d.get("label") or w.label), w,
@@ -211,7 +232,8 @@ class StepRecord(Document):
                    planned_duration_s=d.get("planned_duration_s"), planned_io_bytes=d.get("planned_io_bytes"),
                    planned_idle_after_s=d.get("planned_idle_after_s"), beside=beside,
                    batch_wall_s=d.get("batch_wall_s"), timeline=m("timeline"), device=device, boundary=bound,
-                   fio_measurement=fio, fields_written=tuple(k for k in d if k != "format"),
+                   fio_measurement=fio, intervals=None if iv is None else Intervals.from_dict(iv),
+                   fields_written=tuple(k for k in d if k != "format"),
                    extra={k: v for k, v in d.items() if k not in STEP_FIELDS and k != "format"}, doc=d)
 
 
@@ -265,7 +287,7 @@ def read_steps(store: StepDocuments) -> list[StepRecord]:
 
 def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, label: str | None = None,
                 session: int = 0, batch_wall_s: float | None = None, timeline: Mapping[str, Any] | None = None,
-                device: Mapping[str, Any] | None = None) -> StepRecord:
+                device: Mapping[str, Any] | None = None, intervals: Mapping[str, Any] | None = None) -> StepRecord:
     """The record of a step the run has just measured (``m``: fio's measurement); the boundary into
     it and its telemetry follow (StepRecord.with_boundary, dataclasses.replace)."""
     beside = step.beside.to_dict() if step.beside is not None else None
@@ -274,7 +296,8 @@ def step_record(step: Step, m: Measurement, *, fio_json: str, job_index: int, la
         timing.as_device_did(m, device, beside), None, m.start_time, m.end_time, fio_json, job_index,
         timing.check(m, device, beside), None, session=session, planned_duration_s=step.duration_s,
         planned_io_bytes=step.io_bytes, planned_idle_after_s=step.idle_after_s or None, beside=beside,
-        batch_wall_s=batch_wall_s, timeline=timeline, device=device, fio_measurement=m)
+        batch_wall_s=batch_wall_s, timeline=timeline, device=device, fio_measurement=m,
+        intervals=None if intervals is None else Intervals.from_dict(intervals))
 
 
 # ==================================================================================================

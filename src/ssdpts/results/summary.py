@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from ssdpts.results.throttle import throttle_warnings
 from ssdpts.pts.parts import Part
 from ssdpts.pts.steady_state import all_reached
-from ssdpts.results import timing
+from ssdpts.results import timing, wsatmodel
 from ssdpts.results.analysis import (
     window_of, complete_rounds, kept_sessions, part_records, round_limit, stop_reason, table_for,
     tracking_series, verdicts, window_rounds_from, wsat_table, wsat_totals)
@@ -51,7 +51,8 @@ def bound_parts(parts: list[Part], steps: list[StepRecord], capacity_bytes: int,
     return [bound_part(p, parts, steps, capacity_bytes, keep) for p in parts]
 
 
-def summarize_part(part: Part, steps: list[StepRecord], capacity_bytes: int, keep: frozenset[int] = frozenset()) -> PartResult:
+def summarize_part(part: Part, steps: list[StepRecord], capacity_bytes: int, keep: frozenset[int] = frozenset(),
+                   block_pages: int | None = None) -> PartResult:
     records = part_records(steps, part)
     wipc = [r for r in records if r.phase == "wipc"]
     base = dict(id=part.id, test=part.test, part=part.part, title=part.title, stop_reason=stop_reason(records, part, keep),
@@ -59,11 +60,15 @@ def summarize_part(part: Part, steps: list[StepRecord], capacity_bytes: int, kee
     if part.stop_rule == "wsat":  # stopped by samples or bytes written: a curve of samples, not rounds
         n, _written = wsat_totals(records)
         t = timing.part_timing(records)
-        return PartResult(**base, samples=n, table=wsat_table(records, part, capacity_bytes),
+        table = wsat_table(records, part, capacity_bytes)
+        return PartResult(**base, samples=n, table=table,
                           warnings=tuple(throttle_warnings([r.telemetry for r in records if r.phase == "round"])
                                          + timing.warnings(t, "samples")),
                           boundaries=boundary_summary(records).to_dict(), resumptions=resumptions_of(records, keep),
-                          timing=t.to_dict())
+                          timing=t.to_dict(), model=wsatmodel.model(
+                              records, capacity_bytes, window=getattr(table, "final_window_minutes", ()),
+                              steady_iops=getattr(table, "final_window_iops", None),
+                              pattern=str(part.table_args.get("pattern", "rnd4k-w")), pages_per_block=block_pages))
     rounds = complete_rounds(records, part)
     if part.stop_rule == "fixed":
         ran = sorted(rounds)
@@ -94,9 +99,10 @@ def summarize_part(part: Part, steps: list[StepRecord], capacity_bytes: int, kee
 
 
 def summarize(parts: list[Part], steps: list[StepRecord], capacity_bytes: int, *, status: str,
-              deviations: list[str], keep: frozenset[int] = frozenset()) -> Summary:
+              deviations: list[str], keep: frozenset[int] = frozenset(), block_pages: int | None = None) -> Summary:
     """summary.json's content: the results of every part (``parts``: the run's plan, pts/plan.py)."""
-    out_parts = [summarize_part(p, steps, capacity_bytes, keep) for p in bound_parts(parts, steps, capacity_bytes, keep)]
+    out_parts = [summarize_part(p, steps, capacity_bytes, keep, block_pages)
+                 for p in bound_parts(parts, steps, capacity_bytes, keep)]
     tests: dict[str, list[str]] = defaultdict(list)
     for p in out_parts:
         tests[p.test].append(p.id)
@@ -119,7 +125,8 @@ def recompute_summary(manifest: Manifest, records: list[StepRecord], status: str
         parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes or 512)
     deviations = list(manifest.deviations) if manifest.deviations is not None else spec.deviations()
     return summarize(parts, records, target.size_bytes, status=status or manifest.status or "running",
-                     deviations=deviations, keep=kept_sessions(manifest))
+                     deviations=deviations, keep=kept_sessions(manifest),
+                     block_pages=wsatmodel.block_pages(manifest.description))
 
 
 # ==================================================================================================

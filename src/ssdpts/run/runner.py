@@ -18,11 +18,12 @@ import errno
 import time
 from typing import Callable, Protocol
 
-from ssdpts.results import analysis, steprecord
+from ssdpts.results import analysis, steprecord, wsatmodel
 from ssdpts.results.steprecord import PurgeEnd, StepRecord, read_steps
 from ssdpts.results.summary import bound_part, summarize
 from ssdpts.run import cpus
 from ssdpts.engine.base import Area, Batch, Executor
+from ssdpts.engine.jobfile import interval_logs
 from ssdpts.errors import DeviceAlarm, DeviceUnsafe, HostLost, Interrupted, RunFailed, Signalled, UserError
 from ssdpts.pts.parts import Part
 from ssdpts.store import RunStore, disk_error, utc_now
@@ -121,7 +122,8 @@ def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
 
 def write_summary(ctx: RunContext, status: str) -> dict:
     summary = summarize(ctx.parts, read_steps(ctx.store), ctx.capacity_bytes, status=status,
-                        deviations=ctx.deviations, keep=ctx.keep)
+                        deviations=ctx.deviations, keep=ctx.keep,
+                        block_pages=wsatmodel.block_pages(ctx.store.manifest().get("description")))
     ctx.store.write_summary(summary)
     return summary.to_dict()
 
@@ -406,14 +408,15 @@ def _run_batch(ctx: RunContext, part: Part, steps: list, name: str, *, after: St
         rec = steprecord.step_record(s, m, fio_json=ctx.store.rel(out), job_index=i, session=ctx.session,
                                      batch_wall_s=round(res.wall_s, 4),
                                      timeline=res.timelines[i] if i < len(res.timelines) else None,
-                                     device=res.devices[i] if i < len(res.devices) else None)  # engine/devtrace.py
+                                     device=res.devices[i] if i < len(res.devices) else None,  # engine/devtrace.py
+                                     intervals=res.intervals[i] if i < len(res.intervals) else None)
         rec = rec.with_boundary(steprecord.boundary(prev, rec))
         rec = rec.with_telemetry(_telemetry(src, ctx.snapshots, rec))
         recs.append(rec)
         prev = rec
     # Checksums first, steps second: steps.jsonl stays the commit point of a round (store.record_round).
     try:
-        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log")], recs)
+        ctx.store.record_round(part.id, name, [job, out, out.with_suffix(".log"), *interval_logs(out)], recs)
     except OSError as exc:
         raise disk_error(out, exc, ctx.store.path) from None
     ctx.store.append_steps(recs)

@@ -8,6 +8,8 @@ import math
 
 from ...pts.qos import approx_max_note, ios_needed
 from ...pts.wsat import WsatTable
+from ...pts.units import fmt_capacity
+from ...results import wsatmodel
 from ...results.records import PartResult
 from ..compare_parts import long_table
 from ..context import RunContext, temperature_c
@@ -65,9 +67,11 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
                         f"{fmt_value(tab.final_window_iops, 'IOPS')} IOPS"])]
     final = set(tab.final_window_minutes)
     steady = waf_of([r for r in ctx.round_records(part) if r.index in final])
-    ref = reference_table(pid, ctx.description().get("reference"), tab, None if steady is None else steady.value)
+    ref = reference_table(pid, ctx.description().get("reference"), tab, None if steady is None else steady.value,
+                          (part.model or {}).get("gc_onset_capacity_multiple") if isinstance(part.model, dict) else None)
     if ref is not None:
         out.append(ref)
+    out += model_blocks(ctx, part, tab)
     tx, unit, div, xlabel = time_axis(ctx, tab)
     notes = "sample "  # hover: "sample 7" (samples are numbered from 1, one per step)
     iops = [s.iops for s in series]
@@ -116,13 +120,15 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
 
 REFERENCE_NOTE = ("Reference: what the drive's own geometry and timings imply (the --describe file's reference, "
                   "e.g. refssd params for the reference SSD, docs/reference-ssd.md). No pass/fail: the reference's "
-                  "rates assume every die busy, which the host's queue depth may not keep; GC onset measured as the "
-                  "capacity written before the first sample below 98% of the first; write amplification over the last 5 "
+                  "rates assume every die busy, which the host's queue depth may not keep; GC onset as the drive model "
+                  "finds it (docs/methodology.md#drive-model), else the capacity written before the first sample "
+                  "below 98% of the first; write amplification over the last 5 "
                   "samples from the drive's own media and host writes where its telemetry reads them (the datasheet's "
                   "write amplification table), else not measured.")
 
 
-def reference_table(pid: str, ref, tab: WsatTable, steady_wa: float | None = None) -> Table | None:
+def reference_table(pid: str, ref, tab: WsatTable, steady_wa: float | None = None,
+                    model_onset: float | None = None) -> Table | None:
     """The figures the device description's reference predicts beside the ones measured: FOB and
     steady 4 KiB write IOPS, GC onset (capacity written), steady write amplification (``steady_wa``:
     the drive's media ÷ host writes over the last 5 samples, where telemetry has them)."""
@@ -136,6 +142,7 @@ def reference_table(pid: str, ref, tab: WsatTable, steady_wa: float | None = Non
         "steady_4k_write_iops": ("steady 4 KiB write IOPS (last 5 samples)", tab.final_window_iops, "IOPS"),
         "gc_starts_after_capacity_written": (
             "GC onset, capacity written (× user capacity)",
+            model_onset if model_onset is not None else
             None if onset is None or None in fills else (fills[onset - 1] if onset else 0.0), ""),
         "steady_wa_greedy_mean_field": ("steady write amplification", steady_wa, ""),
     }
@@ -151,6 +158,69 @@ def reference_table(pid: str, ref, tab: WsatTable, steady_wa: float | None = Non
         return None
     return Table(f"{pid}-reference", "WSAT against the device's reference", ["Figure", "Reference", "Measured", "Δ"],
                  rows, note=REFERENCE_NOTE)
+
+
+MODEL_ROWS = (("fob_iops", "Fresh-out-of-box level", "IOPS"), ("slc_cache_bytes", "SLC cache (capacity written at the cliff)", "bytes"),
+              ("gc_onset_capacity_multiple", "GC onset (capacity written, × user capacity)", "×"),
+              ("effective_spare", "Effective spare (× user capacity)", "×"), ("steady_iops", "Steady level", "IOPS"),
+              ("steady_wa", "Steady write amplification", ""))
+
+
+def _model_value(v, unit: str) -> str:
+    if v is None:
+        return "—"
+    if unit == "bytes":
+        return fmt_capacity(v)
+    if unit == "IOPS":
+        return fmt_value(v, "IOPS")
+    return f"{v:.3f}" if unit == "×" else f"{v:.2f}"
+
+
+def model_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
+    """The drive model (docs/methodology.md#drive-model): the curve at its finest grain with the fitted
+    levels and events drawn on it, and the figures with their uncertainty and where each comes from."""
+    m = part.model
+    if not isinstance(m, dict) or not tab.drive_fills:
+        return []
+    pid = part.id
+    capacity = tab.tgbw_gb * 1e9 / tab.drive_fills
+    c = wsatmodel.curve(ctx.round_records(part), round(capacity))
+    x, y = wsatmodel.thin(c, 2000)
+    end = float(m.get("written_capacity_multiple") or (x[-1] if x else 0.0))
+    events = [(float(cl["capacity_multiple"]), f"cliff at {cl['capacity_multiple']:.3f}×") for cl in m.get("cliffs") or []]
+    onset = m.get("gc_onset_capacity_multiple")
+    if onset is not None:
+        events.append((float(onset), f"GC onset at {onset:.3f}×"))
+    lines = []
+    starts = [0.0] + [e for e, _ in events]
+    levels = [m.get("fob_iops")] + [cl["level_after_iops"] for cl in m.get("cliffs") or []]
+    names = ["FOB level"] + [f"after cliff {i}" for i in range(1, len(levels))]
+    for i, (lv, nm) in enumerate(zip(levels, names)):
+        if lv is not None:
+            lines.append((starts[i], starts[i + 1] if i + 1 < len(starts) else end, float(lv), f"{nm} {fmt_value(lv, 'IOPS')}"))
+    steady = next((sg for sg in m.get("segments") or [] if sg.get("kind") == "steady"), None)
+    if steady is not None:
+        lines.append((float(steady["from"]), end, float(steady["level"]), f"steady {fmt_value(steady['level'], 'IOPS')}"))
+    out: list = [Plot(f"{pid}-model", "WSAT: the drive model over the curve",
+                      "IOPS per interval of fio's per-interval log against drive fills, with the levels and events "
+                      "the model found (docs/methodology.md#drive-model).",
+                      "wsat_model", {"x": x, "y": y, "lines": lines, "marks": events}, size=(10, 3.6))]
+    rows = []
+    for key, label, unit in MODEL_ROWS:
+        v = m.get(key)
+        u = m.get(f"{key}_uncertainty")
+        rows.append([Cell(label), Cell(_model_value(v, unit), v, ref=f"{pid}:model:{key}" if v is not None else ""),
+                     Cell("—" if v is None or u is None else "± " + _model_value(u, unit)),
+                     Cell(str(m.get(f"{key}_source") or "") if v is not None else str(m.get(f"{key}_reason") or ""),
+                          css="" if v is not None else "approx")])
+    for ch in m.get("checks") or []:
+        rows.append([Cell("Check: " + ch["name"]), Cell("consistent" if ch["ok"] else "NOT consistent",
+                                                        css="ok" if ch["ok"] else "bad"), Cell(""), Cell(ch["detail"])])
+    out.append(Table(f"{pid}-model-table", "Drive model from the WSAT curve", ["Figure", "Value", "Uncertainty", "From"],
+                     rows, numeric=False, note="What the curve implies under the model's assumptions (greedy GC, uniform random "
+                                "writes, no compression or dynamic over-provisioning): docs/methodology.md#drive-model "
+                                "says what a real drive may do that the model does not."))
+    return out
 
 
 def pts2_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:

@@ -1,0 +1,345 @@
+"""The drive model of a WSAT run (docs/methodology.md#drive-model): what the curve of IOPS against
+capacity written says about the drive — its fresh-out-of-box level, each cliff (an SLC cache
+filling), the onset of garbage collection and from it the effective spare, the steady level and
+the steady write amplification — each figure with its uncertainty and where it comes from, or
+null with the reason it cannot be had.
+
+The curve is read at the grain of fio's per-interval IOPS log within each sample (the step
+record's ``intervals``; a sample without one is one point). The log's counts give the shape within
+a sample; the sample's own IO count (fio's json+) gives its total, so that the capacity axis is
+the one the WSAT table draws (bytes written ÷ user capacity).
+
+* **Levels** are medians of the curve over a span (robust to single slow intervals).
+* **A drop** is where the curve, smoothed over ``SMOOTH`` intervals, falls below
+  ``1 - DROP`` of the level before it and stays there. A drop followed by a level that holds
+  (within ``FLAT``) over ``CLIFF_HOLD`` of capacity before the next drop is a cliff: a fast
+  region (an SLC cache) filled. The first drop that is not a cliff is the onset of garbage
+  collection: the drive ran out of erased blocks.
+* **Effective spare** = capacity written at GC onset − 1 (× user capacity): under uniform random
+  writes every write lands on an erased page until the physical space the drive writes into is
+  full, so the onset is where that space ends.
+* **Steady write amplification**: from the drive's media-write counter over the final window
+  where its telemetry reads one; otherwise from the effective spare by the greedy model (the
+  mean-field model of greedy GC; for blocks of N pages where the device description states N,
+  else the large-block limit a / (a + W0(-a e^-a)), which is higher: the figure says so).
+* **Checks**: the steady level x the window's time against the host writes the drive counted
+  over the same steps; the FOB ÷ steady IOPS ratio against the write amplification (a die
+  spends about A programs per host write in steady state, one at FOB: the ratio is A or a little
+  more, the reads and erases of GC included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+from typing import Any
+
+import numpy as np
+
+from ssdpts.results.steprecord import StepRecord
+
+SMOOTH = 9  # intervals in the running median the drops are found on
+DROP = 0.10  # a fall of 10% below the level before it is a drop
+FLAT = 0.06  # a level holds while its running median stays within 6% of it
+CLIFF_HOLD = 0.10  # ... over at least 10% of capacity: a cliff (a region filled), not the decline GC starts
+ONSET_EDGE = 0.03  # GC onset: where the curve first falls 3% below the level before it
+RATE_COUNTER_TOL = 0.01  # the steady level x time against the drive's host-write counter
+RATIO_BAND = (0.85, 1.6)  # FOB/steady IOPS ÷ WA: a die does A programs per host write (+ GC's reads and erases)
+FIGURES = ("fob_iops", "slc_cache_bytes", "gc_onset_capacity_multiple", "effective_spare", "steady_iops", "steady_wa")
+
+
+@dataclass(frozen=True, slots=True)
+class Curve:
+    """The WSAT curve at its finest grain: per point, capacity written at its middle (× user
+    capacity), its width, and its IOPS; per sample, the index of its first point."""
+
+    x: np.ndarray
+    width: np.ndarray
+    iops: np.ndarray
+    fine: bool  # every sample had its per-interval log
+
+
+def curve(records: list[StepRecord], capacity_bytes: int) -> Curve:
+    xs, ws, ys = [], [], []
+    written = 0.0
+    fine = True
+    for r in sorted((r for r in records if r.phase == "round"), key=lambda r: r.index):
+        m = r.fio
+        ios = m.write.ios + m.read.ios
+        step_bytes = float(m.write.io_bytes)
+        iv = r.intervals
+        run_s = float(m.duration_s or 0.0)
+        if iv is None or not iv.ios or sum(iv.ios) <= 0 or ios <= 0 or run_s <= 0:
+            fine = False
+            xs.append((written + step_bytes / 2) / capacity_bytes)
+            ws.append(step_bytes / capacity_bytes)
+            ys.append(m.iops)
+            written += step_bytes
+            continue
+        p = iv.period_ms / 1000.0
+        shape = np.asarray(iv.ios, dtype=float)
+        tail_s = max(run_s - len(shape) * p, 0.0)
+        tail = shape[-3:].mean() * tail_s / p  # the part of an interval at the end fio does not log
+        k = ios / (shape.sum() + tail)  # the log's counts to the sample's own (fio's json+)
+        n = np.append(shape * k, tail * k)
+        dur = np.append(np.full(len(shape), p), tail_s)
+        per_io = step_bytes / ios
+        keep = dur > 0
+        n, dur = n[keep], dur[keep]
+        edges = written + np.concatenate(([0.0], np.cumsum(n))) * per_io
+        xs.extend(((edges[:-1] + edges[1:]) / 2 / capacity_bytes).tolist())
+        ws.extend((np.diff(edges) / capacity_bytes).tolist())
+        ys.extend((n / dur).tolist())
+        written += step_bytes
+    return Curve(np.asarray(xs), np.asarray(ws), np.asarray(ys), fine)
+
+
+def thin(c: Curve, most: int) -> tuple[list[float], list[float]]:
+    """The curve at most ``most`` points for drawing: the median of each run of points."""
+    n = len(c.x)
+    if n <= most:
+        return c.x.tolist(), c.iops.tolist()
+    k = math.ceil(n / most)
+    m = n // k * k
+    return (c.x[:m].reshape(-1, k).mean(axis=1).tolist(), np.median(c.iops[:m].reshape(-1, k), axis=1).tolist())
+
+
+def _running_median(y: np.ndarray, n: int) -> np.ndarray:
+    if len(y) < n:
+        return np.full(len(y), float(np.median(y))) if len(y) else y
+    h = n // 2
+    pad = np.concatenate((np.full(h, y[0]), y, np.full(h, y[-1])))
+    return np.median(np.lib.stride_tricks.sliding_window_view(pad, n), axis=1)
+
+
+def _crossing(x: np.ndarray, s: np.ndarray, i: int, level: float) -> float:
+    """Where the smoothed curve ``s`` goes below ``level`` between points i-1 and i (interpolated)."""
+    if i == 0 or s[i - 1] == s[i]:
+        return float(x[i])
+    f = (s[i - 1] - level) / (s[i - 1] - s[i])
+    return float(x[i - 1] + min(max(f, 0.0), 1.0) * (x[i] - x[i - 1]))
+
+
+def _after(x: np.ndarray, y: np.ndarray, i: int) -> tuple[float, bool, int]:
+    """The level after a fall that ends at point i: (its median over CLIFF_HOLD of capacity, whether
+    it holds there — its last third within FLAT / 2 of its first: a cliff's plateau, not the decline
+    GC starts —, the first point after that span)."""
+    stop = int(np.searchsorted(x, x[i] + CLIFF_HOLD))
+    span = y[i:max(stop, i + 3)]
+    if stop >= len(x) or len(span) < 6:
+        return float(np.median(span)) if len(span) else float(y[-1]), False, len(x)
+    third = len(span) // 3
+    a, b = float(np.median(span[:third])), float(np.median(span[-third:]))
+    level = float(np.median(span))
+    return level, b >= (1 - FLAT / 2) * a and bool(np.all(np.abs(_running_median(span, SMOOTH) - level) <= FLAT * level)), stop
+
+
+def greedy_wa(a: float, pages_per_block: int | None = None) -> float:
+    """Steady write amplification of greedy GC under uniform random writes at physical ÷ logical
+    ``a``: the mean-field model for blocks of N pages (Van Houdt, SIGMETRICS 2013), its large-block
+    limit a / (a + W0(-a e^-a)) when N is not given."""
+    if a <= 1.0:
+        return math.inf
+    if not pages_per_block:
+        x = -a * math.exp(-a)
+        w = -0.5
+        for _ in range(200):  # W0 on [-1/e, 0) by Newton
+            e = math.exp(w)
+            step = (w * e - x) / (e * (w + 1.0))
+            w -= step
+            if abs(step) < 1e-15:
+                break
+        return a / (a + w)
+    b, rho = int(pages_per_block), 1.0 / a
+    h = [0.0]
+    for j in range(1, b + 1):
+        h.append(h[-1] + 1.0 / j)
+
+    # a block closes with b valid pages and loses each at one rate; greedy takes every block that
+    # reaches level k and the rest at k + 1: with m the victim's valid pages, g(m) = rho b S(m) -
+    # (b - m), S(m) = H_b - H_{k+1} + (k + 1 - m)/(k + 1), linear on [k, k + 1]; its first root
+    # is the steady state (refssd/src/reference.rs greedy_mean_field, the reference the proofs use)
+    def g(k: int, m: float) -> float:
+        return rho * b * (h[b] - h[k + 1] + (k + 1.0 - m) / (k + 1.0)) - (b - m)
+
+    for k in range(b):
+        g0, g1 = g(k, float(k)), g(k, k + 1.0)
+        if g0 > 0.0 >= g1:
+            m = k + g0 / (g0 - g1)
+            return b / (b - m)
+    return 1.0
+
+
+def block_pages(description: Any) -> int | None:
+    """Pages (of 4 KiB) per erase block as the device description states it (``erase_block_pages``,
+    docs/methodology.md#drive-model), or None."""
+    v = description.get("erase_block_pages") if isinstance(description, dict) else None
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 2 else None
+
+
+def _counter_delta(records: list[StepRecord], key: str) -> tuple[float, float, int | None] | None:
+    """(difference of a telemetry counter from the first record's 'before' to the last's 'after',
+    its time span, its resolution), or None where the snapshots lack it."""
+    tel = [r.telemetry for r in records if isinstance(r.telemetry, dict)]
+    first = next((t.get("before") for t in tel if isinstance((t.get("before") or {}).get(key), (int, float))), None)
+    last = next((t.get("after") for t in reversed(tel) if isinstance((t.get("after") or {}).get(key), (int, float))), None)
+    if first is None or last is None:
+        return None
+    return float(last[key] - first[key]), float(last["t_unix_s"] - first["t_unix_s"]), first.get("physical_media_unit_bytes")
+
+
+def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, ...], steady_iops: float | None,
+          pattern: str = "rnd4k-w", pages_per_block: int | None = None) -> dict[str, Any]:
+    """summary.json ``parts.wsat.model`` (docs/results-format.md): every figure with ``_uncertainty``
+    and ``_source``, or null with ``_reason``."""
+    out: dict[str, Any] = {"method": "docs/methodology.md#drive-model"}
+    for f in FIGURES:
+        out.update({f: None, f"{f}_uncertainty": None, f"{f}_source": None, f"{f}_reason": None})
+    out.update(cliffs=[], segments=[], checks=[])
+    rs = sorted((r for r in records if r.phase == "round"), key=lambda r: r.index)
+    if pattern != "rnd4k-w":
+        for f in FIGURES:
+            out[f"{f}_reason"] = "the drive model reads a WSAT of RND 4KiB writes (the PTS default pattern)"
+        return out
+    if len(rs) < 2 or capacity_bytes <= 0:
+        for f in FIGURES:
+            out[f"{f}_reason"] = "fewer than 2 samples"
+        return out
+    c = curve(rs, capacity_bytes)
+    x, y = c.x, c.iops
+    s = _running_median(y, SMOOTH)
+    end = float(x[-1] + c.width[-1] / 2)
+    cell = float(np.median(c.width))
+    out["resolution"] = {"points": int(len(x)), "point_capacity": round(cell, 6),
+                         "source": "fio's per-interval IOPS log in every sample" if c.fine else
+                                   "the samples (no per-interval log in some samples)"}
+    out["written_capacity_multiple"] = round(end, 4)
+
+    # FOB: the curve's first span (after its first point, which holds the start of the first IO)
+    head = max(3, int(np.searchsorted(x, x[0] + 0.02)))
+    fob = float(np.median(y[1:head] if head > 1 else y[:1]))
+    out.update(fob_iops=round(fob, 1), fob_iops_uncertainty=round(float(np.std(y[1:head])) if head > 2 else 0.0, 1),
+               fob_iops_source=f"median of the first {x[head - 1] + c.width[head - 1] / 2:.3f} × capacity written")
+
+    # walk the drops: a cliff holds its new level; the first drop that does not is GC onset
+    level, i, onset = fob, 1, None
+    segments = [{"kind": "fob", "from": 0.0, "level": round(fob, 1)}]
+    while i < len(s):
+        below = np.flatnonzero(s[i:] < (1 - DROP) * level)
+        if not len(below):
+            break
+        j = i + int(below[0])
+        k0 = j  # back to where the fall began: the first point 3% below the level
+        while k0 > i and s[k0 - 1] < (1 - ONSET_EDGE) * level:
+            k0 -= 1
+        edge = _crossing(x, s, k0, (1 - ONSET_EDGE) * level)
+        settle = j  # forward to where the fall ends
+        while settle + SMOOTH < len(s) and s[settle + SMOOTH] < (1 - FLAT / 2) * s[settle]:
+            settle += 1
+        after, flat, until = _after(x, y, settle)
+        if flat:
+            out["cliffs"].append({"capacity_multiple": round(edge, 4), "bytes": round(edge * capacity_bytes),
+                                  "level_before_iops": round(level, 1), "level_after_iops": round(after, 1),
+                                  "uncertainty": round(max(cell, abs(x[j] - edge)), 4)})
+            segments.append({"kind": "cliff", "from": round(edge, 4), "level": round(after, 1)})
+            level, i = after, until
+            continue
+        onset = (edge, j, level)
+        break
+
+    if out["cliffs"]:
+        first = out["cliffs"][0]
+        out.update(slc_cache_bytes=first["bytes"], slc_cache_bytes_uncertainty=round(first["uncertainty"] * capacity_bytes),
+                   slc_cache_bytes_source="capacity written at the first cliff (a level that drops and holds)")
+    else:
+        out["slc_cache_bytes_reason"] = "no cliff: the curve holds its fresh-out-of-box level until GC starts" \
+            if onset is not None else "no cliff seen"
+
+    if onset is None:
+        why = f"GC onset not reached in this run (stopped at {end:.2f} × capacity)"
+        for f in ("gc_onset_capacity_multiple", "effective_spare"):
+            out[f"{f}_reason"] = why
+    else:
+        edge, j, before = onset
+        # uncertainty: the grain, and how far the edge moves between a 3% and a 10% fall
+        far = _crossing(x, s, j, (1 - DROP) * before)
+        unc = max(cell, abs(far - edge))
+        out.update(gc_onset_capacity_multiple=round(edge, 4), gc_onset_capacity_multiple_uncertainty=round(unc, 4),
+                   gc_onset_capacity_multiple_source=f"where the curve first falls {ONSET_EDGE:.0%} below the level "
+                                                    f"before it ({before:,.0f} IOPS) and goes on falling",
+                   effective_spare=round(edge - 1.0, 4), effective_spare_uncertainty=round(unc, 4),
+                   effective_spare_source="capacity written at GC onset − 1 (uniform random writes fill the "
+                                          "physical space the drive writes into before it must collect)")
+        segments.append({"kind": "gc", "from": round(edge, 4), "level": round(before, 1)})
+
+    # steady level: the PTS's (the final window's mean)
+    if steady_iops:
+        win = [r for r in rs if r.index in set(window)]
+        ys = [r.fio.iops for r in win]
+        out.update(steady_iops=round(steady_iops, 1),
+                   steady_iops_uncertainty=round(float(np.std(ys)) / math.sqrt(len(ys)), 1) if len(ys) > 1 else None,
+                   steady_iops_source="the mean of the final 5 samples (PTS 2.0.2 WSAT)")
+        first_x = float(sum(r.fio.write.io_bytes for r in rs if r.index < min(window))) / capacity_bytes
+        segments.append({"kind": "steady", "from": round(first_x, 4), "level": round(steady_iops, 1)})
+        # is it steady? the slope of the samples over the window, in % of the level per capacity
+        wx = np.cumsum([r.fio.write.io_bytes for r in rs])[[rs.index(r) for r in win]] / capacity_bytes
+        if len(win) >= 3 and wx[-1] > wx[0]:
+            slope = float(np.polyfit(wx, ys, 1)[0]) / steady_iops
+            out["steady_slope_per_capacity"] = round(slope, 4)
+    else:
+        out["steady_iops_reason"] = "no final window"
+    out["segments"] = segments
+
+    # steady write amplification: media counters, else the greedy model from the spare
+    win = [r for r in rs if r.index in set(window)]
+    media = _counter_delta(win, "physical_media_written_bytes")
+    host = _counter_delta(win, "data_written_bytes")
+    wa_greedy = None
+    if out["effective_spare"] is not None:
+        a = 1.0 + out["effective_spare"]
+        wa_greedy = greedy_wa(a, pages_per_block)
+        hi, lo = (greedy_wa(a - out["effective_spare_uncertainty"], pages_per_block),
+                  greedy_wa(a + out["effective_spare_uncertainty"], pages_per_block))
+        out["steady_wa_greedy"] = round(wa_greedy, 4)
+        out["steady_wa_greedy_uncertainty"] = round(max(hi - wa_greedy, wa_greedy - lo), 4)
+        out["steady_wa_greedy_assumes"] = (f"greedy GC, blocks of {pages_per_block} pages (the device description)"
+                                           if pages_per_block else
+                                           "greedy GC, blocks of many pages (the large-block limit; for blocks of "
+                                           "N pages the figure is lower: about 1% at 256 pages, 7% at 32)")
+    if media is not None and host is not None and host[0] > 0 and media[0] >= 0:
+        wa = media[0] / host[0]
+        res = (media[2] or 0) / media[0] if media[0] else 0.0
+        out.update(steady_wa=round(wa, 4), steady_wa_uncertainty=round(wa * res, 4),
+                   steady_wa_source="the drive's media ÷ host write counters over the final 5 samples")
+        out["steady_wa_media"] = round(wa, 4)
+    elif wa_greedy is not None:
+        out.update(steady_wa=out["steady_wa_greedy"], steady_wa_uncertainty=out["steady_wa_greedy_uncertainty"],
+                   steady_wa_source="the greedy model at the effective spare: " + out["steady_wa_greedy_assumes"])
+    else:
+        out["steady_wa_reason"] = ("no media-write counter in the drive's telemetry, and no effective spare "
+                                   "(GC onset not seen)")
+
+    # checks
+    if steady_iops and win:
+        span_s = sum(float(r.fio.duration_s or 0.0) for r in win)
+        ours = sum(float(r.fio.write.io_bytes) for r in win)
+        rated = steady_iops * span_s * ours / max(1, sum(r.fio.write.ios for r in win))
+        if host is not None and host[0] > 0:
+            d = rated / host[0] - 1
+            out["checks"].append({"name": "steady level against the drive's host-write counter",
+                                  "ok": abs(d) <= RATE_COUNTER_TOL, "detail": f"{d:+.2%} (within ±{RATE_COUNTER_TOL:.0%})"})
+        else:
+            d = rated / ours - 1 if ours else 0.0
+            out["checks"].append({"name": "steady level against the bytes fio counted",
+                                  "ok": abs(d) <= RATE_COUNTER_TOL, "detail": f"{d:+.2%} (within ±{RATE_COUNTER_TOL:.0%})"})
+    if out["steady_wa"] and steady_iops:
+        base = out["cliffs"][-1]["level_after_iops"] if out["cliffs"] else fob
+        ratio = base / steady_iops
+        out["iops_ratio"] = round(ratio, 4)
+        q = ratio / out["steady_wa"]
+        out["checks"].append({"name": "FOB ÷ steady IOPS against the write amplification",
+                              "ok": RATIO_BAND[0] <= q <= RATIO_BAND[1],
+                              "detail": f"{ratio:.2f} ÷ {out['steady_wa']:.2f} = {q:.2f} "
+                                        f"(consistent from {RATIO_BAND[0]:g} to {RATIO_BAND[1]:g})"})
+    out["consistent"] = all(ch["ok"] for ch in out["checks"])
+    return out
