@@ -796,4 +796,87 @@ mod tests {
         m.read(t + 1, 0, 4096);
         assert_eq!(m.counters.flash_read_pages, 1);
     }
+    /// A fixed mixed workload (fill, random writes at a few commands in flight, partial-page
+    /// writes, trims, flushes, reads, idle gaps long enough for idle GC, a format, more writes):
+    /// an FNV-1a digest of every completion time and the counters after each phase.
+    fn workload_digest(cfg: Config) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        };
+        let mut m = Model::new(cfg, 10_000_000).unwrap();
+        let lp = m.geo.logical_pages;
+        let mut s = 12345u64;
+        let mut now = 0u64;
+        let phase = |m: &mut Model, eat: &mut dyn FnMut(u64)| {
+            let c = &m.counters;
+            for x in [c.host_read_ios, c.host_write_ios, c.host_trim_ios, c.host_read_pages, c.host_write_pages,
+                      c.host_trim_pages, c.flash_read_pages, c.flash_prog_pages, c.gc_copy_pages, c.erases,
+                      c.fg_gc_blocks, c.bg_gc_blocks, c.formats, c.dealloc_die_ns, m.free_blocks(), m.valid_pages()] {
+                eat(x);
+            }
+        };
+        for round in 0..3u64 {
+            let mut inflight = [now; 4];
+            for i in 0..lp * 2 {
+                let k = (i % 4) as usize;
+                let t = inflight[k];
+                let lpn = lcg(&mut s) % lp;
+                let done = if i % 97 == 0 {
+                    m.write(t, lpn * 4096 + 512, 1024) // a partial page: read-modify-write
+                } else if i % 13 == 0 {
+                    m.read(t, lpn * 4096, 8192.min((lp - lpn) * 4096))
+                } else {
+                    m.write(t, lpn * 4096, 4096)
+                };
+                eat(done);
+                inflight[k] = done;
+                if i % 5000 == 4999 {
+                    let f = m.flush(done);
+                    eat(f);
+                    let tr = m.trim(done, (lcg(&mut s) % (lp - 64)) * 4096, 64 * 4096);
+                    eat(tr);
+                }
+                if i % 20000 == 19999 {
+                    let idle = inflight.iter().max().unwrap() + 300_000_000 + round * 7_000_000;
+                    m.idle_until(idle);
+                    inflight = [idle; 4];
+                }
+            }
+            now = *inflight.iter().max().unwrap();
+            phase(&mut m, &mut eat);
+            if round == 1 {
+                now = m.format(now + 1_000_000);
+                eat(now);
+            }
+        }
+        now += 5_000_000_000;
+        m.idle_until(now);
+        phase(&mut m, &mut eat);
+        for (k, b) in &m.bins {
+            for x in [*k, b.read_ios, b.write_ios, b.write_lat_sum_ns, b.read_lat_sum_ns, b.read_lat_max_ns, b.write_lat_max_ns] {
+                eat(x);
+            }
+        }
+        h
+    }
+
+    fn golden_configs() -> Vec<Config> {
+        vec![
+            small(),
+            Config { pages_per_block: 32, gc_free_blocks: 2, write_cache_pages: 16, ..small() },
+            Config { op: 0.07, dealloc_die_ns_per_page: 20_000, bg_gc_during_reads: true, ..small() },
+        ]
+    }
+
+    #[test]
+    fn the_model_does_what_it_did() {
+        // the digests of the model of commit 161780d, this same workload
+        let before = [0x0be3_7b60_3e74_4a77u64, 0x1e40_a5d3_929f_552d, 0xdd51_8a4b_9743_6395];
+        for (cfg, want) in golden_configs().into_iter().zip(before) {
+            assert_eq!(workload_digest(cfg.clone()), want, "{cfg:?}");
+        }
+    }
 }
