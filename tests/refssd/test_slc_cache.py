@@ -10,6 +10,12 @@ with a static one of 6 MiB (20 of its 32 spare blocks per die), and with a dynam
 64 MiB, more than the user space without valid data can hold as the drive fills: there the
 bound, not the size, puts the cliff.
 
+With the cache on, the reference's other figures still hold (test_the_rest_of_the_reference_holds):
+GC starts in the truth interval that holds gc_start_host_pages + 1 (earlier than without a
+cache: the SLC blocks hold a third of a block's pages), and the steady state is reference_wa
+and steady_write_iops within 1%: at the spare a static cache leaves, and for a dynamic one the
+drive's without a cache (the drive full of valid data leaves it no room).
+
 Mutations (test_a_misread_cache_is_caught): the check must fail on a cache size misread by 5%,
 either by the reference (refssd params given 1.05 or 0.95 x the size) or by the simulator (the
 drive given it), and on a reference that ignores the dynamic bound. Set REFSSD_FIGURES=FILE to
@@ -22,6 +28,7 @@ from functools import lru_cache
 import pytest
 
 from .conftest import refssd_host
+from .test_reference_model import REL, simulator_steady
 from .test_wsat_purge import record
 
 CLIFF_REL = 0.03  # the bar; measured: see docs/reference-ssd.md "SLC cache"
@@ -126,3 +133,26 @@ def test_a_misread_cache_is_caught(name):
             off[f"drive x{k}"] = cliff_off(observe(course(tuple(wrong.items())), p), p)
     record("slc-cliff-mutations", geometry=name, difference=off)
     assert all(abs(d) > CLIFF_REL for d in off.values()), off
+
+
+@pytest.mark.parametrize("name", ["dynamic-24M", "static-6M"])
+def test_the_rest_of_the_reference_holds(name):
+    drive = GEOMETRIES[name]
+    p = params(name)
+    plain = refssd_host.params(**{k: v for k, v in drive.items() if not k.startswith("slc_")})
+    lines = refssd_host.predict("randwrite", 4096, 32, 1.6, interval_ms=1, **drive)
+    first = next(i for i, iv in enumerate(lines) if iv["fg_gc_blocks"] or iv["slc_fold_blocks"])
+    lo, hi = lines[first - 1]["host_write_pages_total"], lines[first]["host_write_pages_total"]
+    sim = simulator_steady(p, drive)
+    record("slc-reference", geometry=name, gc_start_page=p["gc_start_host_pages"] + 1, truth_interval_pages=[lo, hi],
+           gc_start_page_without_cache=plain["gc_start_host_pages"] + 1, reference_wa=p["reference_wa"],
+           reference_wa_without_cache=plain["reference_wa"], simulator_wa=sim["wa"], reference_iops=p["steady_write_iops"],
+           simulator_iops=sim["iops"], steady_after_capacities=sim["steady_after_capacities"])
+    assert lo < p["gc_start_host_pages"] + 1 <= hi, (name, p["gc_start_host_pages"], lo, hi)
+    assert p["gc_start_host_pages"] < plain["gc_start_host_pages"]
+    assert abs(sim["wa"] / p["reference_wa"] - 1) <= REL, (name, sim["wa"], p["reference_wa"])
+    assert abs(sim["iops"] / p["steady_write_iops"] - 1) <= REL, (name, sim["iops"], p["steady_write_iops"])
+    if drive.get("slc_dynamic", True):
+        assert p["reference_wa"] == plain["reference_wa"]
+    else:
+        assert p["effective_blocks_per_die"] == plain["effective_blocks_per_die"] - p["slc_static_blocks_per_die"]
