@@ -61,8 +61,10 @@ def _argv(params: dict) -> list[str]:
 def params(**drive) -> dict:
     """The drive's parameters, derived geometry and reference figures (refssd params): among them
     reference_wa (the mean-field steady-state WA of greedy GC for the drive's pages per block at its
-    effective spare), gc_start_host_pages, fob_write_iops and steady_write_iops
-    (refssd/src/reference.rs, docs/reference-ssd.md "The reference")."""
+    effective spare), gc_start_host_pages, fob_write_iops and steady_write_iops, and with an SLC cache
+    (slc_cache_bytes > 0) slc_cliff_host_pages and slc_cliff_bytes (what a fresh drive takes in SLC
+    mode under 4 KiB random writes), slc_write_iops and post_cliff_write_iops
+    (refssd/src/reference.rs, docs/reference-ssd.md "The reference", "SLC cache")."""
     proc = subprocess.run([str(build()), "params", *_argv(drive)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RefSSDError(proc.stderr.strip())
@@ -311,6 +313,7 @@ def description(p: dict) -> dict:
             "deallocation": (f"{p['dealloc_die_ns_per_page'] / 1e3:g} µs of die time per deallocated page, after the "
                              "trim completes" if p.get("dealloc_die_ns_per_page") else "a mapping update only"),
             "effective_spare_factor": round(p["effective_spare_factor"], 4),
+            **_slc_description(p),
         },
         # what the geometry and timings imply (refssd params; docs/reference-ssd.md "The reference"):
         # the figures the report's measured ones are to be read against
@@ -319,6 +322,21 @@ def description(p: dict) -> dict:
             "gc_starts_after_capacity_written": round(p["gc_start_host_pages"] / p["logical_pages"], 4),
             "steady_wa_greedy_mean_field": round(p["reference_wa"], 4),
             "steady_4k_write_iops": round(p["steady_write_iops"]),
+            **({"slc_cliff_capacity_written": round(p["slc_cliff_host_pages"] / p["logical_pages"], 4),
+                "slc_4k_write_iops": round(p["slc_write_iops"])} if p.get("slc_cache_pages") else {}),
             "documentation": "docs/reference-ssd.md",
         },
     }
+
+
+def _slc_description(p: dict) -> dict:
+    """The SLC cache's line of the description (none without a cache: the description is then what
+    it always was)."""
+    if not p.get("slc_cache_pages"):
+        return {}
+    kind = ("dynamic (in the user space holding no valid data: shrinks as the drive fills)" if p["slc_dynamic"]
+            else "static (reserved from the spare)")
+    return {"slc_cache": (f"{kind}, {p['slc_cache_pages'] * p['page_bytes'] / 2**20:g} MiB of host data "
+                          f"({p['slc_blocks_per_die']} SLC blocks of {p['slc_pages_per_block']} pages per die), "
+                          f"SLC program {p['t_prog_slc_ns'] / 1e3:g} µs; folded into normal blocks in idle time"
+                          + (" and when a die needs blocks" if p["slc_dynamic"] else ""))}

@@ -26,6 +26,11 @@ pub struct Config {
     // The OCP tests' interference (docs/ocp.md), both off by default:
     pub dealloc_die_ns_per_page: u64, // deallocation processing: die time per mapped page deallocated, after the trim completes
     pub bg_gc_during_reads: bool,     // reads do not end the idle time: idle GC goes on while the host only reads
+    // The SLC cache of a client drive (docs/reference-ssd.md "SLC cache"), off by default:
+    pub slc_cache_bytes: u64, // host data the cache holds at most; 0 = no cache
+    pub t_prog_slc_ns: u64,   // page program in SLC mode
+    pub slc_dynamic: bool,    // the cache lives in the user space holding no valid data (shrinks as the drive fills); else reserved from the spare
+    pub cell_bits: u32,       // bits per cell of the normal blocks (3: TLC): an SLC block holds pages_per_block / cell_bits pages
 }
 
 impl Default for Config {
@@ -51,6 +56,10 @@ impl Default for Config {
             store_data: true,
             dealloc_die_ns_per_page: 0,
             bg_gc_during_reads: false,
+            slc_cache_bytes: 0,
+            t_prog_slc_ns: 200_000,
+            slc_dynamic: true,
+            cell_bits: 3,
         }
     }
 }
@@ -63,6 +72,19 @@ pub struct Geometry {
     pub blocks_per_die: u32,
     pub physical_pages: u64,
     pub spare_blocks_per_die: u32,
+    /// SLC cache: pages of host data an SLC block holds (pages_per_block / cell_bits), the most
+    /// SLC blocks a die holds (the cache size in whole SLC blocks on every die; 0 = no cache), and
+    /// of those the blocks reserved from the spare (a static cache; 0 when dynamic).
+    pub slc_pages_per_block: u32,
+    pub slc_blocks_per_die: u32,
+    pub slc_static_blocks_per_die: u32,
+}
+
+impl Geometry {
+    /// The SLC cache's size in host pages (whole SLC blocks on every die; 0 = no cache).
+    pub fn slc_cache_pages(&self) -> u64 {
+        self.dies as u64 * self.slc_blocks_per_die as u64 * self.slc_pages_per_block as u64
+    }
 }
 
 impl Config {
@@ -93,6 +115,29 @@ impl Config {
         let physical_pages = blocks_per_die as u64 * dies as u64 * self.pages_per_block as u64;
         let used_per_die = (logical_pages.div_ceil(dies as u64)).div_ceil(self.pages_per_block as u64) as u32;
         let spare = blocks_per_die.saturating_sub(used_per_die);
+        let (mut slc_pages_per_block, mut slc_blocks_per_die, mut slc_static) = (0, 0, 0);
+        if self.slc_cache_bytes > 0 {
+            if !(2..=4).contains(&self.cell_bits) || self.pages_per_block / self.cell_bits == 0 {
+                return Err(format!("--cell-bits {} must be 2, 3 or 4 and at most the pages per block", self.cell_bits));
+            }
+            if self.slc_cache_bytes > self.capacity_bytes {
+                return Err(format!("SLC cache {} larger than the capacity {}", self.slc_cache_bytes, self.capacity_bytes));
+            }
+            // the cache in whole SLC blocks, the same number on every die (rounded up)
+            slc_pages_per_block = self.pages_per_block / self.cell_bits;
+            let per_die = self.slc_cache_bytes.div_ceil(self.page_bytes as u64).div_ceil(dies as u64);
+            slc_blocks_per_die = per_die.div_ceil(slc_pages_per_block as u64) as u32;
+            if !self.slc_dynamic {
+                slc_static = slc_blocks_per_die;
+                if spare < slc_static + self.gc_free_blocks + 2 {
+                    return Err(format!(
+                        "a static SLC cache of {slc_static} blocks per die leaves {} of the {spare} spare blocks per die: \
+                         lower --slc-cache-bytes or raise --op",
+                        spare.saturating_sub(slc_static)
+                    ));
+                }
+            }
+        }
         // One open block plus the foreground reserve must leave spare blocks to garbage-collect into.
         if spare < self.gc_free_blocks + 2 {
             return Err(format!(
@@ -102,7 +147,10 @@ impl Config {
         if blocks_per_die as u64 * self.pages_per_block as u64 > u32::MAX as u64 / dies as u64 {
             return Err("too many physical pages for 32-bit page numbers".into());
         }
-        Ok(Geometry { dies, logical_pages, blocks_per_die, physical_pages, spare_blocks_per_die: spare })
+        Ok(Geometry {
+            dies, logical_pages, blocks_per_die, physical_pages, spare_blocks_per_die: spare,
+            slc_pages_per_block, slc_blocks_per_die, slc_static_blocks_per_die: slc_static,
+        })
     }
 
     pub fn to_json(&self, g: &Geometry) -> String {
@@ -114,15 +162,19 @@ impl Config {
              \"channel_mb_s\":{},\"host_mb_s\":{},\"t_cmd_ns\":{},\"t_trim_page_ns\":{},\"write_cache_pages\":{},\
              \"gc_free_blocks\":{},\"bg_gc_idle_ns\":{},\"bg_gc_free_fraction\":{},\"store_data\":{},\
              \"dealloc_die_ns_per_page\":{},\"bg_gc_during_reads\":{},\
+             \"slc_cache_bytes\":{},\"t_prog_slc_ns\":{},\"slc_dynamic\":{},\"cell_bits\":{},\
              \"logical_pages\":{},\"physical_pages\":{},\"blocks_per_die\":{},\"spare_blocks_per_die\":{},\
-             \"spare_factor\":{}}}",
+             \"spare_factor\":{},\"slc_pages_per_block\":{},\"slc_blocks_per_die\":{},\
+             \"slc_static_blocks_per_die\":{},\"slc_cache_pages\":{}}}",
             self.capacity_bytes, self.op, self.page_bytes, self.pages_per_block, self.channels,
             self.dies_per_channel, g.dies, self.t_read_ns, self.t_prog_ns, self.t_erase_ns,
             self.channel_mb_s, self.host_mb_s, self.t_cmd_ns, self.t_trim_page_ns, self.write_cache_pages,
             self.gc_free_blocks, self.bg_gc_idle_ns, self.bg_gc_free_fraction, self.store_data,
             self.dealloc_die_ns_per_page, self.bg_gc_during_reads,
+            self.slc_cache_bytes, self.t_prog_slc_ns, self.slc_dynamic, self.cell_bits,
             g.logical_pages, g.physical_pages, g.blocks_per_die, g.spare_blocks_per_die,
             g.physical_pages as f64 / g.logical_pages as f64,
+            g.slc_pages_per_block, g.slc_blocks_per_die, g.slc_static_blocks_per_die, g.slc_cache_pages(),
         );
         // what the geometry and timings imply (reference.rs): the figures everything is judged by
         s.pop();
@@ -155,6 +207,10 @@ impl Config {
             "store-data" => self.store_data = matches!(val, "yes" | "true" | "1"),
             "dealloc-die-us-per-page" => self.dealloc_die_ns_per_page = us(f()?),
             "bg-gc-during-reads" => self.bg_gc_during_reads = matches!(val, "yes" | "true" | "1"),
+            "slc-cache-bytes" => self.slc_cache_bytes = parse_size(val).ok_or(format!("--slc-cache-bytes: {val:?} is not a size like 16M"))?,
+            "t-prog-slc-us" => self.t_prog_slc_ns = us(f()?),
+            "slc-dynamic" => self.slc_dynamic = matches!(val, "yes" | "true" | "1"),
+            "cell-bits" => self.cell_bits = u()? as u32,
             _ => return Err(format!("unknown parameter --{key}")),
         }
         Ok(())
@@ -165,6 +221,7 @@ impl Config {
         let m = |x: u64| (x as f64 * k).round() as u64;
         self.t_read_ns = m(self.t_read_ns);
         self.t_prog_ns = m(self.t_prog_ns);
+        self.t_prog_slc_ns = m(self.t_prog_slc_ns);
         self.t_erase_ns = m(self.t_erase_ns);
         self.t_cmd_ns = m(self.t_cmd_ns);
         self.t_trim_page_ns = m(self.t_trim_page_ns);

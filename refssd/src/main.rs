@@ -9,6 +9,9 @@
 //! --pages-per-block 64 --channels 4 --dies-per-channel 2 --t-read-us 60 --t-prog-us 1000
 //! --t-erase-us 3000 --channel-mb-s 800 --host-mb-s 1500 --t-cmd-us 5 --write-cache-pages 0
 //! --gc-free-blocks 1 --bg-gc-idle-ms 200 --bg-gc-free-fraction 0.5 --store-data yes
+//! --dealloc-die-us-per-page 0 --bg-gc-during-reads no
+//! --slc-cache-bytes 0 (an SLC cache of this much host data, e.g. 16M; 0 = none) --t-prog-slc-us 200
+//! --slc-dynamic yes (the cache shrinks as the drive fills; no = reserved from the spare) --cell-bits 3
 //! --time-scale K (multiply every timing by K; 0 = a drive with no latency, to measure the
 //! serving overhead alone)
 

@@ -19,6 +19,14 @@
 //!   dies one at a time.
 //! * Rates: FOB 4 KiB random writes keep every die programming; in steady state each die spends,
 //!   per host page, A programs, A - 1 copy reads and A / N of an erase.
+//! * The SLC cache (off by default; docs/reference-ssd.md "SLC cache"): on a fresh drive every
+//!   host page goes to SLC blocks (tPROG_SLC) until each die holds as many SLC blocks as it may
+//!   (the cache's size; for a dynamic cache no more than the user space without valid data can
+//!   hold, which under uniform random writes shrinks as e^(-written / L)), and then to normal
+//!   blocks (tPROG): the cliff. A static cache's blocks are reserved from the spare, so they
+//!   leave the effective spare and the steady state; a dynamic cache is gone from the steady
+//!   state (the drive is full of valid data). GC onset comes earlier by what the SLC blocks do
+//!   not hold.
 
 use crate::config::{Config, Geometry};
 
@@ -38,12 +46,49 @@ pub struct Reference {
     /// The Lambert-W form at the nominal spare factor: the figure the proofs used to compare with.
     pub wa_nominal_closed_form: f64,
     /// Host pages written to a fresh drive before garbage collection starts: after this many
-    /// (uniform random, one page each), the next page makes the first die choose a victim.
+    /// (uniform random, one page each), the next page makes the first die choose a victim
+    /// (with a dynamic SLC cache: an SLC block to fold, or a normal victim).
     pub gc_start_host_pages: u64,
     /// 4 KiB random-write IOPS fresh out of box (every die programming).
     pub fob_write_iops: f64,
     /// 4 KiB random-write IOPS in steady state (every die busy with its share of GC).
     pub steady_write_iops: f64,
+    /// SLC cache: host pages of uniform random single-page writes a fresh drive takes in SLC
+    /// mode before its cache is full (the cliff; 0 without a cache). Every SLC page written
+    /// counts, overwritten or not: an overwrite takes a new SLC page.
+    pub slc_cliff_host_pages: u64,
+    /// (the page size, for the cliff in bytes: slc_cliff_host_pages x page_bytes)
+    pub page_bytes: u64,
+    /// 4 KiB random-write IOPS into the SLC cache (every die programming in SLC mode, unless the
+    /// channels or the host link carry fewer pages), and after the cliff (every die programming
+    /// normal blocks: fob_write_iops, until GC starts). NaN (null) without a cache.
+    pub slc_write_iops: f64,
+    pub post_cliff_write_iops: f64,
+}
+
+/// SLC blocks each die of a fresh drive opens under uniform random single-page writes: the
+/// cache's size in blocks, and for a dynamic cache the last block k for which k N dies is no more
+/// than the unmapped logical pages when the die opens it. Die d opens its k-th block after
+/// (k - 1) n_slc pages of every die and d pages more (the dies take pages in turn); w host pages
+/// of uniform random writes leave L (1 - 1/L)^w pages unmapped, in expectation.
+pub fn slc_fob_blocks(cfg: &Config, g: &Geometry) -> Vec<u32> {
+    let cap = g.slc_blocks_per_die;
+    let dies = g.dies as u64;
+    if !cfg.slc_dynamic || cap == 0 {
+        return vec![cap; g.dies as usize];
+    }
+    let l = g.logical_pages as f64;
+    let unmapped = |w: u64| l * (w as f64 * (-1.0 / l).ln_1p()).exp();
+    (0..dies)
+        .map(|d| {
+            (1..=cap)
+                .take_while(|&k| {
+                    let w = dies * (k as u64 - 1) * g.slc_pages_per_block as u64 + d;
+                    (k as u64 * cfg.pages_per_block as u64 * dies) as f64 <= unmapped(w).floor()
+                })
+                .count() as u32
+        })
+        .collect()
 }
 
 /// Principal branch of Lambert's W on [-1/e, 0), by Newton's method.
@@ -107,12 +152,31 @@ pub fn greedy_mean_field(b: u32, rho: f64) -> (f64, f64) {
 impl Reference {
     pub fn of(cfg: &Config, g: &Geometry) -> Reference {
         let n = cfg.pages_per_block;
-        let eff = g.blocks_per_die - cfg.gc_free_blocks - 1;
+        // a static SLC cache's blocks hold no valid data in steady state (sustained writes, no
+        // idle time): the cache filled once, its pages have since been overwritten in the normal
+        // blocks, and it is folded and refilled only in idle time
+        let eff = g.blocks_per_die - g.slc_static_blocks_per_die - cfg.gc_free_blocks - 1;
         let eff_pages = eff as u64 * g.dies as u64 * n as u64;
         let a_eff = eff_pages as f64 / g.logical_pages as f64;
         let (wa, m) = greedy_mean_field(n, 1.0 / a_eff);
         let per_page_ns = wa * cfg.t_prog_ns as f64 + (wa - 1.0) * cfg.t_read_ns as f64
             + wa / n as f64 * cfg.t_erase_ns as f64;
+        let slc = slc_fob_blocks(cfg, g);
+        let n_slc = g.slc_pages_per_block as u64;
+        // GC onset: a die that opened k SLC blocks (n_slc host pages each) opens
+        // blocks_per_die - k - gc_free_blocks normal blocks before its free list is at the
+        // reserve; the first die there (the most SLC blocks) decides
+        let gc_start_per_die = slc
+            .iter()
+            .map(|&k| k as u64 * n_slc + (g.blocks_per_die - k - cfg.gc_free_blocks - 1) as u64 * n as u64 + 1)
+            .min()
+            .unwrap();
+        let ns_per_page = |mb_s: f64| cfg.page_bytes as f64 * 1000.0 / mb_s;
+        let chan_ns = (ns_per_page(cfg.channel_mb_s)).round();
+        let slc_iops = (g.dies as f64 * 1e9 / cfg.t_prog_slc_ns as f64)
+            .min(cfg.channels as f64 * 1e9 / chan_ns)
+            .min(1e9 / ns_per_page(cfg.host_mb_s));
+        let on = g.slc_blocks_per_die > 0;
         Reference {
             effective_blocks_per_die: eff,
             effective_spare_factor: a_eff,
@@ -122,9 +186,14 @@ impl Reference {
             wa_nominal_closed_form: wa_lambert(g.physical_pages as f64 / g.logical_pages as f64),
             // each die opens blocks_per_die - gc_free_blocks blocks before its free list is at the
             // reserve: the first page of the last of them is its ((bpd - g - 1) N + 1)-th
-            gc_start_host_pages: g.dies as u64 * ((g.blocks_per_die - cfg.gc_free_blocks - 1) as u64 * n as u64 + 1),
+            // (without a cache: dies x ((blocks_per_die - gc_free_blocks - 1) N + 1))
+            gc_start_host_pages: g.dies as u64 * gc_start_per_die,
             fob_write_iops: g.dies as f64 * 1e9 / cfg.t_prog_ns as f64,
             steady_write_iops: g.dies as f64 * 1e9 / per_page_ns,
+            page_bytes: cfg.page_bytes as u64,
+            slc_cliff_host_pages: slc.iter().map(|&k| k as u64).sum::<u64>() * n_slc,
+            slc_write_iops: if on { slc_iops } else { f64::NAN },
+            post_cliff_write_iops: if on { g.dies as f64 * 1e9 / cfg.t_prog_ns as f64 } else { f64::NAN },
         }
     }
 
@@ -134,10 +203,13 @@ impl Reference {
         format!(
             "\"effective_blocks_per_die\":{},\"effective_spare_factor\":{},\"reference_wa\":{},\
              \"victim_valid_pages\":{},\"wa_large_block_limit\":{},\"wa_nominal_closed_form\":{},\
-             \"gc_start_host_pages\":{},\"fob_write_iops\":{},\"steady_write_iops\":{}",
+             \"gc_start_host_pages\":{},\"fob_write_iops\":{},\"steady_write_iops\":{},\
+             \"slc_cliff_host_pages\":{},\"slc_cliff_bytes\":{},\"slc_write_iops\":{},\"post_cliff_write_iops\":{}",
             self.effective_blocks_per_die, num(self.effective_spare_factor), num(self.reference_wa),
             num(self.victim_valid_pages), num(self.wa_large_block_limit), num(self.wa_nominal_closed_form),
             self.gc_start_host_pages, num(self.fob_write_iops), num(self.steady_write_iops),
+            self.slc_cliff_host_pages, self.slc_cliff_host_pages * self.page_bytes, num(self.slc_write_iops),
+            num(self.post_cliff_write_iops),
         )
     }
 }

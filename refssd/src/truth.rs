@@ -36,13 +36,28 @@ pub fn interval_json(t0_ns: u64, t1_ns: u64, b: &Bin, m: &Model, prev: &mut Coun
         b.read_wait_ns[WORK_DEALLOC] as f64 / 1e3, b.read_waited[WORK_BG_GC], b.read_waited[WORK_DEALLOC],
         d(c.dealloc_die_ns, prev.dealloc_die_ns) as f64 / 1e3,
     );
+    if m.geo.slc_blocks_per_die > 0 {
+        // the SLC cache (only with one, so that a drive without it writes the lines it always did):
+        // host pages programmed in SLC mode and folded in the interval, and at its end the
+        // cache's occupancy (pages programmed in SLC blocks not yet erased), its valid pages and
+        // what it may hold now (a dynamic cache shrinks as the drive fills)
+        s.pop();
+        let _ = write!(
+            s,
+            ",\"slc_prog_pages\":{},\"slc_fold_pages\":{},\"slc_fold_blocks\":{},\"slc_used_pages\":{},\
+             \"slc_valid_pages\":{},\"slc_capacity_pages\":{},\"slc_prog_pages_total\":{},\"slc_fold_pages_total\":{}}}",
+            d(c.slc_prog_pages, prev.slc_prog_pages), d(c.slc_fold_pages, prev.slc_fold_pages),
+            d(c.slc_fold_blocks, prev.slc_fold_blocks), m.slc_used_pages(), m.slc_valid_pages(),
+            m.slc_capacity_pages(), c.slc_prog_pages, c.slc_fold_pages,
+        );
+    }
     *prev = c;
     s
 }
 
 pub fn counters_json(m: &Model) -> String {
     let c = &m.counters;
-    format!(
+    let mut s = format!(
         "{{\"host_read_ios\":{},\"host_write_ios\":{},\"host_trim_ios\":{},\"host_read_pages\":{},\"host_write_pages\":{},\
          \"host_trim_pages\":{},\"flash_read_pages\":{},\"flash_prog_pages\":{},\"gc_copy_pages\":{},\"erases\":{},\
          \"fg_gc_blocks\":{},\"bg_gc_blocks\":{},\"formats\":{},\"free_blocks\":{},\"valid_pages\":{},\
@@ -50,5 +65,13 @@ pub fn counters_json(m: &Model) -> String {
         c.host_read_ios, c.host_write_ios, c.host_trim_ios, c.host_read_pages, c.host_write_pages, c.host_trim_pages,
         c.flash_read_pages, c.flash_prog_pages, c.gc_copy_pages, c.erases, c.fg_gc_blocks, c.bg_gc_blocks,
         c.formats, m.free_blocks(), m.valid_pages(), m.cfg.page_bytes
-    )
+    );
+    if m.geo.slc_blocks_per_die > 0 {
+        s.pop();
+        s += &format!(
+            ",\"slc_prog_pages\":{},\"slc_fold_pages\":{},\"slc_fold_blocks\":{},\"slc_used_pages\":{},\"slc_valid_pages\":{}}}",
+            c.slc_prog_pages, c.slc_fold_pages, c.slc_fold_blocks, m.slc_used_pages(), m.slc_valid_pages()
+        );
+    }
+    s
 }
