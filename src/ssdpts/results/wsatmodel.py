@@ -42,7 +42,9 @@ SMOOTH = 9  # intervals in the running median the drops are found on
 DROP = 0.10  # a fall of 10% below the level before it is a drop
 FLAT = 0.06  # a level holds while its running median stays within 6% of it
 CLIFF_HOLD = 0.10  # ... over at least 10% of capacity: a cliff (a region filled), not the decline GC starts
-ONSET_EDGE = 0.03  # GC onset: where the curve first falls 3% below the level before it
+FOB_SPAN = (0.01, 0.06)  # the FOB level: the median over this span of capacity written
+HOLD_DROP = 0.02  # a drop stays: the median over the next 2% of capacity is below the mark too
+LOCAL_SPAN = 0.05  # the level a drop falls from: the median over the 5% of capacity before it
 RATE_COUNTER_TOL = 0.01  # the steady level x time against the drive's host-write counter
 RATIO_BAND = (0.85, 1.6)  # FOB/steady IOPS ÷ WA: a die does A programs per host write (+ GC's reads and erases)
 FIGURES = ("fob_iops", "slc_cache_bytes", "gc_onset_capacity_multiple", "effective_spare", "steady_iops", "steady_wa")
@@ -188,39 +190,12 @@ def _counter_delta(records: list[StepRecord], key: str) -> tuple[float, float, i
     return float(last[key] - first[key]), float(last["t_unix_s"] - first["t_unix_s"]), first.get("physical_media_unit_bytes")
 
 
-def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, ...], steady_iops: float | None,
-          pattern: str = "rnd4k-w", pages_per_block: int | None = None) -> dict[str, Any]:
-    """summary.json ``parts.wsat.model`` (docs/results-format.md): every figure with ``_uncertainty``
-    and ``_source``, or null with ``_reason``."""
-    out: dict[str, Any] = {"method": "docs/methodology.md#drive-model"}
-    for f in FIGURES:
-        out.update({f: None, f"{f}_uncertainty": None, f"{f}_source": None, f"{f}_reason": None})
-    out.update(cliffs=[], segments=[], checks=[])
-    rs = sorted((r for r in records if r.phase == "round"), key=lambda r: r.index)
-    if pattern != "rnd4k-w":
-        for f in FIGURES:
-            out[f"{f}_reason"] = "the drive model reads a WSAT of RND 4KiB writes (the PTS default pattern)"
-        return out
-    if len(rs) < 2 or capacity_bytes <= 0:
-        for f in FIGURES:
-            out[f"{f}_reason"] = "fewer than 2 samples"
-        return out
-    c = curve(rs, capacity_bytes)
+def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_bytes: int) -> list[dict]:
+    """The drops along the curve: each cliff, then GC onset and the effective spare (into ``out``);
+    the segments to draw."""
     x, y = c.x, c.iops
-    s = _running_median(y, SMOOTH)
     end = float(x[-1] + c.width[-1] / 2)
     cell = float(np.median(c.width))
-    out["resolution"] = {"points": int(len(x)), "point_capacity": round(cell, 6),
-                         "source": "fio's per-interval IOPS log in every sample" if c.fine else
-                                   "the samples (no per-interval log in some samples)"}
-    out["written_capacity_multiple"] = round(end, 4)
-
-    # FOB: the curve's first span (after its first point, which holds the start of the first IO)
-    head = max(3, int(np.searchsorted(x, x[0] + 0.02)))
-    fob = float(np.median(y[1:head] if head > 1 else y[:1]))
-    out.update(fob_iops=round(fob, 1), fob_iops_uncertainty=round(float(np.std(y[1:head])) if head > 2 else 0.0, 1),
-               fob_iops_source=f"median of the first {x[head - 1] + c.width[head - 1] / 2:.3f} × capacity written")
-
     # walk the drops: a cliff holds its new level; the first drop that does not is GC onset
     level, i, onset = fob, 1, None
     segments = [{"kind": "fob", "from": 0.0, "level": round(fob, 1)}]
@@ -229,10 +204,22 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
         if not len(below):
             break
         j = i + int(below[0])
-        k0 = j  # back to where the fall began: the first point 3% below the level
-        while k0 > i and s[k0 - 1] < (1 - ONSET_EDGE) * level:
+        stay = y[j:int(np.searchsorted(x, x[j] + HOLD_DROP)) + 1]
+        if float(np.median(stay)) >= (1 - DROP) * level:  # a dip, not a fall that stays
+            i = j + 1
+            continue
+        # the level just before it, and back to where the fall began: the last point above 3% below it
+        back = int(np.searchsorted(x, x[j] - LOCAL_SPAN))
+        if j - back >= 3:
+            level = float(np.median(y[back:max(back + 1, int(np.searchsorted(x, x[j] - LOCAL_SPAN / 5)))]))
+        # where it falls: the crossing of half the fall (the fall's own middle, robust to noise on
+        # either level), the fall from the level to the median of the 1% of capacity after the mark
+        low = float(np.median(y[j:int(np.searchsorted(x, x[j] + HOLD_DROP / 2)) + 1]))
+        mark = (level + low) / 2
+        k0 = j
+        while k0 > max(i, back) and s[k0 - 1] < mark:
             k0 -= 1
-        edge = _crossing(x, s, k0, (1 - ONSET_EDGE) * level)
+        edge = _crossing(x, s, k0, mark)
         settle = j  # forward to where the fall ends
         while settle + SMOOTH < len(s) and s[settle + SMOOTH] < (1 - FLAT / 2) * s[settle]:
             settle += 1
@@ -265,16 +252,21 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
         far = _crossing(x, s, j, (1 - DROP) * before)
         unc = max(cell, abs(far - edge))
         out.update(gc_onset_capacity_multiple=round(edge, 4), gc_onset_capacity_multiple_uncertainty=round(unc, 4),
-                   gc_onset_capacity_multiple_source=f"where the curve first falls {ONSET_EDGE:.0%} below the level "
-                                                    f"before it ({before:,.0f} IOPS) and goes on falling",
+                   gc_onset_capacity_multiple_source=f"the middle of the first fall from the level before it "
+                                                    f"({before:,.0f} IOPS) that goes on falling",
                    effective_spare=round(edge - 1.0, 4), effective_spare_uncertainty=round(unc, 4),
                    effective_spare_source="capacity written at GC onset − 1 (uniform random writes fill the "
                                           "physical space the drive writes into before it must collect)")
         segments.append({"kind": "gc", "from": round(edge, 4), "level": round(before, 1)})
 
+    return segments
+
+
+def _steady(out: dict[str, Any], rs: list[StepRecord], win: list[StepRecord], window: tuple[int, ...],
+            steady_iops: float | None, capacity_bytes: int, segments: list[dict]) -> None:
+    """The steady level (the PTS's), how much it still falls, and its segment."""
     # steady level: the PTS's (the final window's mean)
     if steady_iops:
-        win = [r for r in rs if r.index in set(window)]
         ys = [r.fio.iops for r in win]
         out.update(steady_iops=round(steady_iops, 1),
                    steady_iops_uncertainty=round(float(np.std(ys)) / math.sqrt(len(ys)), 1) if len(ys) > 1 else None,
@@ -290,8 +282,11 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
         out["steady_iops_reason"] = "no final window"
     out["segments"] = segments
 
+
+
+def _wa(out: dict[str, Any], win: list[StepRecord], pages_per_block: int | None) -> tuple | None:
+    """Steady write amplification into ``out``; the drive's host-write counter over the window (or None)."""
     # steady write amplification: media counters, else the greedy model from the spare
-    win = [r for r in rs if r.index in set(window)]
     media = _counter_delta(win, "physical_media_written_bytes")
     host = _counter_delta(win, "data_written_bytes")
     wa_greedy = None
@@ -319,6 +314,12 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
         out["steady_wa_reason"] = ("no media-write counter in the drive's telemetry, and no effective spare "
                                    "(GC onset not seen)")
 
+    return host
+
+
+def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | None, fob: float,
+            host: tuple | None) -> None:
+    """The two consistency checks (docs/methodology.md#drive-model)."""
     # checks
     if steady_iops and win:
         span_s = sum(float(r.fio.duration_s or 0.0) for r in win)
@@ -341,5 +342,47 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
                               "ok": RATIO_BAND[0] <= q <= RATIO_BAND[1],
                               "detail": f"{ratio:.2f} ÷ {out['steady_wa']:.2f} = {q:.2f} "
                                         f"(consistent from {RATIO_BAND[0]:g} to {RATIO_BAND[1]:g})"})
+
+
+def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, ...], steady_iops: float | None,
+          pattern: str = "rnd4k-w", pages_per_block: int | None = None) -> dict[str, Any]:
+    """summary.json ``parts.wsat.model`` (docs/results-format.md): every figure with ``_uncertainty``
+    and ``_source``, or null with ``_reason``."""
+    out: dict[str, Any] = {"method": "docs/methodology.md#drive-model"}
+    for f in FIGURES:
+        out.update({f: None, f"{f}_uncertainty": None, f"{f}_source": None, f"{f}_reason": None})
+    out.update(cliffs=[], segments=[], checks=[])
+    rs = sorted((r for r in records if r.phase == "round"), key=lambda r: r.index)
+    if pattern != "rnd4k-w":
+        for f in FIGURES:
+            out[f"{f}_reason"] = "the drive model reads a WSAT of RND 4KiB writes (the PTS default pattern)"
+        return out
+    if len(rs) < 2 or capacity_bytes <= 0:
+        for f in FIGURES:
+            out[f"{f}_reason"] = "fewer than 2 samples"
+        return out
+    c = curve(rs, capacity_bytes)
+    x, y = c.x, c.iops
+    s = _running_median(y, SMOOTH)
+    end = float(x[-1] + c.width[-1] / 2)
+    cell = float(np.median(c.width))
+    out["resolution"] = {"points": int(len(x)), "point_capacity": round(cell, 6),
+                         "source": "fio's per-interval IOPS log in every sample" if c.fine else
+                                   "the samples (no per-interval log in some samples)"}
+    out["written_capacity_multiple"] = round(end, 4)
+
+    # FOB: the curve's first span (after its first point, which holds the start of the first IO)
+    lo, hi = int(np.searchsorted(x, x[0] + FOB_SPAN[0])), int(np.searchsorted(x, x[0] + FOB_SPAN[1]))
+    first = y[lo:max(hi, lo + 3)] if lo + 3 <= len(y) else y[1:] if len(y) > 1 else y
+    fob = float(np.median(first))
+    out.update(fob_iops=round(fob, 1), fob_iops_uncertainty=round(float(np.std(first)) / math.sqrt(len(first)), 1),
+               fob_iops_source=f"median from {FOB_SPAN[0]:g} to {FOB_SPAN[1]:g} × capacity written (past the "
+                               "first IOs' start)")
+
+    segments = _events(out, c, s, fob, capacity_bytes)
+    win = [r for r in rs if r.index in set(window)]
+    _steady(out, rs, win, window, steady_iops, capacity_bytes, segments)
+    host = _wa(out, win, pages_per_block)
+    _checks(out, win, steady_iops, fob, host)
     out["consistent"] = all(ch["ok"] for ch in out["checks"])
     return out
