@@ -95,24 +95,22 @@ def side_by_side(run: Path, p: dict, truth: refssd_host.Truth) -> str:
         prev = iv
     sim_onset = ((first["host_write_pages_total"] - base) / cap) if first else float("nan")
     sim_res = ((first["host_write_pages_total"] - prev["host_write_pages_total"]) / cap) if first and prev else float("nan")
-    # ssdpts's drop: the capacity written before its first sample below 98% of its own first sample
-    # (the plateau it measured, which the host's queue depth may hold below the reference's FOB)
-    written, ssdpts_onset, ssdpts_res = 0, float("nan"), float("nan")
-    for x in m:
-        if x["iops"] < 0.98 * m[0]["iops"]:
-            ssdpts_onset, ssdpts_res = written / p["page_bytes"] / cap, x["write"]["io_bytes"] / p["page_bytes"] / cap
-            break
-        written += x["write"]["io_bytes"]
+    # ssdpts's drive model of the WSAT curve (summary.json parts.wsat.model, docs/methodology.md#drive-model)
+    model = summary["parts"]["wsat"].get("model") or {}
+    ssdpts_onset = model.get("gc_onset_capacity_multiple")
+    ssdpts_res = model.get("gc_onset_capacity_multiple_uncertainty")
     last = m[-5:]
     t0, t1 = last[0]["start_time"], last[-1]["end_time"]
     rows = [
         ("FOB 4 KiB write IOPS (first sample)", fob, tab["series"][0]["iops"],
          truth.rate("host_write_ios", m[0]["start_time"], m[0]["end_time"])),
-        ("GC onset, capacity written", p["gc_start_host_pages"] / cap, ssdpts_onset, sim_onset),
+        ("GC onset, capacity written (drive model)", p["gc_start_host_pages"] / cap, ssdpts_onset, sim_onset),
+        ("effective spare (drive model)", p["gc_start_host_pages"] / cap - 1,
+         None if ssdpts_onset is None else ssdpts_onset - 1, sim_onset - 1),
         ("steady 4 KiB write IOPS (last 5 samples)", p["steady_write_iops"], tab["final_window_iops"],
          truth.rate("host_write_ios", t0, t1)),
-        # ssdpts cannot read a WA from a loop device (no media-write telemetry): the simulator's only
-        ("steady WA (last 5 samples)", p["reference_wa"], None, truth.wa(t0, t1)),
+        # the drive model's: from the drive's counters (the reference SSD's ctl, read by ssdpts's telemetry)
+        ("steady WA (last 5 samples, drive model)", p["reference_wa"], model.get("steady_wa"), truth.wa(t0, t1)),
     ]
     wl = wsat[0].get("workload", {})
     qd = f"TC {wl.get('threads', '?')} x QD {wl.get('iodepth', '?')}"
@@ -124,10 +122,11 @@ def side_by_side(run: Path, p: dict, truth: refssd_host.Truth) -> str:
         else:
             out.append(f"  {name:42s} {ref:10.3f} {got:10.3f} {sim:10.3f}   {got / sim - 1:+.1%}, {got / ref - 1:+.1%}")
     out += ["  ssdpts against the simulator is the measurement; the simulator against the reference is the drive.",
-            "  GC onset: ssdpts's is the capacity written before its first sample below 98% of its first (one",
-            f"  sample: {ssdpts_res:.3f} x capacity), the simulator's the first truth interval in which a die chose a",
-            f"  victim ({sim_res:.3f} x capacity); ssdpts reads no WA from a loop device (no media-write",
-            f"  telemetry). The reference's rates assume every die busy: at {qd} the host may",
+            "  GC onset, effective spare and steady WA: ssdpts's drive model of the WSAT curve (GC onset",
+            f"  ± {ssdpts_res if ssdpts_res is not None else float('nan'):.3f} x capacity; docs/methodology.md#drive-model),"
+            " the simulator's the first",
+            f"  truth interval in which a die chose a victim ({sim_res:.3f} x capacity). The reference's rates",
+            f"  assume every die busy: at {qd} the host may",
             f"  keep fewer commands in flight than that, and the run is time-compressed ({len(m)} samples): its",
             "  last samples may not be steady yet. The proofs (TC 4 x QD 32) and their tolerances:",
             "  docs/reference-ssd.md."]

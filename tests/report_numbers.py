@@ -3,7 +3,8 @@
 Every numeric table cell of the HTML report names its statistic (``data-ref``, docs/report.md
 "Numbers"): ``<part>:<cell key>:<statistic>`` for a window statistic of a cell,
 ``<part>:ss<i>:average|range|excursion|r<round>`` for a tracking variable,
-``<part>:m<minute>:<statistic>`` for a WSAT sample, ``wsat:fob_iops|final_iops|drop_pct``.
+``<part>:m<minute>:<statistic>`` for a WSAT sample, ``wsat:fob_iops|final_iops|drop_pct``,
+``wsat:model:steady_iops|steady_wa|effective_spare`` for the drive model's arithmetic figures.
 :class:`Recompute` computes each one from raw per-step data: fio's json+ output of the step (real
 runs) or the measurement recorded in steps.jsonl (FakeExecutor runs, which have no fio output),
 using only the definitions of docs/methodology.md — not ssdpts' functions.
@@ -254,6 +255,21 @@ class Recompute:
                 return (b[0][media] - a[0][media]) / (b[0][host] - a[0][host])
         raise KeyError(f"{pid}:waf")
 
+    def model(self, pid: str, stat: str) -> float:
+        """The drive model's figures that follow from the samples by arithmetic (docs/methodology.md
+        "Drive model"): the steady level (the final 5 samples' mean), the steady WA from the drive's
+        media and host counters over those samples, the effective spare (GC onset - 1)."""
+        samples = [s for s, _ in self.wsat(pid)][-5:]
+        if stat == "steady_iops":
+            return float(np.mean([self.step_value(s, "iops") for s in samples]))
+        if stat == "steady_wa":
+            a, b = samples[0]["telemetry"]["before"], samples[-1]["telemetry"]["after"]
+            return (b["physical_media_written_bytes"] - a["physical_media_written_bytes"]) / \
+                (b["data_written_bytes"] - a["data_written_bytes"])
+        if stat == "effective_spare":
+            return self.part(pid)["model"]["gc_onset_capacity_multiple"] - 1.0
+        raise KeyError(f"{pid}:model:{stat}")
+
     def boundaries(self, pid: str, rno: int, stat: str) -> float:
         """A round's step boundaries (docs/methodology.md "Step boundaries"), from the steps' own
         start and end times in steps.jsonl: each step against the part's step recorded before it,
@@ -302,6 +318,8 @@ class Recompute:
             return 100 * (v - limit) / limit
         if len(parts) == 2 and parts[1] == "waf":
             return self.waf(parts[0])
+        if len(parts) == 2 and parts[1] == "effective_spare_pct":
+            return 100 * self.model(parts[0], "effective_spare")
         if len(parts) == 2:  # wsat:fob_iops / final_iops / drop_pct
             pid, stat = parts
             samples = self.wsat(pid)
@@ -309,6 +327,8 @@ class Recompute:
             fob, final = iops[0], float(np.mean(iops[-5:]))
             return {"fob_iops": fob, "final_iops": final, "drop_pct": 100 * (1 - final / fob)}[stat]
         pid, mid, stat = parts
+        if mid == "model":
+            return self.model(pid, stat)
         if mid.startswith("b") and mid[1:].isdigit():
             return self.boundaries(pid, int(mid[1:]), stat)
         if mid.startswith("ss"):

@@ -156,11 +156,16 @@ def build_table(samples: list[tuple[int, Measurement]], capacity_bytes: int, pat
 
 
 TABLES = (WsatTable,)  # the table records its build_table makes (registry.table_from_dict)
-COMPARED = ("final_window_iops",)
-HEADLINES = (("final_window_iops", None, None),)
+# the steady level, and the drive model's figures (results/wsatmodel.py cells)
+COMPARED = ("final_window_iops", "model_effective_spare_pct", "model_gc_onset", "model_steady_wa", "model_slc_cache_mib")
+HEADLINES = (("final_window_iops", None, None), ("model_effective_spare_pct", None, None), ("model_steady_wa", None, None))
+MODEL_LABELS = {"model_effective_spare_pct": "drive model: effective spare (%)", "model_gc_onset": "drive model: GC onset (× capacity)",
+                "model_steady_wa": "drive model: steady WA", "model_slc_cache_mib": "drive model: SLC cache (MiB)"}
 
 
 def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:
+    if metric in MODEL_LABELS:
+        return MODEL_LABELS[metric]
     if bs == 4096 and mix == "0/100":
         return "RND 4KiB 0/100, final window"
     return f"{'composite' if bs is None else fmt_block_size(bs)} {mix}, final window"

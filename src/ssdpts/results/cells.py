@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..pts.registry import MIX_ORDER, cell_label, cell_order, compared
 from .reader import RunResults
 from .records import Summary
+from . import wsatmodel
 from .registry import METRICS, unit_of
 
 __all__ = ["MIX_ORDER", "CellKey", "CellValue", "CellRow", "SharedPart", "cell_rank", "shared_parts", "table_cells"]
@@ -39,7 +40,8 @@ def table_cells(summary: Summary) -> list[CellValue]:
     """Every value of every measurement-window table of a summary, in table order."""
     return [CellValue(p.test, pid, c.metric, c.block_size_bytes, c.mix, c.value, unit_of(c.metric), p.reached,
                       c.point)
-            for pid, p in summary.parts.items() if p.table is not None for c in p.table.cells()]
+            for pid, p in summary.parts.items() if p.table is not None
+            for c in [*p.table.cells(), *wsatmodel.cells(p.model)]]
 
 
 def cell_rank(test: str, key: CellKey, position: int) -> tuple:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ssdpts.pts.tables import Cell
 from ssdpts.results.steprecord import StepRecord
 
 SMOOTH = 9  # intervals in the running median the drops are found on
@@ -172,6 +173,20 @@ def greedy_wa(a: float, pages_per_block: int | None = None) -> float:
     return 1.0
 
 
+# the model's figures as table cells (results/registry.py METRICS): the library, the site and comparisons
+CELLS = (("effective_spare", "model_effective_spare_pct", 100.0), ("gc_onset_capacity_multiple", "model_gc_onset", 1.0),
+         ("steady_wa", "model_steady_wa", 1.0), ("slc_cache_bytes", "model_slc_cache_mib", 1.0 / 2**20))
+
+
+def cells(m: Any) -> list[Cell]:
+    """A part's model figures as cells (none for a part without a model); a figure the model could
+    not have is a cell without a value."""
+    if not isinstance(m, dict):
+        return []
+    return [Cell(metric, None, None, None if m.get(key) is None else round(float(m[key]) * scale, 4))
+            for key, metric, scale in CELLS]
+
+
 def block_pages(description: Any) -> int | None:
     """Pages (of 4 KiB) per erase block as the device description states it (``erase_block_pages``,
     docs/methodology.md#drive-model), or None."""
@@ -251,10 +266,10 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
         # uncertainty: the grain, and how far the edge moves between a 3% and a 10% fall
         far = _crossing(x, s, j, (1 - DROP) * before)
         unc = max(cell, abs(far - edge))
-        out.update(gc_onset_capacity_multiple=round(edge, 4), gc_onset_capacity_multiple_uncertainty=round(unc, 4),
+        out.update(gc_onset_capacity_multiple=edge, gc_onset_capacity_multiple_uncertainty=round(unc, 4),
                    gc_onset_capacity_multiple_source=f"the middle of the first fall from the level before it "
                                                     f"({before:,.0f} IOPS) that goes on falling",
-                   effective_spare=round(edge - 1.0, 4), effective_spare_uncertainty=round(unc, 4),
+                   effective_spare=edge - 1.0, effective_spare_uncertainty=round(unc, 4),
                    effective_spare_source="capacity written at GC onset − 1 (uniform random writes fill the "
                                           "physical space the drive writes into before it must collect)")
         segments.append({"kind": "gc", "from": round(edge, 4), "level": round(before, 1)})
@@ -268,7 +283,7 @@ def _steady(out: dict[str, Any], rs: list[StepRecord], win: list[StepRecord], wi
     # steady level: the PTS's (the final window's mean)
     if steady_iops:
         ys = [r.fio.iops for r in win]
-        out.update(steady_iops=round(steady_iops, 1),
+        out.update(steady_iops=float(steady_iops),
                    steady_iops_uncertainty=round(float(np.std(ys)) / math.sqrt(len(ys)), 1) if len(ys) > 1 else None,
                    steady_iops_source="the mean of the final 5 samples (PTS 2.0.2 WSAT)")
         first_x = float(sum(r.fio.write.io_bytes for r in rs if r.index < min(window))) / capacity_bytes
@@ -304,9 +319,9 @@ def _wa(out: dict[str, Any], win: list[StepRecord], pages_per_block: int | None)
     if media is not None and host is not None and host[0] > 0 and media[0] >= 0:
         wa = media[0] / host[0]
         res = (media[2] or 0) / media[0] if media[0] else 0.0
-        out.update(steady_wa=round(wa, 4), steady_wa_uncertainty=round(wa * res, 4),
+        out.update(steady_wa=wa, steady_wa_uncertainty=round(wa * res, 4),
                    steady_wa_source="the drive's media ÷ host write counters over the final 5 samples")
-        out["steady_wa_media"] = round(wa, 4)
+        out["steady_wa_media"] = wa
     elif wa_greedy is not None:
         out.update(steady_wa=out["steady_wa_greedy"], steady_wa_uncertainty=out["steady_wa_greedy_uncertainty"],
                    steady_wa_source="the greedy model at the effective spare: " + out["steady_wa_greedy_assumes"])
@@ -375,7 +390,7 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
     lo, hi = int(np.searchsorted(x, x[0] + FOB_SPAN[0])), int(np.searchsorted(x, x[0] + FOB_SPAN[1]))
     first = y[lo:max(hi, lo + 3)] if lo + 3 <= len(y) else y[1:] if len(y) > 1 else y
     fob = float(np.median(first))
-    out.update(fob_iops=round(fob, 1), fob_iops_uncertainty=round(float(np.std(first)) / math.sqrt(len(first)), 1),
+    out.update(fob_iops=fob, fob_iops_uncertainty=round(float(np.std(first)) / math.sqrt(len(first)), 1),
                fob_iops_source=f"median from {FOB_SPAN[0]:g} to {FOB_SPAN[1]:g} × capacity written (past the "
                                "first IOs' start)")
 

@@ -209,7 +209,12 @@ def model_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
     for key, label, unit in MODEL_ROWS:
         v = m.get(key)
         u = m.get(f"{key}_uncertainty")
-        rows.append([Cell(label), Cell(_model_value(v, unit), v, ref=f"{pid}:model:{key}" if v is not None else ""),
+        # the figures that follow from the samples by arithmetic carry their statistic (docs/report.md
+        # "Numbers"); the others are the model's reading of the curve, checked by its proof
+        checked = key in ("steady_iops", "effective_spare") or (key == "steady_wa" and str(
+            m.get("steady_wa_source") or "").startswith("the drive's media"))
+        rows.append([Cell(label), Cell(_model_value(v, unit), v, ref=f"{pid}:model:{key}") if v is not None and checked
+                     else Cell(_model_value(v, unit)),
                      Cell("—" if v is None or u is None else "± " + _model_value(u, unit)),
                      Cell(str(m.get(f"{key}_source") or "") if v is not None else str(m.get(f"{key}_reason") or ""),
                           css="" if v is not None else "approx")])
@@ -330,6 +335,8 @@ FIGURES = (
     Figure("wsat_steady_iops", "WSAT RND 4KiB write IOPS, steady level (last 5 samples)", "IOPS", "higher", "wsat",
            "", "final_iops", 41),
     Figure("wsat_drop_pct", "WSAT drop from FOB to the steady level", "%", "lower", "wsat", "", "drop_pct", 42),
+    Figure("wsat_effective_spare_pct", "WSAT drive model: effective spare (GC onset − 1), % of user capacity", "%",
+           "higher", "wsat", "", "effective_spare_pct", 43),
 )
 
 
@@ -338,6 +345,12 @@ def figure_value(_ctx: RunContext, part: PartResult, f: Figure, _window: str) ->
     tab = part.table if isinstance(part.table, WsatTable) else None
     if tab is None or not tab.series:
         return None, "", None, "not run"
+    if f.stat == "effective_spare_pct":
+        m = part.model if isinstance(part.model, dict) else {}
+        spare = m.get("effective_spare")
+        return ((None, "", None, str(m.get("effective_spare_reason") or "no drive model")) if spare is None else
+                (100 * spare, "", None, f"GC onset at {m['gc_onset_capacity_multiple']:.3f}× capacity written "
+                                        "(docs/methodology.md#drive-model)"))
     fob, final = tab.series[0].iops, tab.final_window_iops
     v = {"fob_iops": fob, "final_iops": final,
          "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
@@ -349,7 +362,8 @@ def figure_uses(_ctx: RunContext, part: PartResult, f: Figure):
     tab = part.table if isinstance(part.table, WsatTable) else None
     first = {tab.series[0].minute} if tab and tab.series else set()
     final = set(tab.final_window_minutes) if tab else set()
-    idx = {"fob_iops": first, "final_iops": final}.get(f.stat, first | final)
+    every = {s.minute for s in tab.series} if tab else set()
+    idx = {"fob_iops": first, "final_iops": final, "effective_spare_pct": every}.get(f.stat, first | final)
     return lambda m: m.get("index") in idx
 
 
