@@ -223,7 +223,7 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
         if float(np.median(stay)) >= (1 - DROP) * level:  # a dip, not a fall that stays
             i = j + 1
             continue
-        # the level just before it, and back to where the fall began: the last point above 3% below it
+        # the level just before it: the median over the 5% of capacity before the mark (to its last 1%)
         back = int(np.searchsorted(x, x[j] - LOCAL_SPAN))
         if j - back >= 3:
             level = float(np.median(y[back:max(back + 1, int(np.searchsorted(x, x[j] - LOCAL_SPAN / 5)))]))
@@ -263,7 +263,7 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
             out[f"{f}_reason"] = why
     else:
         edge, j, before = onset
-        # uncertainty: the grain, and how far the edge moves between a 3% and a 10% fall
+        # uncertainty: the grain, or the width of the fall (its middle to where it crosses 10%), the larger
         far = _crossing(x, s, j, (1 - DROP) * before)
         unc = max(cell, abs(far - edge))
         out.update(gc_onset_capacity_multiple=edge, gc_onset_capacity_multiple_uncertainty=round(unc, 4),
