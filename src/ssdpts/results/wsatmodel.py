@@ -44,7 +44,8 @@ DROP = 0.10  # a fall of 10% below the level before it is a drop
 FLAT = 0.06  # a level holds while its running median stays within 6% of it
 CLIFF_HOLD = 0.10  # ... over at least 10% of capacity: a cliff (a region filled), not the decline GC starts
 FOB_SPAN = (0.01, 0.06)  # the FOB level: the median over this span of capacity written
-HOLD_DROP = 0.02  # a drop stays: the median over the next 2% of capacity is below the mark too
+HOLD_DROP = 0.05  # a drop stays: the median over the next 5% of capacity is below the mark too
+RECOVERY_SPAN = 0.25  # ... and nine in ten points of the 20% after that stay 5% below the level: no recovery
 LOCAL_SPAN = 0.05  # the level a drop falls from: the median over the 5% of capacity before it
 RATE_COUNTER_TOL = 0.01  # the steady level x time against the drive's host-write counter
 RATIO_BAND = (0.85, 1.6)  # FOB/steady IOPS ÷ WA: a die does A programs per host write (+ GC's reads and erases)
@@ -125,8 +126,8 @@ def _crossing(x: np.ndarray, s: np.ndarray, i: int, level: float) -> float:
 
 def _after(x: np.ndarray, y: np.ndarray, i: int) -> tuple[float, bool, int]:
     """The level after a fall that ends at point i: (its median over CLIFF_HOLD of capacity, whether
-    it holds there — its last third within FLAT / 2 of its first: a cliff's plateau, not the decline
-    GC starts —, the first point after that span)."""
+    it holds there — its last third within FLAT / 2 of its first and nine in ten of its points within
+    FLAT of it: a cliff's plateau, not the decline GC starts —, the first point after that span)."""
     stop = int(np.searchsorted(x, x[i] + CLIFF_HOLD))
     span = y[i:max(stop, i + 3)]
     if stop >= len(x) or len(span) < 6:
@@ -134,7 +135,8 @@ def _after(x: np.ndarray, y: np.ndarray, i: int) -> tuple[float, bool, int]:
     third = len(span) // 3
     a, b = float(np.median(span[:third])), float(np.median(span[-third:]))
     level = float(np.median(span))
-    return level, b >= (1 - FLAT / 2) * a and bool(np.all(np.abs(_running_median(span, SMOOTH) - level) <= FLAT * level)), stop
+    dev = np.abs(_running_median(span, SMOOTH) - level) / level if level > 0 else np.ones(1)
+    return level, b >= (1 - FLAT / 2) * a and float(np.percentile(dev, 90)) <= FLAT, stop
 
 
 def greedy_wa(a: float, pages_per_block: int | None = None) -> float:
@@ -220,8 +222,10 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
             break
         j = i + int(below[0])
         stay = y[j:int(np.searchsorted(x, x[j] + HOLD_DROP)) + 1]
-        if float(np.median(stay)) >= (1 - DROP) * level:  # a dip, not a fall that stays
-            i = j + 1
+        later = s[int(np.searchsorted(x, x[j] + HOLD_DROP)):int(np.searchsorted(x, x[j] + RECOVERY_SPAN))]
+        if float(np.median(stay)) >= (1 - DROP) * level or \
+                (len(later) and float(np.percentile(later, 90)) >= (1 - DROP / 2) * level):
+            i = j + 1  # a dip that does not stay, or a level it comes back to: not a fall
             continue
         # the level just before it: the median over the 5% of capacity before the mark (to its last 1%)
         back = int(np.searchsorted(x, x[j] - LOCAL_SPAN))
@@ -273,6 +277,12 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
                    effective_spare_source="capacity written at GC onset − 1 (uniform random writes fill the "
                                           "physical space the drive writes into before it must collect)")
         segments.append({"kind": "gc", "from": round(edge, 4), "level": round(before, 1)})
+        if out["cliffs"]:  # the physical space filled partly at a lower density: onset - 1 is not the spare
+            out.update(effective_spare=None, effective_spare_uncertainty=None, effective_spare_source=None,
+                       effective_spare_reason="a cache written at a lower density (the cliff at "
+                                              f"{out['cliffs'][0]['capacity_multiple']:.3f}× capacity) filled part "
+                                              "of the physical space before GC started: the spare does not follow "
+                                              "from the onset")
 
     return segments
 
