@@ -90,9 +90,9 @@ def proof(m: dict, params: dict, truth_wa: float | None, *, counters: bool) -> l
     else:
         if abs(m["gc_onset_capacity_multiple"] - onset_truth) > TOL["gc_onset"]:
             bad.append(f"GC onset {m['gc_onset_capacity_multiple']:.4f} vs truth {onset_truth:.4f}")
-        e = rel(m["effective_spare"], onset_truth - 1)
-        if abs(e) > TOL["effective_spare"]:
-            bad.append(f"effective spare {m['effective_spare']:.4f} vs {onset_truth - 1:.4f} ({e:+.1%})")
+        e = None if m["effective_spare"] is None else rel(m["effective_spare"], onset_truth - 1)
+        if e is None or abs(e) > TOL["effective_spare"]:
+            bad.append(f"effective spare {m['effective_spare']} vs {onset_truth - 1:.4f} ({m['effective_spare_reason']})")
     if counters:
         e = rel(m["steady_wa"], truth_wa) if m["steady_wa"] else None
         if e is None or abs(e) > TOL["wa_media"]:

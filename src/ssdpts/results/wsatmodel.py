@@ -243,7 +243,7 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
         while settle + SMOOTH < len(s) and s[settle + SMOOTH] < (1 - FLAT / 2) * s[settle]:
             settle += 1
         after, flat, until = _after(x, y, settle)
-        if flat:
+        if flat and edge < 1.0:  # a cache holds less host data than the capacity: past 1x a fall is GC's
             out["cliffs"].append({"capacity_multiple": round(edge, 4), "bytes": round(edge * capacity_bytes),
                                   "level_before_iops": round(level, 1), "level_after_iops": round(after, 1),
                                   "uncertainty": round(max(cell, abs(x[j] - edge)), 4)})
