@@ -14,8 +14,11 @@ from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT
 from ..pts.units import parse_size
 
 
-def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True, many: bool = False) -> None:
-    """``many``: --target and --destroy-data-on repeat (``ssdpts run`` on several devices at once)."""
+def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True, many: bool = False,
+                    fio_path: bool = True) -> None:
+    """``many``: --target and --destroy-data-on repeat (``ssdpts run`` on several devices at once);
+    ``fio_path``: --fio PATH chooses the fio (``ssdpts plan`` has its own --fio, and previews with
+    the fio a run would choose without one)."""
     if target_required:
         p.add_argument("tests", nargs="+", metavar="TEST", help=f"tests to run: {CHOICES}")
         if many:
@@ -78,6 +81,8 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD", action=PurgeOption)
+    if fio_path:
+        fio_option(e)
     e.add_argument("--cpus", metavar="LIST", default="",
                    help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
     e.add_argument("--realtime", action="store_true",
@@ -85,6 +90,13 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                         "busy host cannot stretch the idle between steps (docs/methodology.md); a CPU-bound fio "
                         "then leaves the rest of the host 5%% of the CPUs")
     add_run_directory_options(e, many=many)
+
+
+def fio_option(p) -> None:
+    """--fio PATH: the fio a command runs (engine/fiobin.py)."""
+    p.add_argument("--fio", dest="fio_path", metavar="PATH",
+                   help="the fio to run (default: the one 'make fio' built in build/fio/bin/fio, else the "
+                        "system's; 'ssdpts doctor' names it; docs/methodology.md#fio)")
 
 
 def _ocp_options(p: argparse.ArgumentParser) -> None:

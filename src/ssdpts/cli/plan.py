@@ -13,7 +13,7 @@ from ..pts.units import fmt_capacity
 def add_parser(sub) -> None:
     p = sub.add_parser("plan", help="show what run would do and how long each test takes (touches nothing)",
                        description=__doc__)
-    add_run_options(p)
+    add_run_options(p, fio_path=False)
     p.add_argument("--fio", action="store_true", help="print round 1's fio job file of each test part")
     p.add_argument("--json", action="store_true",
                    help="print the plan as one JSON object instead (units in the key names: _bytes, _s, _pct; "

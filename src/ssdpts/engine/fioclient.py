@@ -63,8 +63,8 @@ class FioClientExecutor(FioExecutor):
     # 127.0.0.1; local fio: 0.3-0.7 s): the next round's client starts this long before the round ends.
     NEXT_LEAD_S = 10.0
 
-    def __init__(self, server: str, binary: str | None = None, agent=None):
-        super().__init__(binary)
+    def __init__(self, server: str, binary: str | None = None, agent=None, chosen=None):
+        super().__init__(binary, chosen)
         self.server = server_address(server)
         self.agent = agent  # the device host's agent: the step gate runs there (engine/gateproxy.py)
         self._clock: AgentClock | None = None

@@ -90,20 +90,23 @@ def remote_side(placement: Placement, size_bytes: int | None = None):
                       size_bytes=size_bytes)
 
 
-def executor(server: str | None, remote: bool = False, side=None):
+def executor(server: str | None, remote: bool = False, side=None, *, fio: str | None = None):
     """The executor of a target: local fio, or a fio server's; with the device host's agent
     (``side``: device/remote/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
-    there (engine/fioclient.py, docs/hosts.md)."""
+    there (engine/fioclient.py, docs/hosts.md). ``fio``: --fio PATH (else the one make fio built,
+    else the system's: engine/fiobin.py)."""
+    from ssdpts.engine import fiobin
     from ssdpts.engine.fio import FioExecutor
 
+    chosen = fiobin.choose(fio)
     if not server:
-        return FioExecutor()
+        return FioExecutor(chosen=chosen)
     from ssdpts.engine.fioclient import FioClientExecutor
 
     check_reachable(server, remote)
-    fio = FioClientExecutor(server, agent=side)
-    fio.check()
-    return fio
+    client = FioClientExecutor(server, agent=side, chosen=chosen)
+    client.check()
+    return client
 
 
 @dataclass
@@ -130,9 +133,9 @@ def placed(req: RunRequest, placement: Placement) -> Iterator[Placed]:
             side.close()
 
 
-def executor_of(where: Placed):
-    """The executor of a placed target (:func:`executor`)."""
-    return executor(where.placement.server, where.placement.remote, where.side)
+def executor_of(where: Placed, fio: str | None = None):
+    """The executor of a placed target (:func:`executor`; ``fio``: --fio PATH)."""
+    return executor(where.placement.server, where.placement.remote, where.side, fio=fio)
 
 
 def start(req: RunRequest, where: Placed, fio, *, progress, ready: Callable[[], None] | None = None):

@@ -45,7 +45,8 @@ class RunRequest:
     ``size_bytes``: a file target's size to create; ``argv``: the command line the manifest
     records; ``events_fd``: the pipe a supervising parallel run reads this run's progress from;
     ``cpus_per_device``: CPUs of its own for each device's fio, else ``cpus``: --cpus as given,
-    for every device (docs/parallel.md)."""
+    for every device (docs/parallel.md); ``fio``: --fio PATH, the fio to run (None: the one make
+    fio built, else the system's: engine/fiobin.py)."""
 
     spec: RunSpec
     targets: tuple[Placement, ...]
@@ -59,6 +60,7 @@ class RunRequest:
     events_fd: int | None = None
     cpus_per_device: int | None = None
     cpus: str = ""
+    fio: str | None = None
 
     @property
     def confirm(self) -> str | None:
@@ -69,7 +71,7 @@ class RunRequest:
 @dataclass(frozen=True)
 class ResumeRequest:
     """One ``ssdpts resume``: the unfinished run directories, the confirmations given again,
-    whether the steady-state window may span the resume (``keep_window``)."""
+    whether the steady-state window may span the resume (``keep_window``), --fio PATH (``fio``)."""
 
     run_dirs: tuple[Path, ...]
     confirmations: tuple[str, ...] = ()
@@ -77,6 +79,7 @@ class ResumeRequest:
     interactive: bool = False
     quiet: bool = False
     events_fd: int | None = None
+    fio: str | None = None
 
     @property
     def confirm(self) -> str | None:
