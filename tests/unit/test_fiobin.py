@@ -97,6 +97,14 @@ def test_sprandom_with_a_fio_too_old_is_refused_in_one_line(fios):
     fiobin.require_sprandom(fiobin.choose())
 
 
+def test_the_launcher_refuses_before_anything_is_made(fios):
+    from ssdpts.run.launch import executor
+
+    with pytest.raises(UserError, match="fio 3.41 or later"):
+        executor(None, sprandom=True)
+    assert executor(None).chosen.source == "system"  # the PTS's preconditioning: any fio
+
+
 @pytest.mark.parametrize("text, wanted, ok", [("fio-3.41", "3.41", True), ("fio-3.33", "3.41", False),
                                               ("fio-3.41-12-gabcdef", "3.41", True), ("fio-4.0", "3.41", True),
                                               ("fio-3.9", "3.41", False), ("unknown", "3.41", None)])

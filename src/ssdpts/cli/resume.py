@@ -55,7 +55,7 @@ def cmd(args) -> int:
     run_dir = req.run_dirs[0]
     rec = recorded(run_dir)  # where it ran: a resume runs there too
     where = rec.device_host  # the device is on the fio server's host: its agent again, by the recorded shell
-    fio = executor(rec.fio_server, remote=bool(where), fio=req.fio)
+    fio = executor(rec.fio_server, remote=bool(where), fio=req.fio, sprandom=rec.precondition == "sprandom")
     sides = []
 
     def start():

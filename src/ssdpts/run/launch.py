@@ -90,22 +90,26 @@ def remote_side(placement: Placement, size_bytes: int | None = None):
                       size_bytes=size_bytes)
 
 
-def executor(server: str | None, remote: bool = False, side=None, *, fio: str | None = None):
+def executor(server: str | None, remote: bool = False, side=None, *, fio: str | None = None,
+             sprandom: bool = False):
     """The executor of a target: local fio, or a fio server's; with the device host's agent
     (``side``: device/remote/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
     there (engine/fioclient.py, docs/hosts.md). ``fio``: --fio PATH (else the one make fio built,
-    else the system's: engine/fiobin.py)."""
+    else the system's: engine/fiobin.py); ``sprandom``: the run preconditions by sprandom, which a
+    fio too old for it refuses in one line, before anything is written."""
     from ssdpts.engine import fiobin
     from ssdpts.engine.fio import FioExecutor
 
     chosen = fiobin.choose(fio)
     if not server:
+        if sprandom:
+            fiobin.require_sprandom(chosen)
         return FioExecutor(chosen=chosen)
     from ssdpts.engine.fioclient import FioClientExecutor
 
     check_reachable(server, remote)
     client = FioClientExecutor(server, agent=side, chosen=chosen)
-    client.check()
+    client.check(sprandom=sprandom)
     return client
 
 
@@ -135,7 +139,8 @@ def placed(req: RunRequest, placement: Placement) -> Iterator[Placed]:
 
 def executor_of(where: Placed, fio: str | None = None):
     """The executor of a placed target (:func:`executor`; ``fio``: --fio PATH)."""
-    return executor(where.placement.server, where.placement.remote, where.side, fio=fio)
+    return executor(where.placement.server, where.placement.remote, where.side, fio=fio,
+                    sprandom=where.prep.spec.precondition == "sprandom")
 
 
 def start(req: RunRequest, where: Placed, fio, *, progress, ready: Callable[[], None] | None = None):

@@ -118,6 +118,7 @@ class Recorded:
     fio_server: str | None = None
     device_host: dict | None = None
     target_path: str | None = None
+    precondition: str | None = None  # the run spec's (sprandom needs a fio that has it)
 
 
 def is_run_dir(path: Path) -> bool:
@@ -141,8 +142,10 @@ def recorded(run_dir: Path) -> Recorded:
 
     def text(v) -> str | None:
         return v if isinstance(v, str) else None
+    spec = man.get("run_spec")
     return Recorded(status=text(man.get("status")), fio_server=text(man.get("fio_server")),
-                    device_host=man.get("device_host") or None, target_path=text(path))
+                    device_host=man.get("device_host") or None, target_path=text(path),
+                    precondition=text(spec.get("precondition")) if isinstance(spec, dict) else None)
 
 
 def unfinished_runs(paths: list[str]) -> list[Path]:
