@@ -1,7 +1,7 @@
 """Preconditioning by fio's sprandom (docs/methodology.md#preconditioning-by-sprandom): the option's
 parsing and refusals, the plan (the fill in the WIPC's place, before HIR's and ocp-idle-gc's random
-writes, nowhere in WSAT and XSR), fio's job section, and the marks a run carries (manifest, report,
-datasheet, library)."""
+writes, nowhere in WSAT and XSR), fio's job section, the OP from an earlier WSAT's drive model in the
+results library, and the marks a run carries (manifest, report, datasheet, library)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,12 @@ from ssdpts.engine.fake import FakeExecutor
 from ssdpts.engine.jobfile import render_job_file
 from ssdpts.errors import UserError
 from ssdpts.library import db as R
+from ssdpts.library.spare import earlier_spare
 from ssdpts.pts.parts import SPRANDOM_BLOCK
 from ssdpts.pts.plan import build_parts
 from ssdpts.pts.runspec import SPRANDOM_MARK, RunSpec, marks, not_compliant
 from ssdpts.pts.workload import Sprandom, Step, Workload
+from ssdpts.run.launch import with_spare
 from ssdpts.run.session import start_run
 from ssdpts.store import RunStore
 
@@ -127,6 +129,83 @@ def test_the_job_section_asks_fio_for_sprandom():
         assert f"\n{line}\n" in section + "\n", line
     assert "io_size=" not in section and "runtime=" not in section  # fio sizes it: the physical capacity
     assert "norandommap=1" in text  # sprandom's other requirement, in [global]
+
+
+# ---- the OP from an earlier WSAT's drive model --------------------------------------------------
+
+class _Target:
+    path = "/dev/nvme0n1"
+
+    def __init__(self, serial):
+        self.serial = serial
+
+
+def test_with_spare_takes_the_drive_model_or_refuses_in_one_line():
+    spec = RunSpec(tests=("iops",), precondition="sprandom")
+    got = with_spare(spec, _Target("S1"), lambda serial: (0.12, f"model of {serial}") if serial == "S1" else None)
+    assert (got.spr_op, got.spr_op_source) == (0.12, "model of S1")
+    for target, spare_of in ((_Target("S2"), lambda s: None), (_Target(None), lambda s: (0.1, "x")),
+                             (_Target("S1"), None)):
+        with pytest.raises(UserError) as exc:
+            with_spare(spec, target, spare_of)
+        assert "\n" not in str(exc.value) and "sprandom:OP" in str(exc.value)
+    given = RunSpec(tests=("iops",), **SPR)
+    assert with_spare(given, _Target("S1"), lambda s: (0.5, "no")) is given  # an OP given wins
+    pts = RunSpec(tests=("iops",))
+    assert with_spare(pts, _Target(None), None) is pts
+
+
+class _Doc:
+    """summary.json as the drive-model work writes it: parts.wsat.model.effective_spare."""
+
+    def __init__(self, doc):
+        self.doc = doc
+
+    def to_document(self):
+        return self.doc
+
+
+def _wsat_run(root: Path, name: str, serial: str, created: str, spare: float | None) -> Path:
+    t = open_target(str(root / f"{name}.img"), size_bytes=256 * MiB)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ssdpts.device.side.host.collect", lambda *a, **kw: {"hostname": "labhost", "kernel": "6.1"})
+        store, _ = start_run(RunSpec(tests=("wsat",), step_seconds=1, wsat_hours=0.1), t, executor=FakeExecutor(),
+                             out_dir=root / "runs", confirm=None, argv=["test"])
+    store = RunStore(store.path)
+    store.update_manifest(target={**store.manifest()["target"], "model": "ACME X1", "serial": serial},
+                          created=created)
+    if spare is not None:
+        doc = store.summary()
+        doc["parts"]["wsat"]["model"] = {"effective_spare": spare}
+        store.write_summary(_Doc(doc))  # its digest with it: the run is not damaged
+    return store.path
+
+
+def test_earlier_spare_is_the_newest_wsat_model_of_that_drive(tmp_path):
+    db = tmp_path / "results.db"
+    assert earlier_spare("SN1", db) is None  # no library
+    runs = [_wsat_run(tmp_path, "old", "SN1", "2026-01-01T00:00:00Z", 0.09),
+            _wsat_run(tmp_path, "new", "SN1", "2026-02-01T00:00:00Z", 0.11),
+            _wsat_run(tmp_path, "nomodel", "SN1", "2026-03-01T00:00:00Z", None),  # newest, but no model
+            _wsat_run(tmp_path, "longer", "SN10", "2026-04-01T00:00:00Z", 0.2),  # its serial holds SN1
+            _wsat_run(tmp_path, "other", "XYZ", "2026-04-01T00:00:00Z", 0.3)]
+    with R.ResultsDB(db) as lib:
+        lib.add(runs)
+    op, source = earlier_spare("SN1", db)
+    assert op == 0.11 and runs[1].name in source and "2026-02-01" in source
+    assert earlier_spare("XYZ", db)[0] == 0.3
+    assert earlier_spare("NOPE", db) is None and earlier_spare("", db) is None
+
+
+def test_a_damaged_run_gives_no_op(tmp_path):
+    db = tmp_path / "results.db"
+    run = _wsat_run(tmp_path, "edited", "SN7", "2026-01-01T00:00:00Z", None)
+    doc = json.loads((run / "summary.json").read_text())
+    doc["parts"]["wsat"]["model"] = {"effective_spare": 0.5}
+    (run / "summary.json").write_text(json.dumps(doc))  # by hand: its digest no longer matches
+    with R.ResultsDB(db) as lib:
+        lib.add([run])
+    assert earlier_spare("SN7", db) is None
 
 
 # ---- the marks ----------------------------------------------------------------------------------

@@ -44,8 +44,25 @@ def prepare(req: RunRequest, placement: Placement, target=None) -> Prepared:
     from ssdpts.pts.plan import build_parts
 
     target = open_target_at(placement.path, req.size_bytes, target)
-    parts = build_parts(req.spec, target.size_bytes, target.logical_block_size_bytes)
-    return Prepared(spec=req.spec, target=target, parts=parts, size_bytes=req.size_bytes)
+    spec = with_spare(req.spec, target, req.spare_of)
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
+    return Prepared(spec=spec, target=target, parts=parts, size_bytes=req.size_bytes)
+
+
+def with_spare(spec: RunSpec, target, spare_of: Callable[[str], tuple[float, str] | None] | None) -> RunSpec:
+    """``--precondition sprandom`` without an OP: the spec with the drive's over-provisioning from
+    the drive model of an earlier WSAT of the same drive (``spare_of``, by its serial number), or
+    refused in one line saying how to give it (docs/methodology.md#preconditioning-by-sprandom)."""
+    if spec.precondition != "sprandom" or spec.spr_op is not None:
+        return spec
+    serial = getattr(target, "serial", None) or ""
+    found = spare_of(serial) if serial and spare_of is not None else None
+    if found is None:
+        why = (f"the results library has no earlier WSAT of drive {serial} with a drive model to give it" if serial
+               else f"{target.path} has no serial number to find an earlier WSAT's drive model by")
+        raise UserError(f"--precondition sprandom: no OP given, and {why}: give it as sprandom:OP, e.g. sprandom:0.07 "
+                        "for 7% spare (docs/methodology.md#preconditioning-by-sprandom)")
+    return spec.with_(spr_op=found[0], spr_op_source=found[1])
 
 
 def check_reachable(server: str, remote: bool = False) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 from pathlib import Path
+from typing import Callable
 
 from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec
@@ -46,7 +47,9 @@ class RunRequest:
     records; ``events_fd``: the pipe a supervising parallel run reads this run's progress from;
     ``cpus_per_device``: CPUs of its own for each device's fio, else ``cpus``: --cpus as given,
     for every device (docs/parallel.md); ``fio``: --fio PATH, the fio to run (None: the one make
-    fio built, else the system's: engine/fiobin.py)."""
+    fio built, else the system's: engine/fiobin.py); ``spare_of``: a drive's over-provisioning by
+    its serial number from an earlier WSAT's drive model, (OP, where from) or None, for
+    ``--precondition sprandom`` without an OP (the command line gives the results library's)."""
 
     spec: RunSpec
     targets: tuple[Placement, ...]
@@ -61,6 +64,7 @@ class RunRequest:
     cpus_per_device: int | None = None
     cpus: str = ""
     fio: str | None = None
+    spare_of: Callable[[str], tuple[float, str] | None] | None = None
 
     @property
     def confirm(self) -> str | None:
