@@ -9,6 +9,8 @@
 #            make test-full runs every test (signals at every point of a run, the IOPS and LAT proofs
 #            on the reference SSD, the whole lab).
 # make test-lab: the whole device lab only (docs/lab.md).
+# make fio: fio 3.41 or later (sprandom) for ssdpts's own use in build/fio/bin/fio, built from Debian's
+#            upstream source tarball; ssdpts runs it unless --fio PATH names another (docs/methodology.md#fio).
 SHELL := /bin/bash
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -31,7 +33,7 @@ FULL_PACKAGES := prometheus
 # blktrace records traces in the guest, whose kernel allows it; its blkparse is the reference the
 # tests hold ssdpts's blktrace reader to.
 LAB_PACKAGES := qemu-system-x86 busybox-static nvme-cli smartmontools hdparm sdparm sg3-utils pciutils blktrace
-.PHONY: install install-test deps deps-test rust refssd demo demo-ssd lint test test-full test-fast test-lab bench
+.PHONY: install install-test deps deps-test rust refssd fio demo demo-ssd lint test test-full test-fast test-lab bench
 
 # $(call apt,PACKAGES[,apt-get options]): install those of PACKAGES that are missing.
 define apt
@@ -81,6 +83,14 @@ refssd: rust
 demo: install
 	ssdpts demo
 
+# What scripts/build-fio.sh needs to fetch, check and build fio: a C toolchain, libaio (fio's libaio
+# engine, ssdpts's fallback from io_uring), zlib, and the tools that check Debian's signed Sources.
+FIO_BUILD_PACKAGES := build-essential libaio-dev zlib1g-dev curl xz-utils gpgv debian-archive-keyring
+# Quick when built (nothing fetched); else about half a minute on two CPUs.
+fio:
+	$(call apt,$(FIO_BUILD_PACKAGES))
+	@scripts/build-fio.sh
+
 # No block of six or more lines written twice in src/ssdpts (pylint's duplicate-code check,
 # configured in pyproject.toml); seconds. Module sizes and layering are tests (tests/unit/test_layout.py).
 lint: install-test
@@ -93,7 +103,7 @@ test: install-test lint refssd
 	$(CARGO) test --release --locked -q --manifest-path refssd/Cargo.toml
 	$(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" --durations=30
 
-test-full: install-test refssd
+test-full: install-test refssd fio
 	$(call apt,$(FULL_PACKAGES),--no-install-recommends)
 	$(PYTHON) -m pytest -q -p no:cacheprovider
 

@@ -66,8 +66,9 @@ def test_damaged_fio_output(mode, tmp_path):
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "REAL_FIO": REAL_FIO,
            "FAKE_FIO_MODE": mode}
     out = tmp_path / "runs"
+    # --fio: the wrapper, also where make fio built one (which ssdpts would run before any fio on PATH)
     r = subprocess.run(["ssdpts", "run", "lat", "--target", str(tmp_path / "t.bin"), "--size", "128M",
-                        "--step-seconds", "0.1", "--max-rounds", "5", "--out", str(out), "--quiet"],
+                        "--step-seconds", "0.1", "--max-rounds", "5", "--out", str(out), "--quiet", "--fio", str(w)],
                        capture_output=True, text=True, env=env, timeout=600)
     code, needle = EXPECT[mode]
     assert r.returncode == code, r.stderr

@@ -32,9 +32,10 @@ exec "$REAL_FIO" "$@"
 """
 
 
-def lat(out: Path, target: Path, step: str, rounds: str, env=None) -> subprocess.Popen:
+def lat(out: Path, target: Path, step: str, rounds: str, env=None, fio: Path | None = None) -> subprocess.Popen:
     return subprocess.Popen(["ssdpts", "run", "lat", "--target", str(target), "--size", "64M", "--step-seconds", step,
-                             "--max-rounds", rounds, "--out", str(out), "--quiet"], env=env or dict(os.environ),
+                             "--max-rounds", rounds, "--out", str(out), "--quiet", *(["--fio", str(fio)] if fio else [])],
+                            env=env or dict(os.environ),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -68,7 +69,7 @@ def runs(tmp_path_factory):
     (bindir / "fio").write_text(FAIL_IN_ROUND_2)
     (bindir / "fio").chmod(0o755 | stat.S_IXUSR)
     failed = lat(root / "failed", root / "failed.img", "0.1", "5",
-                 {**env, "PATH": f"{bindir}:{env['PATH']}", "REAL_FIO": REAL_FIO})
+                 {**env, "PATH": f"{bindir}:{env['PATH']}", "REAL_FIO": REAL_FIO}, fio=bindir / "fio")
     complete = lat(root / "complete", root / "complete.img", "0.1", "5", env)
     assert failed.wait(timeout=600) == 1 and complete.wait(timeout=600) == 0, (failed.stderr.read(), complete.stderr.read())
     out = {"failed": run_dir(root / "failed"), "complete": run_dir(root / "complete")}

@@ -43,6 +43,8 @@ def main() -> int:
         env.update(PATH=f"{a.fio_stop_dir}:{env['PATH']}", LAB_FIO_LOG=log,
                    LAB_FIO_MODE="fail" if a.stop == "fail" else "block")
     argv = ["ssdpts", "run", *run_args, "--out", a.out, "--quiet"]
+    if a.stop != "none":  # the stopping fio, also where make fio built one (ssdpts runs that before PATH's)
+        argv += ["--fio", os.path.join(a.fio_stop_dir, "fio")]
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
                             errors="replace", start_new_session=True)

@@ -103,7 +103,8 @@ def test_lat_response_times_match_the_modeled_service_times(tmp_path_factory):
         out = tmp_path_factory.mktemp("lat-qd2")
         desc = ssd.describe_file(out.parent / "qd2-describe.json")
         subprocess.run(["ssdpts", "run", "lat", *ROUNDS, "--max-rounds", "5", "--target", ssd.device,
-                        "--destroy-data-on", ssd.device, "--describe", str(desc), "--out", str(out), "--quiet"],
+                        "--destroy-data-on", ssd.device, "--describe", str(desc), "--out", str(out), "--quiet",
+                        "--fio", str(out.parent / "fio-qd2" / "fio")],
                        capture_output=True, text=True, timeout=1800, env=fio_at_qd2(out.parent / "fio-qd2"))
         qd2 = Run.read(only_run_dir(out))
         drive = Drive.of(ssd, max(s["measurement"]["end_time"] for s in qd2.steps))

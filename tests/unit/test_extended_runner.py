@@ -125,7 +125,8 @@ def test_an_older_library_is_migrated_in_place(tmp_path, run):
     con = sqlite3.connect(db)
     for stmt in R._ddl():
         con.execute(stmt.replace(",\n  point TEXT", "").replace(", mix, point)", ", mix)")
-                    .replace(",\n  window_steps_recomputed INTEGER", "").replace(",\n  window_steps_marked INTEGER", ""))
+                    .replace(",\n  window_steps_recomputed INTEGER", "").replace(",\n  window_steps_marked INTEGER", "")
+                    .replace(",\n  precondition TEXT", ""))
     con.execute("DROP TABLE run_digests")
     con.execute("PRAGMA user_version = 1")
     con.commit()
@@ -133,12 +134,14 @@ def test_an_older_library_is_migrated_in_place(tmp_path, run):
     with R.ResultsDB(db) as lib:
         lib.add([run[1]])
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == R.SCHEMA_VERSION == 4
+    assert con.execute("PRAGMA user_version").fetchone()[0] == R.SCHEMA_VERSION == 5
     assert con.execute("SELECT count(*) FROM measurements WHERE point = 'Max'").fetchone()[0] > 0
     assert con.execute("SELECT count(*) FROM run_digests").fetchone()[0] == 1  # version 3: what the run recorded
     # version 4: the parts' timing (a fake run: nothing traced, nothing recomputed or marked)
     assert con.execute("SELECT count(*) FROM parts WHERE window_steps_recomputed = 0 AND window_steps_marked = 0"
                        ).fetchone()[0] > 0
+    # version 5: the preconditioning (a PTS run: pts)
+    assert con.execute("SELECT precondition FROM runs").fetchall() == [("pts",)]
 
 
 def test_report_model_has_the_extended_pages(run):

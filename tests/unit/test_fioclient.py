@@ -120,3 +120,26 @@ def test_a_listener_that_is_not_a_fio_server_is_refused():
         assert "\n" not in str(e.value)
     finally:
         srv.shutdown()
+
+
+def test_a_fio_server_without_sprandom_is_refused_in_one_line(tmp_path):
+    """--precondition sprandom through a fio server: a second probe asks the server's fio for a
+    sprandom job (here a stand-in client whose server is fio 3.33: it refuses the option, as fio
+    3.33 does, and sends back no JSON); one that runs it passes."""
+    from ssdpts.engine import fiobin
+    from ssdpts.errors import UserError
+
+    answer = '{"fio version": "fio-3.41", "client_stats": [{"jobname": "ssdpts-probe"}]}'
+    for name, refuses in (("old", 'if grep -q "^sprandom=1" "$last"; then echo "fio: bad option sprandom=1"; exit 1; fi'),
+                          ("new", ":")):
+        fake = tmp_path / f"fio-{name}"
+        fake.write_text(f"#!/bin/sh\nfor last; do :; done\n{refuses}\necho '{answer}'\n")
+        fake.chmod(0o755)
+        client = FioClientExecutor("localhost", chosen=fiobin.Fio(str(fake), "--fio"))
+        client.check()  # a server answers either way
+        if name == "old":
+            with pytest.raises(UserError) as exc:
+                client.check(sprandom=True)
+            assert "\n" not in str(exc.value) and "fio 3.41 or later" in str(exc.value) and "make fio" in str(exc.value)
+        else:
+            client.check(sprandom=True)

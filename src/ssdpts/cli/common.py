@@ -8,14 +8,17 @@ from ssdpts.run.cpus import check_list
 from ssdpts.run.request import check_path
 from ..errors import UserError
 from ..pts.runspec import (CHOICES, HIR_BURSTS, LATMON_MS, OCP_JUDGED, OCP_LIMIT_PCT, OCP_PAIRS, OCP_PROBE_GAP_MS,
-                           OCP_TRIM_MIB_S_PER_TB, OP_MID_RULES, OUTLIER_MS, PTS_STEP_SECONDS,
+                           OCP_TRIM_MIB_S_PER_TB, OP_MID_RULES, OUTLIER_MS, PRECONDITIONS, PTS_STEP_SECONDS,
                            WSAT_PATTERNS, XSR_RECOVERY_RULES, XSR_RECOVERY_TOLERANCE_PCT,
                            RunSpec)
 from ..pts.units import parse_size
 
 
-def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True, many: bool = False) -> None:
-    """``many``: --target and --destroy-data-on repeat (``ssdpts run`` on several devices at once)."""
+def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True, many: bool = False,
+                    fio_path: bool = True) -> None:
+    """``many``: --target and --destroy-data-on repeat (``ssdpts run`` on several devices at once);
+    ``fio_path``: --fio PATH chooses the fio (``ssdpts plan`` has its own --fio, and previews with
+    the fio a run would choose without one)."""
     if target_required:
         p.add_argument("tests", nargs="+", metavar="TEST", help=f"tests to run: {CHOICES}")
         if many:
@@ -39,6 +42,7 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                    help="WSAT length in hours of PTS minutes, i.e. H x 60 steps (default: 24)")
     g.add_argument("--wsat-capacity-multiple", type=float, default=4.0, metavar="X",
                    help="WSAT stops after X x user capacity written (default: 4)")
+    _precondition_option(g)
     g.add_argument("--pts-version", choices=("2.0.2", "1.1"), default="2.0.2",
                    help="2.0.2: IOPS tracks three variables; 1.1: RND 4KiB write only (default: 2.0.2)")
     g.add_argument("--seed", type=int, default=RunSpec.__dataclass_fields__["seed"].default,
@@ -78,6 +82,8 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
     e = p.add_argument_group("engine and safety")
     e.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     e.add_argument("--purge", default="auto", metavar="auto|none|METHOD", action=PurgeOption)
+    if fio_path:
+        fio_option(e)
     e.add_argument("--cpus", metavar="LIST", default="",
                    help="pin fio to these CPUs, e.g. 0-3 (fio cpus_allowed; default: any)")
     e.add_argument("--realtime", action="store_true",
@@ -85,6 +91,21 @@ def add_run_options(p: argparse.ArgumentParser, *, target_required: bool = True,
                         "busy host cannot stretch the idle between steps (docs/methodology.md); a CPU-bound fio "
                         "then leaves the rest of the host 5%% of the CPUs")
     add_run_directory_options(e, many=many)
+
+
+def _precondition_option(g) -> None:
+    g.add_argument("--precondition", default="pts", metavar="pts|sprandom[:OP]",
+                   help="pts: the PTS's preconditioning (default); sprandom: one physical fill by fio's sprandom in "
+                        "place of the WIPC (fio 3.41: make fio), OP the drive's over-provisioning as a fraction "
+                        "(0.07) or a percentage (7%%), else from the drive model of an earlier WSAT of the drive; "
+                        "not PTS compliant (docs/methodology.md#preconditioning-by-sprandom)")
+
+
+def fio_option(p) -> None:
+    """--fio PATH: the fio a command runs (engine/fiobin.py)."""
+    p.add_argument("--fio", dest="fio_path", metavar="PATH",
+                   help="the fio to run (default: the one 'make fio' built in build/fio/bin/fio, else the "
+                        "system's; 'ssdpts doctor' names it; docs/methodology.md#fio)")
 
 
 def _ocp_options(p: argparse.ArgumentParser) -> None:
@@ -200,11 +221,35 @@ def _judged(text: str | None) -> tuple[str, ...]:
     return tuple("p999" if x == "p99.9" else x for x in text.replace(" ", "").lower().split(",") if x)
 
 
+def parse_precondition(text: str | None) -> tuple[str, float | None]:
+    """--precondition: ("pts", None), ("sprandom", None: OP from an earlier WSAT's drive model) or
+    ("sprandom", OP), OP given as a fraction in (0, 1) (0.07) or a percentage in (0, 100) (7%)."""
+    raw = (text or "pts").strip()
+    method, sep, op_text = raw.partition(":")
+    method = method.strip().lower()
+    how = ("give pts, sprandom, or sprandom:OP with OP the drive's over-provisioning as a fraction (sprandom:0.07) "
+           "or a percentage (sprandom:7%) (docs/methodology.md#preconditioning-by-sprandom)")
+    if method not in PRECONDITIONS or (sep and method != "sprandom"):
+        raise UserError(f"--precondition {raw!r} is not known: {how}")
+    if not sep:
+        return method, None
+    op_text = op_text.strip()
+    pct = op_text.endswith("%")
+    try:
+        op = float(op_text[:-1] if pct else op_text) / (100.0 if pct else 1.0)
+    except ValueError:
+        raise UserError(f"--precondition {raw!r}: OP {op_text!r} is not a number: {how}") from None
+    if not 0 < op < 1:
+        raise UserError(f"--precondition {raw!r}: OP {op_text} is out of range: {how}")
+    return method, op
+
+
 def build_spec(args: argparse.Namespace, tests: tuple[str, ...], cpus: str) -> RunSpec:
     """The RunSpec the options ask for (``cpus``: --cpus, or this device's share of --cpus-per-device)."""
     from ..engine.fio import default_ioengine
 
-    return RunSpec(
+    method, op = parse_precondition(getattr(args, "precondition", None))
+    return RunSpec(precondition=method, spr_op=op, spr_op_source="given by --precondition" if op is not None else "",
         tests=tests, profile=args.profile, threads=args.threads, iodepth=args.iodepth,
         active_range_pct=args.active_range, step_seconds=args.step_seconds, max_rounds=args.max_rounds,
         wsat_hours=args.wsat_hours, wsat_capacity_multiple=args.wsat_capacity_multiple,

@@ -33,6 +33,45 @@ def print_checks(checks, console) -> None:
                       soft_wrap=True, highlight=False)
 
 
+def _chosen_path() -> str | None:
+    from ..engine import fiobin
+    from ..errors import UserError
+
+    try:
+        return fiobin.choose().path
+    except UserError:
+        return None  # none at all: the fio check says "not installed"
+
+
+def fio_checks(checks: list) -> list:
+    """The audit's fio check naming the fio a run uses and why that one (engine/fiobin.py: built by
+    make fio, else the system's; --fio PATH chooses another), followed by what it can do, asked of
+    it (fio --cmdhelp): docs/methodology.md#fio."""
+    from dataclasses import replace
+
+    from ..device.host.audit import Check
+    from ..engine import fiobin
+    from ..errors import UserError
+
+    try:
+        fio = fiobin.choose()
+    except UserError:
+        return checks
+    have = fiobin.features(fio.path)
+    i = next((n for n, c in enumerate(checks) if c.name == "fio"), None)
+    if i is None:
+        return checks
+    base = checks[i]
+    checks[i] = replace(base, current=f"{base.current} at {fio.path} ({fiobin.SOURCES[fio.source]})",
+                        fix_command=base.fix_command + "; or 'make fio' (fio 3.41 or later in build/fio/bin/fio)")
+    features = Check("fio features", ", ".join(f"{name} {'yes' if have[name] else 'no'}" for name in have),
+                     f"sprandom (fio {fiobin.SPRANDOM_VERSION} or later) for --precondition sprandom",
+                     True if have["sprandom"] else None,
+                     "make fio (ssdpts then runs build/fio/bin/fio), or --fio PATH of a fio with it", False,
+                     "; ".join(f"{name}: {what}" for name, _, what in fiobin.FEATURES) + " (docs/methodology.md#fio)")
+    return checks[:i + 1] + [features] + checks[i + 1:]
+
+
 def cmd(args) -> int:
     import json
 
@@ -53,10 +92,10 @@ def cmd(args) -> int:
             for line in failed:
                 console.print(f"[red]failed[/] {line}", highlight=False, soft_wrap=True)
         return 1 if failed else 0
-    checks = audit.audit()
+    checks = fio_checks(audit.audit(fio_path=_chosen_path()))
     if args.apply:
         done, failed = audit.apply(checks)
-        checks = audit.audit()
+        checks = fio_checks(audit.audit(fio_path=_chosen_path()))
         if args.json:
             print(json.dumps({"applied": done, "failed": failed, "state_file": str(audit.state_file()),
                               "checks": [c.to_dict() for c in checks]}, indent=1))

@@ -219,6 +219,7 @@ def resume_parallel(req) -> int:
     children = []
     for d, conf in zip(req.run_dirs, confirm):
         argv = ["resume", str(d), *(["--keep-window"] if req.keep_window else [])]
+        argv += ["--fio", req.fio] if req.fio else []
         argv += ["--destroy-data-on", conf] if conf else []
         t = target_of(d)
         children.append(_child(os.path.basename(t.path) if t else d.name, argv))

@@ -13,7 +13,7 @@ from ..pts.units import fmt_capacity
 def add_parser(sub) -> None:
     p = sub.add_parser("plan", help="show what run would do and how long each test takes (touches nothing)",
                        description=__doc__)
-    add_run_options(p)
+    add_run_options(p, fio_path=False)
     p.add_argument("--fio", action="store_true", help="print round 1's fio job file of each test part")
     p.add_argument("--json", action="store_true",
                    help="print the plan as one JSON object instead (units in the key names: _bytes, _s, _pct; "
@@ -79,6 +79,15 @@ def print_preview(pv) -> None:
     c.print(f"[bold]settings[/] profile {pv.profile}, PTS {pv.pts_version}, TC{pv.threads}/QD{pv.iodepth}, active range "
             f"{pv.active_range_pct:g}% = {fmt_capacity(pv.active_range_bytes)}, step {pv.step_s:g} s, at most "
             f"{pv.rounds_max} rounds, ioengine {pv.ioengine}, seed {pv.seed}")
+    from ssdpts.engine.fiobin import SOURCES
+
+    c.print(f"[bold]fio[/] {escape(pv.fio_path)} ({pv.fio_version}, {SOURCES.get(pv.fio_source, pv.fio_source)}; "
+            f"sprandom: {'yes' if pv.fio_sprandom else 'no'}); 'ssdpts run --fio PATH' runs another")
+    if pv.precondition != "pts":
+        c.print(f"[bold]preconditioning[/] by fio's sprandom, OP {pv.precondition.split(':', 1)[1]}"
+                + (f" ({escape(pv.spr_op_source)})" if pv.spr_op_source else "")
+                + ": one physical fill of the active range in place of the WIPC "
+                "(docs/methodology.md#preconditioning-by-sprandom)")
     if pv.segments:
         c.print(f"[bold]segments[/] {pv.segments}; fio: random_distribution={pv.segments_fio[:60]}…", markup=True)
     # The run's own list: what the options ask for and what the target forces (lab defect D8:
@@ -94,9 +103,10 @@ def print_preview(pv) -> None:
                 f"up to {fmt_duration(hi)}, less once {fmt_capacity(written)} is written" if written else
                 f"{fmt_duration(lo)} to {fmt_duration(hi)}")
         c.print(f"  {test_title(test):<44} {span}")
-    c.print(f"\n[bold]total[/]: WIPC and WSAT write up to {fmt_capacity(pv.written_bytes_max)}, plus the writes of the "
+    pre = "the sprandom fill" if pv.precondition != "pts" else "WIPC"
+    c.print(f"\n[bold]total[/]: {pre} and WSAT write up to {fmt_capacity(pv.written_bytes_max)}, plus the writes of the "
             f"rounds; estimated {fmt_duration(pv.duration_min_s)} to {fmt_duration(pv.duration_max_s)} of stimulus "
-            "plus WIPC time (device-dependent)")
+            f"plus {pre} time (device-dependent)")
     c.print("[dim]plan touched nothing.[/]")
     if not pv.usable:
         c.print(f"[bold red]'ssdpts run' would refuse this target[/]: {escape(pv.verdict)}")
@@ -106,7 +116,11 @@ def _print_part(c, pv, part, window_rounds: int) -> None:
     c.print(f"\n[bold]{part.title}[/]")
     if part.purge:
         c.print(f"  purge: {pv.purge} — {pv.purge_disclosure}")
-    if part.wipc_label is not None:
+    if part.wipc_method == "sprandom":
+        op = float(pv.precondition.split(":", 1)[1])
+        c.print(f"  preconditioning by sprandom: {part.wipc_label} TC{part.wipc_threads}/QD{part.wipc_iodepth}, up to "
+                f"{fmt_capacity(part.wipc_bytes)} ({1 + op:g} x active range: its physical capacity, written once)")
+    elif part.wipc_label is not None:
         c.print(f"  WIPC: {part.wipc_label} TC{part.wipc_threads}/QD{part.wipc_iodepth}, "
                 f"{fmt_capacity(part.wipc_bytes)} ({pv.wipc_capacity_multiple:g} x active range)")
     if part.stop_rule == "wsat":
@@ -133,7 +147,8 @@ def _print_part(c, pv, part, window_rounds: int) -> None:
                 + (", all variables in the same window" if len(part.tracking) > 1 else ""))
         c.print(f"  duration: {fmt_duration(part.duration_min_s)} ({window_rounds} rounds) to "
                 f"{fmt_duration(part.duration_max_s)} ({part.rounds_max} rounds)"
-                + (" plus WIPC" if part.wipc_label is not None else ""))
+                + ("" if part.wipc_label is None else " plus the sprandom fill" if part.wipc_method == "sprandom"
+                   else " plus WIPC"))
     if part.fio_job_file is not None:
         c.print(f"  [dim]# round 1 fio job file of {part.title}[/]")
         c.print(part.fio_job_file, markup=False, soft_wrap=True)  # a job file line is never wrapped: usable as is

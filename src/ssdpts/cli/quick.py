@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import add_run_directory_options
+from .common import add_run_directory_options, fio_option
 
 PRECONDITIONS = ("none", "seq-fill", "wipc")  # quick.PRECONDITIONS (not imported: --help stays instant)
 CDM_PROFILES = ("default", "nvme")
@@ -35,11 +35,13 @@ def add_parser(sub) -> None:
     p.add_argument("--ioengine", default=None, help="fio ioengine (default: io_uring where the kernel has it, else libaio)")
     p.add_argument("--seed", type=int, default=1, help="base seed of fio's random offsets and data (default: 1)")
     add_run_directory_options(p)
+    fio_option(p)
     p.add_argument("--quiet", action="store_true", help="print only the run directory and the report")
     p.set_defaults(func=cmd)
 
 
 def cmd(args) -> int:
+    from ..engine import fiobin
     from ..engine.fio import FioExecutor, default_ioengine
     from ssdpts.kinds import KINDS
     from ssdpts.workloads.quick import QuickSpec, start_quick
@@ -52,7 +54,8 @@ def cmd(args) -> int:
                      seed=args.seed)
     target, _size = open_target_option(args)
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
-    store, _doc = start_quick(spec, target, executor=FioExecutor(), out_dir=Path(args.out),
+    fio = FioExecutor(chosen=fiobin.choose(args.fio_path))
+    store, _doc = start_quick(spec, target, executor=fio, out_dir=Path(args.out),
                               confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
                               describe=args.describe, render_partial=KINDS["quick"].render_partial)
     print(f"run directory: {store.path}")

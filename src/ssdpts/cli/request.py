@@ -54,7 +54,16 @@ def run_request(args: argparse.Namespace, *, plan: bool = False):
     return RunRequest(spec=built, targets=tuple(given), out_dir=_out(args), confirmations=confirmations,
                       size_bytes=size, describe=args.describe, interactive=sys.stdin.isatty(),
                       quiet=bool(getattr(args, "quiet", False)), argv=tuple(solo_command(sys.argv)), events_fd=events_fd,
-                      cpus_per_device=args_cpus_per_device(args), cpus=args.cpus or "")
+                      cpus_per_device=args_cpus_per_device(args), cpus=args.cpus or "",
+                      fio=getattr(args, "fio_path", None), spare_of=_spare_of)
+
+
+def _spare_of(serial: str) -> tuple[float, str] | None:
+    """A drive's over-provisioning from the drive model of its newest WSAT in the results library
+    (library/spare.py): --precondition sprandom without an OP."""
+    from ssdpts.library.spare import earlier_spare
+
+    return earlier_spare(serial)
 
 
 def args_cpus_per_device(args: argparse.Namespace) -> int | None:
@@ -74,4 +83,5 @@ def resume_request(args: argparse.Namespace):
 
     return ResumeRequest(run_dirs=tuple(unfinished_runs(args.run_dir)),
                          confirmations=tuple(args.destroy_data_on or ()), keep_window=args.keep_window,
-                         interactive=sys.stdin.isatty(), quiet=args.quiet, events_fd=args.events_fd)
+                         interactive=sys.stdin.isatty(), quiet=args.quiet, events_fd=args.events_fd,
+                         fio=getattr(args, "fio_path", None))

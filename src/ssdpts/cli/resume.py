@@ -3,6 +3,7 @@ the same time, each its own process, as 'ssdpts run' on several devices)."""
 
 from __future__ import annotations
 
+from .common import fio_option
 from .parallel import add_events_fd
 
 
@@ -24,6 +25,7 @@ def add_parser(sub) -> None:
                    help="confirm again that every byte on the run's target may be destroyed: its serial number or "
                         "path (needed when its identity cannot be proven and there is no terminal to ask at); once per "
                         "target when resuming several runs")
+    fio_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_events_fd(p)
     p.set_defaults(func=cmd)
@@ -53,7 +55,7 @@ def cmd(args) -> int:
     run_dir = req.run_dirs[0]
     rec = recorded(run_dir)  # where it ran: a resume runs there too
     where = rec.device_host  # the device is on the fio server's host: its agent again, by the recorded shell
-    fio = executor(rec.fio_server, remote=bool(where))
+    fio = executor(rec.fio_server, remote=bool(where), fio=req.fio, sprandom=rec.precondition == "sprandom")
     sides = []
 
     def start():

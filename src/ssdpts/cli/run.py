@@ -28,7 +28,7 @@ def cmd(args) -> int:
     if len(req.targets) > 1:
         return run_parallel(req, args.tests, solo_argv(args.run_parser, sys.argv[1:]))
     with launch.placed(req, req.targets[0]) as where:
-        fio = launch.executor_of(where)
+        fio = launch.executor_of(where, req.fio)
         events = EventProgress(req.events_fd) if req.events_fd is not None else None
         return run_one(lambda: launch.start(req, where, fio, progress=events or make_progress(req.quiet),
                                             ready=events_ready(events)), events)

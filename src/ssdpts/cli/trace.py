@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import add_run_directory_options
+from .common import add_run_directory_options, fio_option
 
 PRECONDITIONS = ("none", "wipc")  # replay.PRECONDITIONS (not imported: --help stays instant)
 
@@ -58,6 +58,7 @@ def add_parser(sub) -> None:
                          "(default: none)")
     p2.add_argument("--ioengine", default="libaio", help="fio ioengine (default: libaio)")
     add_run_directory_options(p2)
+    fio_option(p2)
     p2.add_argument("--quiet", action="store_true", help="print only the run directory and the report")
     p2.set_defaults(func=cmd_replay)
 
@@ -85,6 +86,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_replay(args) -> int:
+    from ..engine import fiobin
     from ..engine.fio import FioExecutor
     from ssdpts.kinds import KINDS
     from ssdpts.workloads.replay import ReplaySpec, prepare_trace, start_replay
@@ -96,7 +98,8 @@ def cmd_replay(args) -> int:
     prepare_trace(args.trace)  # a bad trace is refused before the target is even opened
     target, _size = open_target_option(args)
     say = (lambda _s: None) if args.quiet else (lambda s: print(s, flush=True))
-    store, _doc = start_replay(spec, args.trace, target, executor=FioExecutor(), out_dir=Path(args.out),
+    fio = FioExecutor(chosen=fiobin.choose(args.fio_path))
+    store, _doc = start_replay(spec, args.trace, target, executor=fio, out_dir=Path(args.out),
                                confirm=args.destroy_data_on, interactive=sys.stdin.isatty(), argv=sys.argv, log=say,
                                describe=args.describe, render_partial=KINDS["replay"].render_partial)
     print(f"run directory: {store.path}")

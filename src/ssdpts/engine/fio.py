@@ -25,14 +25,14 @@ import os
 from pathlib import Path
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import time
 
-from ..errors import RunFailed, UserError
+from ..errors import RunFailed
 from ..measurement import Measurement
 from ..pts.workload import Step
+from . import fiobin
 from .base import Batch, BatchResult
 from .devtrace import DeviceTrace, Unavailable as TraceUnavailable, device_view
 from .gate import Entry, Gate, check_tmpdir
@@ -61,18 +61,12 @@ def _prepare_child() -> None:  # pragma: no cover - runs in the child
 
 
 def fio_binary() -> str:
-    path = shutil.which("fio")
-    if not path:
-        raise UserError("fio is not installed: install it (Debian/Ubuntu: apt-get install fio) and run again")
-    return path
+    """The fio a run uses without --fio PATH: the one make fio built, else the system's (engine/fiobin.py)."""
+    return fiobin.choose().path
 
 
 def fio_version(binary: str | None = None) -> str:
-    try:
-        out = subprocess.run([binary or fio_binary(), "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"cannot run fio --version ({exc}): check the fio installation") from None
-    return out.stdout.strip() or "unknown"
+    return fiobin.version(binary or fio_binary())
 
 
 def default_ioengine() -> str:
@@ -138,8 +132,10 @@ class FioExecutor:
     name = "fio"
     NEXT_LEAD_S = 3.0
 
-    def __init__(self, binary: str | None = None):
-        self.binary = binary or fio_binary()
+    def __init__(self, binary: str | None = None, chosen: fiobin.Fio | None = None):
+        # which fio and why (engine/fiobin.py: --fio PATH, built by make fio, the system's), recorded with the run
+        self.chosen = chosen or (fiobin.Fio(binary, "--fio") if binary else fiobin.choose())
+        self.binary = self.chosen.path
         self._gate_dir()  # a TMPDIR the gate cannot use is refused now, before the run writes anything
         self._version: str | None = None
         self._gate: Gate | None = None

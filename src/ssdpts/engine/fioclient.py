@@ -35,6 +35,7 @@ import subprocess
 import time
 
 from ..errors import HostLost, Interrupted, RunFailed, UserError
+from . import fiobin
 from .base import Batch, BatchResult
 from .devtrace import Unavailable as TraceUnavailable
 from .fio import _PR_SET_PDEATHSIG, FioExecutor, _Run, _prepare_child, _stop, measure, timelines_from_end
@@ -63,8 +64,8 @@ class FioClientExecutor(FioExecutor):
     # 127.0.0.1; local fio: 0.3-0.7 s): the next round's client starts this long before the round ends.
     NEXT_LEAD_S = 10.0
 
-    def __init__(self, server: str, binary: str | None = None, agent=None):
-        super().__init__(binary)
+    def __init__(self, server: str, binary: str | None = None, agent=None, chosen=None):
+        super().__init__(binary, chosen)
         self.server = server_address(server)
         self.agent = agent  # the device host's agent: the step gate runs there (engine/gateproxy.py)
         self._clock: AgentClock | None = None
@@ -78,15 +79,26 @@ class FioClientExecutor(FioExecutor):
         """The device host's agent, once it is started (a resume starts it after the executor)."""
         self.agent, self._clock = agent, None
 
-    def check(self, timeout_s: float = 15.0) -> None:
+    def check(self, timeout_s: float = 15.0, *, sprandom: bool = False) -> None:
         """Refuse (nothing written) unless a fio server answers. ``fio --client=S`` alone proves
         nothing: it exits 1 without a word both when connected and when anything else listens
         there (measured: an HTTP server). So the probe is a job for fio's null engine, which opens
-        no file and moves no data: only a fio server sends back its JSON (``client_stats``)."""
+        no file and moves no data: only a fio server sends back its JSON (``client_stats``).
+        ``sprandom``: the server's fio must run sprandom too (--precondition sprandom): a second
+        probe asks it to, and a fio without it refuses the job."""
+        self._probe(timeout_s, "")
+        if sprandom:
+            try:
+                self._probe(timeout_s, "rw=randwrite\nrandom_generator=lfsr\nnorandommap=1\nsprandom=1\n")
+            except UserError:
+                raise UserError(fiobin.sprandom_refusal(f"the fio of fio server {self.server}",
+                                                        "older (it refused a sprandom job)")) from None
+
+    def _probe(self, timeout_s: float, lines: str) -> None:
         import tempfile
 
         with tempfile.NamedTemporaryFile("w", suffix=".fio", prefix="ssdpts-probe-") as job:
-            job.write("[ssdpts-probe]\nioengine=null\nsize=4k\nbs=4k\nfilename=ssdpts-probe\n")
+            job.write("[ssdpts-probe]\nioengine=null\nsize=4k\nbs=4k\nfilename=ssdpts-probe\n" + lines)
             job.flush()
             try:
                 out = subprocess.run([self.binary, f"--client={self.server}", "--output-format=json", job.name],

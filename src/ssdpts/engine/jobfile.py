@@ -1,9 +1,9 @@
 """The fio job file of a batch: one job section per step (engine/fio.py runs it).
 
 Each step's section carries its workload (docs/pts-reference.md#demand-intensity: TC = numjobs, QD = iodepth), its run time
-(or io_size for WIPC), and either the step gate's hooks (engine/gate.py: the schedule ssdpts runs)
-or fio's own ``startdelay`` at the planned offsets (:func:`schedule`, planned idles included: the
-form kept for benchmarks/boundaries.py and for running a job file with fio alone).
+(or io_size for WIPC, or fio's sprandom in its place), and either the step gate's hooks (engine/gate.py:
+the schedule ssdpts runs) or fio's own ``startdelay`` at the planned offsets (:func:`schedule`, planned
+idles included: the form kept for benchmarks/boundaries.py and for running a job file with fio alone).
 """
 
 from __future__ import annotations
@@ -284,12 +284,23 @@ def render_job_file(batch: Batch, gate: list[tuple[str, str]] | None = None, *,
             sec += ["time_based=1", f"runtime={_ms(s.duration_s)}"]
             if gate is None and t > 0:
                 sec.append("stonewall" if stonewall else f"startdelay={_ms(t)}")
+        elif s.sprandom is not None:
+            sec += _sprandom_lines(s)
         else:
             sec.append(f"io_size={s.io_bytes}")
         g += sec + _gate_lines(n, ahead, gate) + [""]
         if s.beside is not None:
             g += _beside_section(n, s, batch) + _gate_lines(n, ahead, gate) + [""]
     return "\n".join(g), starts
+
+
+def _sprandom_lines(s: Step) -> list[str]:
+    """fio's sprandom (3.41; docs/methodology.md#preconditioning-by-sprandom): it needs the LFSR
+    generator (each block once) and no random map, and ends when it has written the area's physical
+    size (it sets io_size itself: Sprandom.physical_bytes, the step's io_bytes)."""
+    assert s.sprandom is not None
+    return ["random_generator=lfsr", "sprandom=1", f"spr_op={s.sprandom.op:g}",
+            f"spr_num_regions={s.sprandom.regions}"]
 
 
 def _beside_section(n: int, s: Step, batch: Batch) -> list[str]:

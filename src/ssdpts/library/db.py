@@ -41,7 +41,8 @@ from ssdpts.results.registry import RUN_FIELDS
 if TYPE_CHECKING:
     from ssdpts.results.verify.integrity import Problem, Result
 
-SCHEMA_VERSION = 4  # 2: measurements.point (the extended tests' cells); 3: run_digests; 4: parts' timing
+# 2: measurements.point (the extended tests' cells); 3: run_digests; 4: parts' timing; 5: runs.precondition
+SCHEMA_VERSION = 5
 ENV_DB = "SSDPTS_DB"
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
@@ -259,6 +260,8 @@ class ResultsDB:
                 if version < 4:  # the parts' timing (NULL for the runs already in it until added again)
                     for col in ("window_steps_recomputed", "window_steps_marked"):
                         self.con.execute(f"ALTER TABLE parts ADD COLUMN {col} INTEGER")
+                if version < 5:  # the preconditioning (NULL for the runs already in it until added again)
+                    self.con.execute("ALTER TABLE runs ADD COLUMN precondition TEXT")
                 self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.con.execute("COMMIT")
             return -1 if version == -1 else max(version, SCHEMA_VERSION)

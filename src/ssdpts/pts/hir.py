@@ -1,7 +1,8 @@
 """Host Idle Recovery (docs/pts-reference.md#hir; sources CH and AD): how a drive in write steady state
 recovers when the host leaves it idle.
 
-1. Purge; no WIPC. Preconditioning: RND 4KiB 0/100 at the chosen TC/QD in rounds of 30 x 1 min,
+1. Purge; no WIPC (with --precondition sprandom: the sprandom fill, docs/methodology.md#preconditioning-by-sprandom).
+   Preconditioning: RND 4KiB 0/100 at the chosen TC/QD in rounds of 30 x 1 min,
    tracking the IOPS of each round's last minute, to steady state (docs/pts-reference.md#steady-state).
 2. Wait states 1, 2, 3, 5, 10: each is 360 x (5 s RND 4KiB W, then 5, 10, 15, 25 or 50 s with no
    IO at all), followed by a return to baseline: 1,800 s of continuous RND 4KiB W as 360 x 5 s
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .parts import Part, Tracking, chunks, minute_cell, minutes_round, per_round, scaled
+from .parts import Part, Tracking, chunks, minute_cell, minutes_round, per_round, random_fill, scaled
 from .runspec import HIR_BURSTS, RunSpec
 from .tables import Cell, WindowCells, average, level_table, num
 from .units import KiB
@@ -74,7 +75,8 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
                        metric="iops", unit="IOPS")
     rounds = chunks(wait_sequence(spec), per_round(w.threads, 2 * spec.hir_bursts))
     return [
-        Part(test=NAME, part="precondition", title="HIR: preconditioning", purge=True, wipc=None, tracking=(tracked,),
+        Part(test=NAME, part="precondition", title="HIR: preconditioning", purge=True,
+             wipc=random_fill(NAME, "precondition", spec, ar_bytes), tracking=(tracked,),
              max_rounds=spec.max_rounds, stop_rule="steady-state",
              round_builder=lambda r: minutes_round(NAME, "precondition", r, w, PRECONDITION_MINUTES, TRACKED_MINUTE,
                                                    spec.step_seconds)),

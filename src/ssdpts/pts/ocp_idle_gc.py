@@ -3,7 +3,7 @@ Specification 2.0, section 4.10: TRIM-5 "The device shall support Garbage Collec
 of no I/O (Idle GC)", TRIM-7 "Read latency shall not change more than 5% from baseline when the
 device is performing Idle GC"; docs/ocp.md; what the two OCP tests share is pts/ocp.py).
 
-Purge; no WIPC; preconditioning to steady state as HIR's (RND 4KiB 0/100 at the run's TC × QD,
+Purge; no WIPC (with --precondition sprandom: the sprandom fill); preconditioning to steady state as HIR's (RND 4KiB 0/100 at the run's TC × QD,
 rounds of 30 PTS minutes, tracking the last minute's IOPS, docs/pts-reference.md#steady-state). Then one round, back to
 back through the step gate: a short read and ``--ocp-settle-s`` with no IO (the drive may finish
 its idle GC), then ``--ocp-pairs`` times: the baseline (probe reads: QD 1 4 KiB random reads over the
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import ocp
-from .parts import Part, Tracking, minute_cell, minutes_round, scaled
+from .parts import Part, Tracking, minute_cell, minutes_round, random_fill, scaled
 from .runspec import RunSpec
 from .tables import WindowCells, level_table
 from .units import KiB
@@ -76,7 +76,8 @@ def parts(spec: RunSpec, capacity_bytes: int, ar_bytes: int, logical_block_size:
     w = writes(spec)
     steps = sequence(spec)
     return [
-        Part(test=NAME, part="precondition", title="OCP idle GC: preconditioning", purge=True, wipc=None,
+        Part(test=NAME, part="precondition", title="OCP idle GC: preconditioning", purge=True,
+             wipc=random_fill(NAME, "precondition", spec, ar_bytes),
              tracking=(_tracking(w),), max_rounds=spec.max_rounds, stop_rule="steady-state",
              round_builder=lambda r: minutes_round(NAME, "precondition", r, w, PRECONDITION_MINUTES, TRACKED_MINUTE,
                                                    spec.step_seconds)),

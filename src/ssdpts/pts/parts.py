@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from ..errors import UserError
 from .runspec import RunSpec
-from .workload import Step, Workload
+from .workload import Sprandom, Step, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +79,38 @@ MAX_CLONES_PER_ROUND = 520
 
 def wipc_step(test: str, part: str, spec: RunSpec, ar_bytes: int, block_size_bytes: int) -> Step:
     """WIPC: 2 x user capacity of SEQ writes over the active range (docs/pts-reference.md#wipc), TC1/QD32 so that
-    the stream stays sequential."""
+    the stream stays sequential; with ``--precondition sprandom`` the sprandom fill in its place."""
+    if spec.precondition == "sprandom":
+        return sprandom_step(test, part, spec, ar_bytes)
     return Step(
         test=test, part=part, phase="wipc", round=0, index=1,
         workload=Workload("seq", 0, block_size_bytes, 1, 32),
         duration_s=None, io_bytes=int(ar_bytes * spec.wipc_capacity_multiple),
     )
+
+
+SPRANDOM_BLOCK = 4096  # sprandom's block: the drive's indirection unit, 4 KiB on nearly every SSD
+
+
+def sprandom_step(test: str, part: str, spec: RunSpec, ar_bytes: int) -> Step:
+    """The preconditioning by fio's sprandom (docs/methodology.md#preconditioning-by-sprandom): RND
+    4KiB writes by one job at QD32 (sprandom allows one) over the active range, its physical
+    capacity written once with the invalid blocks a random-write steady state leaves."""
+    if spec.spr_op is None:
+        raise UserError("--precondition sprandom: the drive's over-provisioning is not known: give it as "
+                        "sprandom:OP, e.g. sprandom:0.07 (docs/methodology.md#preconditioning-by-sprandom)")
+    spr = Sprandom(spec.spr_op)
+    return Step(test=test, part=part, phase="wipc", round=0, index=1,
+                workload=Workload("rand", 0, SPRANDOM_BLOCK, 1, 32), duration_s=None,
+                io_bytes=spr.physical_bytes(ar_bytes, SPRANDOM_BLOCK), sprandom=spr,
+                cell_label=f"sprandom fill (OP {spr.op:.4g}), RND 4KiB 0/100")
+
+
+def random_fill(test: str, part: str, spec: RunSpec, ar_bytes: int) -> Step | None:
+    """What comes before a random-write preconditioning that has no WIPC (HIR, ocp-idle-gc): the
+    sprandom fill with ``--precondition sprandom`` (its rounds start from a random-write steady
+    state, so the steady-state rule may hold sooner); None under the PTS."""
+    return sprandom_step(test, part, spec, ar_bytes) if spec.precondition == "sprandom" else None
 
 
 def cell_steps(test: str, part: str, round_no: int, workloads: list[Workload], step_s: float) -> list[Step]:
@@ -146,5 +173,5 @@ def scaled(seconds: float, spec: RunSpec) -> float:
     return seconds * spec.step_seconds / 60.0
 
 
-__all__ = ["Part", "Tracking", "wipc_step", "cell_steps", "minutes_round", "chunks", "per_round", "scaled",
+__all__ = ["Part", "Tracking", "wipc_step", "sprandom_step", "random_fill", "cell_steps", "minutes_round", "chunks", "per_round", "scaled",
            "MAX_CLONES_PER_ROUND"]

@@ -47,6 +47,24 @@ OUTLIER_MS = (10.0, 15.0)
 # and 15 ms as OUTLIER_MS, 30 and 100 ms nvme-cli's set-latency-monitor-feature defaults for A and B;
 # no spec text names these as qualification limits (docs/ocp.md). Empty: the monitor is not used.
 LATMON_MS = (10, 15, 30, 100)
+# How the tests are preconditioned (docs/methodology.md#preconditioning-by-sprandom): "pts", the
+# PTS's WIPC; "sprandom", one physical fill by fio's sprandom in its place, which needs fio 3.41.
+PRECONDITIONS = ("pts", "sprandom")
+SPRANDOM_MARK = "preconditioning by sprandom"  # how every deviation list, report and datasheet names it
+# The deviations that head every "not PTS compliant" mark by name (report, datasheet, plots,
+# comparisons, the results site), each the start of its deviation's text.
+MARKS = ("time-compressed", SPRANDOM_MARK)
+
+
+def marks(deviations) -> list[str]:
+    """Which of MARKS a run's deviations hold, in MARKS' order."""
+    return [m for m in MARKS if any(str(d).startswith(m) for d in deviations)]
+
+
+def not_compliant(deviations) -> str:
+    """The title of a run's deviations: 'time-compressed, preconditioning by sprandom — not PTS compliant'."""
+    named = marks(deviations)
+    return (", ".join(named) + " — not PTS compliant") if named else "not PTS compliant"
 # Options of one test that are recorded (manifest run_spec) only when that test is in the run,
 # and options recorded only when set: a run of the basic tests keeps the fields of format 1.
 TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery": ("xsr",),
@@ -57,7 +75,7 @@ TEST_OPTIONS = {"hir_bursts": ("hir",), "xsr_minutes": ("xsr",), "xsr_recovery":
                 "ocp_trim_size": ("ocp-trim",), "ocp_trim_rate": ("ocp-trim",), "ocp_burst_s": ("ocp-idle-gc",),
                 "ocp_settle_s": OCP_TESTS, "ocp_pairs": OCP_TESTS, "ocp_trim_mib_s_per_tb": ("ocp-trim",),
                 "ocp_probe_gap_ms": ("ocp-idle-gc",)}
-WHEN_SET = {"wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False,
+WHEN_SET = {"precondition": "pts", "spr_op": None, "spr_op_source": "", "wsat_pattern": "rnd4k-w", "ar_segments": 0, "ar_amount_bytes": 0, "cpus": "", "realtime": False,
             "outlier_ms": OUTLIER_MS, "latmon_ms": LATMON_MS}
 
 
@@ -78,6 +96,13 @@ class RunSpec:
     pts_version: str = "2.0.2"
     seed: int = 0x5EED_55D9
     wipc_capacity_multiple: float = 2.0  # PTS: 2 x user capacity of SEQ writes
+    # "sprandom": fio's sprandom fills the active range once, physically, in place of the WIPC (and
+    # before the random-write preconditioning of HIR and ocp-idle-gc); spr_op is its over-
+    # provisioning ratio (spare / user capacity, fio's spr_op), None until the run resolves it from
+    # the drive model of an earlier WSAT; spr_op_source says where it came from.
+    precondition: str = "pts"
+    spr_op: float | None = None
+    spr_op_source: str = ""
     extra: dict = field(default_factory=dict)
     # HIR: write bursts per wait state, and 5-s samples per return to baseline (PTS: 360 each).
     hir_bursts: int = HIR_BURSTS
@@ -165,6 +190,12 @@ class RunSpec:
             out.append("no purge before the tests")
         if "wsat" in self.tests and (self.wsat_hours != 24.0):
             out.append(f"WSAT limited to {self.wsat_hours:g} h (PTS: 24 h or 4x capacity)")
+        if self.precondition == "sprandom":
+            op = "OP from the drive model of an earlier WSAT" if self.spr_op is None else (
+                f"OP {self.spr_op:.4g}" + (f", {self.spr_op_source}" if self.spr_op_source else ""))
+            out.append(f"{SPRANDOM_MARK}: one physical fill of the active range by fio's sprandom ({op}) in place of "
+                       "the PTS WIPC; the steady-state rule still decides every round "
+                       "(docs/methodology.md#preconditioning-by-sprandom)")
         if self.wipc_capacity_multiple != 2.0:
             out.append(f"WIPC writes {self.wipc_capacity_multiple:g}x capacity instead of 2x")
         if self.pts_version != "2.0.2":
@@ -260,7 +291,17 @@ def validate(s: RunSpec) -> None:
         raise UserError(f"--ioengine {s.ioengine!r} is not supported: choose io_uring, libaio or psync")
     if not 0 < s.wipc_capacity_multiple <= 100:
         raise UserError(f"WIPC capacity multiple {s.wipc_capacity_multiple:g} is out of range")
+    _validate_precondition(s)
     _validate_extended(s)
+
+
+def _validate_precondition(s: RunSpec) -> None:
+    if s.precondition not in PRECONDITIONS:
+        raise UserError(f"--precondition {s.precondition!r} is not known: choose pts or sprandom[:OP] "
+                        "(docs/methodology.md#preconditioning-by-sprandom)")
+    if s.spr_op is not None and (s.precondition != "sprandom" or not 0 < s.spr_op < 1):
+        raise UserError(f"over-provisioning {s.spr_op:g} is out of range: give sprandom:OP with OP a fraction in "
+                        "(0, 1), e.g. sprandom:0.07, or a percentage, sprandom:7%")
 
 
 def _validate_extended(s: RunSpec) -> None:

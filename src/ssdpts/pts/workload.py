@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 from .units import fmt_block_size
 
@@ -146,6 +147,35 @@ class Beside:
 
 
 @dataclass(frozen=True, slots=True)
+class Sprandom:
+    """A size-bound step written by fio's sprandom (fio 3.41; docs/methodology.md#preconditioning-by-sprandom):
+    random writes that fill the area's physical capacity once, ``op`` its over-provisioning ratio
+    (spare / user capacity, fio's ``spr_op``), in ``regions`` regions whose shares of invalid blocks
+    are those of a drive in random-write steady state (fio's ``spr_num_regions``)."""
+
+    op: float
+    regions: int = 100  # fio's default
+
+    def __post_init__(self) -> None:
+        if not 0 < self.op < 1 or self.regions < 1:
+            raise ValueError(f"sprandom: OP must be in (0, 1) and regions >= 1, not {self.op}/{self.regions}")
+
+    def physical_bytes(self, logical_bytes: int, block_size_bytes: int) -> int:
+        """What fio's sprandom writes of an area of ``logical_bytes``: its physical size, the
+        logical size plus OP of it, rounded up to the block size (fio sprandom.c,
+        sprandom_physical_size)."""
+        size = logical_bytes + math.ceil(logical_bytes * self.op)
+        return (size + block_size_bytes - 1) // block_size_bytes * block_size_bytes
+
+    def to_dict(self) -> dict:
+        return {"op": self.op, "regions": self.regions}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Sprandom":
+        return cls(float(d["op"]), int(d.get("regions") or 100))
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     """One timed (or, for preconditioning, sized) application of a workload.
 
@@ -178,6 +208,7 @@ class Step:
     # fio's per-interval IOPS log within the step, one average every this many ms (0: none): the
     # WSAT curve at a finer grain than its samples (results/wsatmodel.py, docs/methodology.md#drive-model)
     interval_ms: int = 0
+    sprandom: Sprandom | None = None  # the size-bound preconditioning written by fio's sprandom
 
     def __post_init__(self) -> None:
         if self.idle_after_s < 0 or (self.idle_after_s and self.duration_s is None):
@@ -186,6 +217,10 @@ class Step:
             raise ValueError("a replayed trace ends with the trace: no duration or size of its own")
         if self.gap_ms < 0 or (self.gap_ms and (self.duration_s is None or self.workload.toio != 1)):
             raise ValueError(f"a gap between IOs ({self.gap_ms} ms) is for a timed step at TC 1 x QD 1")
+        w = self.workload
+        if self.sprandom is not None and (self.duration_s is not None or self.io_bytes is None or w.pattern != "rand"
+                                          or w.read_pct or w.threads != 1 or w.block_size_bytes & (w.block_size_bytes - 1)):
+            raise ValueError("sprandom is a size-bound step of random writes by one fio job, in blocks of a power of two")
 
     @property
     def key(self) -> str:
@@ -225,6 +260,8 @@ class Step:
             d["beside"] = self.beside.to_dict()
         if self.gap_ms:
             d["gap_ms"] = self.gap_ms
+        if self.sprandom:
+            d["sprandom"] = self.sprandom.to_dict()
         return d
 
     @classmethod
@@ -236,4 +273,5 @@ class Step:
             cell_label=str(d.get("cell_label") or ""),
             beside=Beside.from_dict(d["beside"]) if d.get("beside") else None,
             gap_ms=float(d.get("gap_ms") or 0.0),
+            sprandom=Sprandom.from_dict(d["sprandom"]) if d.get("sprandom") else None,
         )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..pts.runspec import marks
 from ..results.reader import read_run_checked
 from . import datasheet, details, front
 from .context import RunContext
@@ -52,6 +53,13 @@ def test_sections(ctx: RunContext, test: str, header: TestHeader) -> list[Sectio
         sec.blocks.append(Para(f"ssdpts {ctx.man.ssdpts_version} has no report layout for test {test!r}."))
         return [sec]
     return [sec, *kind.sections(ctx, pids), *latmon.sections(ctx, pids)]
+
+
+def plot_mark(deviations) -> str:
+    """What every plot of a run that is not PTS compliant says in its corner: 'not PTS compliant:
+    time-compressed, preconditioning by sprandom'."""
+    named = marks(deviations)
+    return "not PTS compliant" + (f": {', '.join(named)}" if named else "")
 
 
 def build(ctx: RunContext) -> Report:
@@ -99,9 +107,7 @@ def build(ctx: RunContext) -> Report:
         tests=headers, overview=overview, sections=sections, generated=ctx.generated,
         short_header=short, description=front.description_fields(ctx), front=front_sections,
         details=ctx.details, test_id=ctx.test_id, pdf_title=pdf_title,
-        plot_mark=None if compliance is None else ("not PTS compliant: time-compressed"
-                                                   if compliance.title.startswith("time-compressed")
-                                                   else "not PTS compliant"),
+        plot_mark=None if compliance is None else plot_mark(ctx.run.deviations),
         steady_state_missed=[v.missed_line for v in verdicts if v.missed])
     report.page_headers = page_headers(ctx, report, tests)
     return report

@@ -16,6 +16,7 @@ from .compare_parts import DELTA_NOTE, delta_css, mark, repeat_long
 from .doc import Alert, Cell, Doc, Para, Plot, Section, Table
 from .fmt import fmt_time
 from .pages import of as kind_of
+from ..pts.runspec import not_compliant
 from ..pts.units import fmt_capacity
 
 
@@ -99,8 +100,7 @@ def _deviation_alert(runs) -> Alert | None:
         return None
     items = [d + ("" if len(runs) == 1 else (" (all runs)" if len(labs) == len(runs) else f" ({', '.join(labs)})"))
              for d, labs in by.items()]
-    compressed = any("time-compressed" in i for i in items)
-    return Alert("warn", "time-compressed — not PTS compliant" if compressed else "not PTS compliant", items)
+    return Alert("warn", not_compliant(items), items)
 
 
 def _ss_banner(labels: list[str], parts) -> tuple[str, str] | None:

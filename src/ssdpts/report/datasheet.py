@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UserError
 from ..pts.qos import outliers
+from ..pts.runspec import marks
 from ..results import timing
 from .doc import Cell, Para, Section, Table
 from .fmt import fmt_rounds, fmt_value
@@ -214,9 +215,8 @@ def figures(b: RunContext) -> list[Figure]:
 def section(b: RunContext) -> Section:
     sec = Section("datasheet", "Datasheet", 2, None)
     compliant = not b.run.deviations
-    comp_text = "compliant" if compliant else ("NOT compliant (time-compressed)"
-                                               if any(d.startswith("time-compressed") for d in b.run.deviations)
-                                               else "NOT compliant")
+    named = marks(b.run.deviations)
+    comp_text = "compliant" if compliant else "NOT compliant" + (f" ({'; '.join(named)})" if named else "")
     cols = ["Figure", "Value", "Window", "Steady state", "PTS 2.0.2"]
     if b.targets:
         cols += ["Target", "Δ vs target", "Verdict"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..pts.registry import title as test_title
+from ..pts.runspec import not_compliant
 from ..pts.steady_state import SteadyState
 from . import disclosure
 from .context import RunContext
@@ -47,9 +48,7 @@ def compliance_alert(ctx: RunContext) -> Alert | None:
                      "see Step boundaries")
     if not devs and not extra:
         return None
-    title = ("time-compressed — not PTS compliant" if any(d.startswith("time-compressed") for d in devs)
-             else "not PTS compliant")
-    return Alert("warn", title, devs + extra)
+    return Alert("warn", not_compliant(devs), devs + extra)
 
 
 def description_fields(ctx: RunContext) -> list[tuple[str, str]]:

@@ -50,7 +50,17 @@ def setup_fields(ctx: RunContext, test: str, pids: list[str], toio: str) -> list
     wipcs = [ctx.parts[p].wipc for p in pids if ctx.parts[p].wipc]
     mult = or_default(ctx.spec.wipc_capacity_multiple, 2.0)
     own1, own2 = _kind(test).preconditioning(ctx, test)
-    if own1 is not None:
+    # the sprandom fill where it ran, or where the WIPC would have (WSAT and XSR have none either way)
+    sprandom = ctx.spec.precondition.startswith("sprandom") and (bool(wipcs) or own1 is None)
+    if sprandom:
+        op = ctx.spec.precondition.split(":", 1)[-1]
+        pc1 = ("; ".join(f"{w.workload}, TC 1 × QD 32, (1 + OP) × AR = {fmt_capacity(w.io_bytes)} in "
+                         f"{w.duration_s:,.1f} s" for w in wipcs) or f"the sprandom fill, OP {op} (not reached: the run "
+                                                                     "stopped first)")
+        pc1 += (f": one physical fill by fio's sprandom in place of the WIPC (OP {op}"
+                + (f", {ctx.spec.doc['spr_op_source']}" if ctx.spec.doc.get("spr_op_source") else "")
+                + ") — not PTS compliant (docs/methodology.md#preconditioning-by-sprandom)")
+    elif own1 is not None:
         pc1 = own1
     elif wipcs:
         pc1 = "; ".join(f"{w.workload}, TC 1 × QD 32, {mult:g}× AR = {fmt_capacity(w.io_bytes)} "
@@ -63,7 +73,7 @@ def setup_fields(ctx: RunContext, test: str, pids: list[str], toio: str) -> list
         ("Data pattern", pattern),
         ("Active range", ar),
         ("AR segments", segments_text(ctx) or na(ctx.profile.get("segmentation"))),
-        ("Preconditioning 1 (WIPC)", pc1),
+        ("Preconditioning 1 (sprandom)" if sprandom else "Preconditioning 1 (WIPC)", pc1),
         ("Preconditioning 2 (WDPC)", pc2),
         ("Purge", ctx.purge_methods(pids)),
         ("Write cache", na(ctx.man.write_cache or ctx.profile.get("write_cache"))),

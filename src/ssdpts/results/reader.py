@@ -225,3 +225,17 @@ def labelled(runs: list[RunResults], *, repeats: bool = False) -> list[RunResult
     bases = [r.device_name for r in runs]
     return [replace(r, label=b if bases.count(b) == 1 else f"{b} #{i}")
             for i, (r, b) in enumerate(zip(runs, bases), start=1)]
+
+
+def drive_spare(path: str | Path) -> float | None:
+    """The effective spare of the drive model a run's WSAT fitted (summary.json's
+    ``parts.wsat.model.effective_spare``: spare over user capacity, the over-provisioning ratio
+    fio's sprandom takes, docs/methodology.md#preconditioning-by-sprandom); None where the run has none."""
+    try:
+        doc = json.loads((Path(path) / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    node: object = doc
+    for key in ("parts", "wsat", "model", "effective_spare"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None

@@ -293,6 +293,14 @@ class Settings:
         return str(self.doc.get("data_pattern") or self.extra.get("data_pattern") or DEFAULT_DATA_PATTERN)
 
     @property
+    def precondition(self) -> str:
+        """'pts' (the PTS's WIPC), or 'sprandom:OP' (fio's sprandom in its place,
+        docs/methodology.md#preconditioning-by-sprandom); a run recorded before the option: pts."""
+        method = str(self.doc.get("precondition") or "pts")
+        op = self.doc.get("spr_op")
+        return f"{method}:{op:g}" if method == "sprandom" and isinstance(op, (int, float)) else method
+
+    @property
     def outlier_ms(self) -> tuple[float, ...]:
         """The latency outlier thresholds, ms (recorded only when not the default)."""
         v = self.doc.get("outlier_ms")

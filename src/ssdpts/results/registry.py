@@ -225,6 +225,9 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
     _f("purge", "list", _purge, "purge method", description="purge methods used, comma-separated"),
     _f("wipc_capacity_multiple", "float", lambda r: r.manifest.settings.wipc_capacity_multiple, "WIPC (× capacity)",
        description="WIPC writes this × the active range"),
+    _f("precondition", "str", lambda r: r.manifest.settings.precondition, "preconditioning",
+       description="pts (the PTS's WIPC), or sprandom:OP (one physical fill by fio's sprandom in its place, OP the "
+                   "over-provisioning ratio; not PTS compliant)"),
     _f("wsat_hours", "float", lambda r: r.manifest.settings.wsat_hours, description="WSAT time limit, h"),
     _f("wsat_capacity_multiple", "float", lambda r: r.manifest.settings.wsat_capacity_multiple,
        description="WSAT stops after this × capacity written"),
@@ -260,6 +263,6 @@ RUN_FIELDS: dict[str, RunField] = {f.name: f for f in (
 COMPARED_SETTINGS: tuple[str, ...] = (
     "profile", "threads", "iodepth", "active_range_pct", "step_seconds", "pts_version", "data_pattern", "ioengine",
     # shown, and highlighted when they differ, but no reason to refuse:
-    "max_rounds", "wipc_capacity_multiple", "wsat_limits", "purge", "seed", "executor", "fio_version",
+    "max_rounds", "wipc_capacity_multiple", "precondition", "wsat_limits", "purge", "seed", "executor", "fio_version",
     "ssdpts_version", "capacity", "logical_block_size_bytes", "host",
 )

@@ -44,8 +44,25 @@ def prepare(req: RunRequest, placement: Placement, target=None) -> Prepared:
     from ssdpts.pts.plan import build_parts
 
     target = open_target_at(placement.path, req.size_bytes, target)
-    parts = build_parts(req.spec, target.size_bytes, target.logical_block_size_bytes)
-    return Prepared(spec=req.spec, target=target, parts=parts, size_bytes=req.size_bytes)
+    spec = with_spare(req.spec, target, req.spare_of)
+    parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
+    return Prepared(spec=spec, target=target, parts=parts, size_bytes=req.size_bytes)
+
+
+def with_spare(spec: RunSpec, target, spare_of: Callable[[str], tuple[float, str] | None] | None) -> RunSpec:
+    """``--precondition sprandom`` without an OP: the spec with the drive's over-provisioning from
+    the drive model of an earlier WSAT of the same drive (``spare_of``, by its serial number), or
+    refused in one line saying how to give it (docs/methodology.md#preconditioning-by-sprandom)."""
+    if spec.precondition != "sprandom" or spec.spr_op is not None:
+        return spec
+    serial = getattr(target, "serial", None) or ""
+    found = spare_of(serial) if serial and spare_of is not None else None
+    if found is None:
+        why = (f"the results library has no earlier WSAT of drive {serial} with a drive model to give it" if serial
+               else f"{target.path} has no serial number to find an earlier WSAT's drive model by")
+        raise UserError(f"--precondition sprandom: no OP given, and {why}: give it as sprandom:OP, e.g. sprandom:0.07 "
+                        "for 7% spare (docs/methodology.md#preconditioning-by-sprandom)")
+    return spec.with_(spr_op=found[0], spr_op_source=found[1])
 
 
 def check_reachable(server: str, remote: bool = False) -> None:
@@ -90,20 +107,27 @@ def remote_side(placement: Placement, size_bytes: int | None = None):
                       size_bytes=size_bytes)
 
 
-def executor(server: str | None, remote: bool = False, side=None):
+def executor(server: str | None, remote: bool = False, side=None, *, fio: str | None = None,
+             sprandom: bool = False):
     """The executor of a target: local fio, or a fio server's; with the device host's agent
     (``side``: device/remote/remote.py's RemoteSide, or given later by ``use_agent``), the step gate runs
-    there (engine/fioclient.py, docs/hosts.md)."""
+    there (engine/fioclient.py, docs/hosts.md). ``fio``: --fio PATH (else the one make fio built,
+    else the system's: engine/fiobin.py); ``sprandom``: the run preconditions by sprandom, which a
+    fio too old for it refuses in one line, before anything is written."""
+    from ssdpts.engine import fiobin
     from ssdpts.engine.fio import FioExecutor
 
+    chosen = fiobin.choose(fio)
     if not server:
-        return FioExecutor()
+        if sprandom:
+            fiobin.require_sprandom(chosen)
+        return FioExecutor(chosen=chosen)
     from ssdpts.engine.fioclient import FioClientExecutor
 
     check_reachable(server, remote)
-    fio = FioClientExecutor(server, agent=side)
-    fio.check()
-    return fio
+    client = FioClientExecutor(server, agent=side, chosen=chosen)
+    client.check(sprandom=sprandom)
+    return client
 
 
 @dataclass
@@ -130,9 +154,10 @@ def placed(req: RunRequest, placement: Placement) -> Iterator[Placed]:
             side.close()
 
 
-def executor_of(where: Placed):
-    """The executor of a placed target (:func:`executor`)."""
-    return executor(where.placement.server, where.placement.remote, where.side)
+def executor_of(where: Placed, fio: str | None = None):
+    """The executor of a placed target (:func:`executor`; ``fio``: --fio PATH)."""
+    return executor(where.placement.server, where.placement.remote, where.side, fio=fio,
+                    sprandom=where.prep.spec.precondition == "sprandom")
 
 
 def start(req: RunRequest, where: Placed, fio, *, progress, ready: Callable[[], None] | None = None):

@@ -26,13 +26,14 @@ class StepRun:
 
 @dataclass(frozen=True)
 class PartPreview:
-    """One test part: its purge, WIPC, steps (round 1's, or the whole fixed plan), how long it
+    """One test part: its purge, WIPC (or sprandom fill), steps (round 1's, or the whole fixed plan), how long it
     takes and what it writes beyond its rounds (WIPC, WSAT)."""
 
     test: str
     title: str
     stop_rule: str  # steady-state, wsat or fixed
     purge: bool
+    wipc_method: str | None  # "wipc" (the PTS's), "sprandom" (--precondition sprandom), None: none
     wipc_label: str | None
     wipc_threads: int | None
     wipc_iodepth: int | None
@@ -82,6 +83,12 @@ class Preview:
     ioengine: str
     seed: int
     wipc_capacity_multiple: float
+    precondition: str  # pts, or sprandom:OP
+    spr_op_source: str | None  # where sprandom's OP came from
+    fio_path: str  # the fio a run would use without --fio PATH (engine/fiobin.py)
+    fio_source: str
+    fio_version: str
+    fio_sprandom: bool
     wsat_capacity_multiple: float
     wsat_chunk_samples: int
     segments: str | None  # the disclosure of the client test active range's segments
@@ -170,7 +177,8 @@ def _part(part, spec, ar: int, segs, target, job_files: bool) -> PartPreview:
     wsat = part.stop_rule == "wsat"
     return PartPreview(
         test=part.test, title=part.title, stop_rule=part.stop_rule, purge=bool(part.purge),
-        wipc_label=wipc.workload.label if wipc else None, wipc_threads=wipc.workload.threads if wipc else None,
+        wipc_method=None if wipc is None else "sprandom" if wipc.sprandom else "wipc",
+        wipc_label=wipc.label if wipc else None, wipc_threads=wipc.workload.threads if wipc else None,
         wipc_iodepth=wipc.workload.iodepth if wipc else None, wipc_bytes=wipc.io_bytes if wipc else None,
         round_steps=len(steps), round_s=sum(s.planned_s for s in steps), rounds_max=part.max_rounds,
         steps_total=total, round_steps_max=most, needs=part.needs or None,
@@ -191,8 +199,14 @@ def preview(req: RunRequest, *, job_files: bool = False) -> Preview:
     from ssdpts.run.launch import prepare
     from ssdpts.run.session import run_deviations
 
+    from ssdpts.engine import fiobin
+
     prep = prepare(req, req.targets[0])
     spec, target = prep.spec, prep.target
+    fio = fiobin.choose()  # as a run without --fio PATH: refused alike when too old for sprandom
+    has_sprandom = fiobin.knows(fio.path, "sprandom")
+    if spec.precondition == "sprandom" and not has_sprandom:
+        raise UserError(fiobin.sprandom_refusal(fio.path, fiobin.version(fio.path)))
     usable, line = verdict(req, prep)
     ar = active_range_bytes(target.size_bytes, spec.ar_pct)
     info = purge_facts(target) if target.kind == "block" else None  # the device probed once (read-only)
@@ -218,6 +232,9 @@ def preview(req: RunRequest, *, job_files: bool = False) -> Preview:
         profile=spec.profile, pts_version=spec.pts_version, threads=spec.tc, iodepth=spec.qd,
         active_range_pct=spec.ar_pct, active_range_bytes=ar, step_s=spec.step_seconds, rounds_max=spec.max_rounds,
         ioengine=spec.ioengine, seed=spec.seed, wipc_capacity_multiple=spec.wipc_capacity_multiple,
+        precondition=f"sprandom:{spec.spr_op:g}" if spec.precondition == "sprandom" else spec.precondition,
+        spr_op_source=spec.spr_op_source or None, fio_path=fio.path, fio_source=fio.source,
+        fio_version=fiobin.version(fio.path), fio_sprandom=has_sprandom,
         wsat_capacity_multiple=spec.wsat_capacity_multiple, wsat_chunk_samples=spec.wsat_chunk_steps,
         segments=disclosure(spec.ar_segments, segs) if segs else None, segments_fio=zoned_abs(segs) if segs else None,
         deviations=tuple(deviations), pts_compliant=not deviations, parts=parts, tests=tests,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 from pathlib import Path
+from typing import Callable
 
 from ssdpts.errors import UserError
 from ssdpts.pts.runspec import RunSpec
@@ -45,7 +46,10 @@ class RunRequest:
     ``size_bytes``: a file target's size to create; ``argv``: the command line the manifest
     records; ``events_fd``: the pipe a supervising parallel run reads this run's progress from;
     ``cpus_per_device``: CPUs of its own for each device's fio, else ``cpus``: --cpus as given,
-    for every device (docs/parallel.md)."""
+    for every device (docs/parallel.md); ``fio``: --fio PATH, the fio to run (None: the one make
+    fio built, else the system's: engine/fiobin.py); ``spare_of``: a drive's over-provisioning by
+    its serial number from an earlier WSAT's drive model, (OP, where from) or None, for
+    ``--precondition sprandom`` without an OP (the command line gives the results library's)."""
 
     spec: RunSpec
     targets: tuple[Placement, ...]
@@ -59,6 +63,8 @@ class RunRequest:
     events_fd: int | None = None
     cpus_per_device: int | None = None
     cpus: str = ""
+    fio: str | None = None
+    spare_of: Callable[[str], tuple[float, str] | None] | None = None
 
     @property
     def confirm(self) -> str | None:
@@ -69,7 +75,7 @@ class RunRequest:
 @dataclass(frozen=True)
 class ResumeRequest:
     """One ``ssdpts resume``: the unfinished run directories, the confirmations given again,
-    whether the steady-state window may span the resume (``keep_window``)."""
+    whether the steady-state window may span the resume (``keep_window``), --fio PATH (``fio``)."""
 
     run_dirs: tuple[Path, ...]
     confirmations: tuple[str, ...] = ()
@@ -77,6 +83,7 @@ class ResumeRequest:
     interactive: bool = False
     quiet: bool = False
     events_fd: int | None = None
+    fio: str | None = None
 
     @property
     def confirm(self) -> str | None:
@@ -115,6 +122,7 @@ class Recorded:
     fio_server: str | None = None
     device_host: dict | None = None
     target_path: str | None = None
+    precondition: str | None = None  # the run spec's (sprandom needs a fio that has it)
 
 
 def is_run_dir(path: Path) -> bool:
@@ -138,8 +146,10 @@ def recorded(run_dir: Path) -> Recorded:
 
     def text(v) -> str | None:
         return v if isinstance(v, str) else None
+    spec = man.get("run_spec")
     return Recorded(status=text(man.get("status")), fio_server=text(man.get("fio_server")),
-                    device_host=man.get("device_host") or None, target_path=text(path))
+                    device_host=man.get("device_host") or None, target_path=text(path),
+                    precondition=text(spec.get("precondition")) if isinstance(spec, dict) else None)
 
 
 def unfinished_runs(paths: list[str]) -> list[Path]:

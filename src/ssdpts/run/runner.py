@@ -253,7 +253,8 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
             store.set_part(part.id, purge={**rec, "ended_unix_s": round(purge_end, 6)})
         armed = _latmon_arm(ctx, part)
         if part.wipc is not None:
-            ctx.progress.phase(part, "WIPC: " + f"{fmt_capacity(part.wipc.io_bytes)} {part.wipc.workload.label}")
+            ctx.progress.phase(part, ("preconditioning by sprandom: " if part.wipc.sprandom else "WIPC: ")
+                               + f"{fmt_capacity(part.wipc.io_bytes)} {part.wipc.workload.label}")
             prev = None if purge_end is None else PurgeEnd(purge_end, ctx.session)
             records += _run_batch(ctx, part, [part.wipc], "wipc", after=prev, next_steps=part.round_steps(r),
                                   next_name=f"round-{r:03d}")

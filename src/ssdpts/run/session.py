@@ -164,7 +164,7 @@ def start_run(spec: RunSpec, target: Target, *, executor: Executor, out_dir: Pat
             deviations.append("steps scheduled by a fio server's stonewall (fio --client): gaps of ~0.1-0.4 s "
                               "between steps, boundaries not measured")
         manifest = device_manifest(target, got, executor.name, tool_version, confirm, argv, description, space,
-                                   side).with_changes(
+                                   side, fio_binary=chosen_fio(executor)).with_changes(
             fio_server=getattr(executor, "server", None),  # engine/fioclient.py; resume runs there again
             run_spec=spec.to_dict(), pts_compliant=not deviations, deviations=deviations,
             active_range_bytes=active_range_bytes(target.size_bytes, spec.ar_pct), parts={}, resumptions=[],
@@ -251,13 +251,23 @@ def claimed(target: Target, needed_bytes: int, confirm: str | None, interactive:
 
 
 def device_manifest(target: Target, got: Collected, executor_name: str, tool_version: str, confirm: str | None,
-                    argv: list[str] | None, description, space, side, kind: str | None = None) -> Manifest:
-    """The manifest with the entries every run directory has (Manifest.new)."""
-    return Manifest.new(kind=kind, ssdpts_version=__version__, fio_version=tool_version, executor=executor_name,
-                        command_line=argv if argv is not None else sys.argv, target=target,
-                        fingerprint=got.fingerprint, confirmation=confirm, claim=got.claim,
-                        results_space=space.to_dict(), device=got.info, host=got.host, audit=got.audit,
-                        description=description, device_host=side.remote)
+                    argv: list[str] | None, description, space, side, kind: str | None = None,
+                    fio_binary: dict | None = None) -> Manifest:
+    """The manifest with the entries every run directory has (Manifest.new); ``fio_binary``: which
+    fio ran and why (:func:`chosen_fio`)."""
+    man = Manifest.new(kind=kind, ssdpts_version=__version__, fio_version=tool_version, executor=executor_name,
+                       command_line=argv if argv is not None else sys.argv, target=target,
+                       fingerprint=got.fingerprint, confirmation=confirm, claim=got.claim,
+                       results_space=space.to_dict(), device=got.info, host=got.host, audit=got.audit,
+                       description=description, device_host=side.remote)
+    return man.with_changes(fio_binary=fio_binary) if fio_binary else man
+
+
+def chosen_fio(executor: Executor) -> dict | None:
+    """The fio an executor runs, its path and why that one (engine/fiobin.py: --fio PATH, built by
+    make fio, the system's); None for an executor without fio (the model)."""
+    chosen = getattr(executor, "chosen", None)
+    return chosen.to_dict() if chosen is not None else None
 
 
 def store_device_files(store: RunStore, got: Collected) -> None:
@@ -292,7 +302,7 @@ def start_other_run(kind: str, target: Target, *, executor: Executor, out_dir: P
     with claimed(target, target.size_bytes, confirm, interactive) as (side, target):
         got = side.collect(purge, tool_version)
         manifest = device_manifest(target, got, executor.name, tool_version, confirm, argv, description, space, side,
-                                   kind).with_changes(**entries(target))
+                                   kind, fio_binary=chosen_fio(executor)).with_changes(**entries(target))
         store = RunStore.create(out_dir, f"{kind}-{target.identity_label}", manifest)
         try:
             side.set_run_dir(str(store.path))

@@ -335,8 +335,9 @@ def _tool_check(name: str, tool: str, pkg: str, argv: list[str], minimum: tuple[
     return Check(name, f"{ver or 'installed'}", rec, ok, fix + " (newer)" if ok is False else fix, False, why)
 
 
-def check_fio() -> Check:
-    return _tool_check("fio", "fio", "fio", ["fio", "--version"], (3, 1), ">= 3.1 (json+ with clat_ns)",
+def check_fio(path: str = "fio") -> Check:
+    """The fio at ``path`` (ssdpts doctor gives the one a run uses: engine/fiobin.py), else the one on PATH."""
+    return _tool_check("fio", path, "fio", [path, "--version"], (3, 1), ">= 3.1 (json+ with clat_ns)",
                        "ssdpts runs every test with fio")
 
 
@@ -386,12 +387,13 @@ CHECKS: tuple[Callable[[], Check], ...] = (
 )
 
 
-def audit() -> list[Check]:
-    """Every check; one that fails to run becomes a Check saying so (never raises)."""
+def audit(fio_path: str | None = None) -> list[Check]:
+    """Every check; one that fails to run becomes a Check saying so (never raises). ``fio_path``: the
+    fio to check (None: the one on PATH)."""
     out = []
     for fn in CHECKS:
         try:
-            out.append(fn())
+            out.append(check_fio(fio_path) if fn is check_fio and fio_path else fn())
         except Exception as exc:  # noqa: BLE001 - the audit must never fail a run
             name = fn.__name__.removeprefix("check_").replace("_", " ")
             out.append(Check(name, not_available(f"check failed: {exc.__class__.__name__}: {exc}"), "—", None, "—", False))
