@@ -181,12 +181,12 @@ CELLS = (("effective_spare", "model_effective_spare_pct", 100.0), ("gc_onset_cap
 
 
 def cells(m: Any) -> list[Cell]:
-    """A part's model figures as cells (none for a part without a model); a figure the model could
-    not have is a cell without a value."""
+    """A part's model figures as cells: those the model had (a figure it could not have says why in
+    summary.json, not as an empty column in every comparison)."""
     if not isinstance(m, dict):
         return []
-    return [Cell(metric, None, None, None if m.get(key) is None else round(float(m[key]) * scale, 4))
-            for key, metric, scale in CELLS]
+    return [Cell(metric, None, None, round(float(m[key]) * scale, 4)) for key, metric, scale in CELLS
+            if isinstance(m.get(key), (int, float)) and math.isfinite(m[key])]
 
 
 def block_pages(description: Any) -> int | None:
@@ -207,12 +207,10 @@ def _counter_delta(records: list[StepRecord], key: str) -> tuple[float, float, i
     return float(last[key] - first[key]), float(last["t_unix_s"] - first["t_unix_s"]), first.get("physical_media_unit_bytes")
 
 
-def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_bytes: int) -> list[dict]:
-    """The drops along the curve: each cliff, then GC onset and the effective spare (into ``out``);
-    the segments to draw."""
-    x, y = c.x, c.iops
-    end = float(x[-1] + c.width[-1] / 2)
-    cell = float(np.median(c.width))
+def _walk(out: dict[str, Any], x: np.ndarray, y: np.ndarray, s: np.ndarray, fob: float, capacity_bytes: int,
+          cell: float) -> tuple[list[dict], tuple | None]:
+    """The drops along the curve in order: each cliff (into ``out``), then GC onset as (its place,
+    the point where the curve is below the drop, the level before it), or None; the segments so far."""
     # walk the drops: a cliff holds its new level; the first drop that does not is GC onset
     level, i, onset = fob, 1, None
     segments = [{"kind": "fob", "from": 0.0, "level": round(fob, 1)}]
@@ -253,6 +251,17 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
         onset = (edge, j, level)
         break
 
+    return segments, onset
+
+
+def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_bytes: int) -> list[dict]:
+    """The drops along the curve: each cliff, then GC onset and the effective spare (into ``out``);
+    the segments to draw."""
+    x, y = c.x, c.iops
+    end = float(x[-1] + c.width[-1] / 2)
+    cell = float(np.median(c.width))
+    segments, onset = _walk(out, x, y, s, fob, capacity_bytes, cell)
+
     if out["cliffs"]:
         first = out["cliffs"][0]
         out.update(slc_cache_bytes=first["bytes"], slc_cache_bytes_uncertainty=round(first["uncertainty"] * capacity_bytes),
@@ -262,7 +271,10 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
             if onset is not None else "no cliff seen"
 
     if onset is None:
-        why = f"GC onset not reached in this run (stopped at {end:.2f} × capacity)"
+        # a drive's spare is a fraction of its capacity: a curve that never fell over twice the
+        # capacity is a device that does not collect (a file, RAM), not a run stopped too soon
+        why = (f"GC onset not reached in this run (stopped at {end:.2f} × capacity)" if end < 2.0 else
+               f"no GC onset seen over {end:.2f} × capacity written: the device does not collect as an SSD does")
         for f in ("gc_onset_capacity_multiple", "effective_spare"):
             out[f"{f}_reason"] = why
     else:
@@ -277,6 +289,11 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
                    effective_spare_source="capacity written at GC onset − 1 (uniform random writes fill the "
                                           "physical space the drive writes into before it must collect)")
         segments.append({"kind": "gc", "from": round(edge, 4), "level": round(before, 1)})
+        if edge <= 1.0 and not out["cliffs"]:
+            out.update(effective_spare=None, effective_spare_uncertainty=None, effective_spare_source=None,
+                       effective_spare_reason=f"GC started before the capacity was written once ({edge:.3f}×): "
+                                              "the drive collects before its physical space is full (a cache, or "
+                                              "capacity it keeps back), so the spare does not follow from the onset")
         if out["cliffs"]:  # the physical space filled partly at a lower density: onset - 1 is not the spare
             out.update(effective_spare=None, effective_spare_uncertainty=None, effective_spare_source=None,
                        effective_spare_reason="a cache written at a lower density (the cliff at "
@@ -315,7 +332,7 @@ def _wa(out: dict[str, Any], win: list[StepRecord], pages_per_block: int | None)
     media = _counter_delta(win, "physical_media_written_bytes")
     host = _counter_delta(win, "data_written_bytes")
     wa_greedy = None
-    if out["effective_spare"] is not None:
+    if out["effective_spare"] is not None and out["effective_spare"] > 0:
         a = 1.0 + out["effective_spare"]
         wa_greedy = greedy_wa(a, pages_per_block)
         hi, lo = (greedy_wa(a - out["effective_spare_uncertainty"], pages_per_block),
