@@ -135,3 +135,24 @@ def test_sata_telemetry_says_what_the_emulated_drive_reports(lab):
         assert snap["composite_temperature_c"] == want_temp
         assert "data_written_bytes" not in snap and "data_units_written" not in snap, snap
         assert snap["block"]["sectors_written"] >= t["before"]["block"]["sectors_written"]
+
+
+def test_wsat_drive_model_on_the_emulated_nvme(lab):
+    """The drive model (docs/methodology.md#drive-model) on QEMU's NVMe controller over a file: no
+    flash, no garbage collection — the model must say so rather than invent an onset, its rate
+    check against the drive's own SMART host-write count must hold (at that count's grain), and
+    every sample must carry fio's per-interval log."""
+    out = lab.scenario("nvme", "wsat", "--destroy-data-on", TARGETS["nvme"].serial, "--step-seconds", "0.5",
+                       "--wsat-capacity-multiple", "2.5", "--wsat-hours", "1", stop="none", timeout=2400,
+                       name="wsat-model-nvme")
+    assert out["rc"] == 0, f"rc {out['rc']}: {out['stderr'][-3000:]}"
+    run = Path(out["run_dir"])
+    m = json.loads((run / "summary.json").read_text())["parts"]["wsat"]["model"]
+    steps = [json.loads(ln) for ln in (run / "steps.jsonl").read_text().splitlines() if ln.strip()]
+    assert steps and all(s.get("intervals") and s["intervals"]["ios"] for s in steps)
+    assert m["gc_onset_capacity_multiple"] is None, m
+    assert m["gc_onset_capacity_multiple_reason"].startswith(("no GC onset seen", "GC onset not reached")), m
+    assert m["effective_spare"] is None and m["cliffs"] == []
+    assert m["resolution"]["source"].startswith("fio's per-interval")
+    check = m["checks"][0]
+    assert check["name"] == "steady level against the drive's host-write counter" and check["ok"], m["checks"]

@@ -48,6 +48,7 @@ HOLD_DROP = 0.05  # a drop stays: the median over the next 5% of capacity is bel
 RECOVERY_SPAN = 0.25  # ... and nine in ten points of the 20% after that stay 5% below the level: no recovery
 LOCAL_SPAN = 0.05  # the level a drop falls from: the median over the 5% of capacity before it
 RATE_COUNTER_TOL = 0.01  # the steady level x time against the drive's host-write counter
+HOST_COUNTER_UNIT = 2 * 512_000  # ... give or take the coarsest one read: NVMe data units, one at either end
 RATIO_BAND = (0.85, 1.6)  # FOB/steady IOPS ÷ WA: a die does A programs per host write (+ GC's reads and erases)
 FIGURES = ("fob_iops", "slc_cache_bytes", "gc_onset_capacity_multiple", "effective_spare", "steady_iops", "steady_wa")
 
@@ -369,8 +370,9 @@ def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | Non
         rated = steady_iops * span_s * ours / max(1, sum(r.fio.write.ios for r in win))
         if host is not None and host[0] > 0:
             d = rated / host[0] - 1
+            tol = RATE_COUNTER_TOL + HOST_COUNTER_UNIT / host[0]  # and the counter's own grain, at either end
             out["checks"].append({"name": "steady level against the drive's host-write counter",
-                                  "ok": abs(d) <= RATE_COUNTER_TOL, "detail": f"{d:+.2%} (within ±{RATE_COUNTER_TOL:.0%})"})
+                                  "ok": abs(d) <= tol, "detail": f"{d:+.2%} (within ±{tol:.1%})"})
         else:
             d = rated / ours - 1 if ours else 0.0
             out["checks"].append({"name": "steady level against the bytes fio counted",
