@@ -72,7 +72,7 @@ def infer(recs: list[StepRecord], summary: dict, params: dict, *, capacity_scale
         recs = [dataclasses.replace(r, telemetry=None, doc=None) for r in recs]
     return wsatmodel.model(recs, round(params["capacity_bytes"] * capacity_scale),
                            window=tuple(tab["final_window_minutes"]), steady_iops=tab["final_window_iops"],
-                           pages_per_block=params["pages_per_block"])
+                           pages_per_block=params["pages_per_block"]).to_dict()
 
 
 def proof(m: dict, params: dict, truth_wa: float | None, *, counters: bool) -> list[str]:

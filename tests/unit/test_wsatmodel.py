@@ -27,7 +27,7 @@ def model(recs=None, **kw) -> dict:
     args = dict(window=tuple(DRIVE["final_window_minutes"]), steady_iops=DRIVE["final_window_iops"],
                 pages_per_block=DRIVE["pages_per_block"])
     args.update(kw)
-    return wsatmodel.model(records() if recs is None else recs, DRIVE["capacity_bytes"], **args)
+    return wsatmodel.model(records() if recs is None else recs, DRIVE["capacity_bytes"], **args).to_dict()
 
 
 def test_the_interval_log_is_read_per_clone_on_one_grid():

@@ -21,6 +21,7 @@ from ..pts.registry import table_from_dict
 from ..pts.runspec import OUTLIER_MS, RunSpec
 from ..pts.steady_state import WINDOW_ROUNDS, SteadyState
 from ..pts.tables import Table, num
+from .drivemodel import DriveModel
 from .formats import Document, reworded
 from .seal import FileDigest
 from .steprecord import STEP_FIELDS, Boundary, StepRecord  # noqa: F401  (the records of steps.jsonl)
@@ -154,7 +155,7 @@ class PartResult:
     # Added to format 1 (None: written before it was): rates as the device did them (timing.part_timing)
     timing: Mapping[str, Any] | None = None
     # Added to format 1 (None: written before it was): WSAT's drive model (results/wsatmodel.py)
-    model: Mapping[str, Any] | None = None
+    model: DriveModel | None = None
 
     @property
     def is_wsat(self) -> bool:
@@ -192,7 +193,7 @@ class PartResult:
         if self.timing is not None:
             d["timing"] = self.timing
         if self.model is not None:
-            d["model"] = self.model
+            d["model"] = self.model.to_dict()
         return d
 
     @classmethod
@@ -214,7 +215,7 @@ class PartResult:
             resumptions=tuple(r for r in d["resumptions"] if isinstance(r, Mapping))
             if isinstance(d.get("resumptions"), list) else None,
             timing=d.get("timing") if isinstance(d.get("timing"), Mapping) else None,
-            model=d.get("model") if isinstance(d.get("model"), Mapping) else None,
+            model=DriveModel.from_dict(d["model"]) if isinstance(d.get("model"), Mapping) else None,
         )
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ssdpts.pts.tables import Cell
+from ssdpts.results.drivemodel import DriveModel
 from ssdpts.results.steprecord import StepRecord
 
 SMOOTH = 9  # intervals in the running median the drops are found on
@@ -181,13 +182,13 @@ CELLS = (("effective_spare", "model_effective_spare_pct", 100.0), ("gc_onset_cap
          ("steady_wa", "model_steady_wa", 1.0), ("slc_cache_bytes", "model_slc_cache_mib", 1.0 / 2**20))
 
 
-def cells(m: Any) -> list[Cell]:
+def cells(m: "DriveModel | None") -> list[Cell]:
     """A part's model figures as cells: those the model had (a figure it could not have says why in
     summary.json, not as an empty column in every comparison)."""
-    if not isinstance(m, dict):
+    if m is None:
         return []
-    return [Cell(metric, None, None, round(float(m[key]) * scale, 4)) for key, metric, scale in CELLS
-            if isinstance(m.get(key), (int, float)) and math.isfinite(m[key])]
+    return [Cell(metric, None, None, round(v * scale, 4)) for key, metric, scale in CELLS
+            if (v := m.value(key)) is not None]
 
 
 def block_pages(description: Any) -> int | None:
@@ -389,7 +390,7 @@ def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | Non
 
 
 def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, ...], steady_iops: float | None,
-          pattern: str = "rnd4k-w", pages_per_block: int | None = None) -> dict[str, Any]:
+          pattern: str = "rnd4k-w", pages_per_block: int | None = None) -> DriveModel:
     """summary.json ``parts.wsat.model`` (docs/results-format.md): every figure with ``_uncertainty``
     and ``_source``, or null with ``_reason``."""
     out: dict[str, Any] = {"method": "docs/methodology.md#drive-model"}
@@ -400,11 +401,11 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
     if pattern != "rnd4k-w":
         for f in FIGURES:
             out[f"{f}_reason"] = "the drive model reads a WSAT of RND 4KiB writes (the PTS default pattern)"
-        return out
+        return DriveModel(out)
     if len(rs) < 2 or capacity_bytes <= 0:
         for f in FIGURES:
             out[f"{f}_reason"] = "fewer than 2 samples"
-        return out
+        return DriveModel(out)
     c = curve(rs, capacity_bytes)
     x, y = c.x, c.iops
     s = _running_median(y, SMOOTH)
@@ -429,4 +430,4 @@ def model(records: list[StepRecord], capacity_bytes: int, *, window: tuple[int, 
     host = _wa(out, win, pages_per_block)
     _checks(out, win, steady_iops, fob, host)
     out["consistent"] = all(ch["ok"] for ch in out["checks"])
-    return out
+    return DriveModel(out)

@@ -68,7 +68,7 @@ def blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
     final = set(tab.final_window_minutes)
     steady = waf_of([r for r in ctx.round_records(part) if r.index in final])
     ref = reference_table(pid, ctx.description().get("reference"), tab, None if steady is None else steady.value,
-                          (part.model or {}).get("gc_onset_capacity_multiple") if isinstance(part.model, dict) else None)
+                          part.model.value("gc_onset_capacity_multiple") if part.model is not None else None)
     if ref is not None:
         out.append(ref)
     out += model_blocks(ctx, part, tab)
@@ -180,25 +180,25 @@ def model_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
     """The drive model (docs/methodology.md#drive-model): the curve at its finest grain with the fitted
     levels and events drawn on it, and the figures with their uncertainty and where each comes from."""
     m = part.model
-    if not isinstance(m, dict) or not tab.drive_fills:
+    if m is None or not tab.drive_fills:
         return []
     pid = part.id
     capacity = tab.tgbw_gb * 1e9 / tab.drive_fills
     c = wsatmodel.curve(ctx.round_records(part), round(capacity))
     x, y = wsatmodel.thin(c, 2000)
-    end = float(m.get("written_capacity_multiple") or (x[-1] if x else 0.0))
-    events = [(float(cl["capacity_multiple"]), f"cliff at {cl['capacity_multiple']:.3f}×") for cl in m.get("cliffs") or []]
-    onset = m.get("gc_onset_capacity_multiple")
+    end = m.value("written_capacity_multiple") or (x[-1] if x else 0.0)
+    events = [(cl.capacity_multiple, f"cliff at {cl.capacity_multiple:.3f}×") for cl in m.cliffs]
+    onset = m.value("gc_onset_capacity_multiple")
     if onset is not None:
-        events.append((float(onset), f"GC onset at {onset:.3f}×"))
+        events.append((onset, f"GC onset at {onset:.3f}×"))
     lines = []
     starts = [0.0] + [e for e, _ in events]
-    levels = [m.get("fob_iops")] + [cl["level_after_iops"] for cl in m.get("cliffs") or []]
+    levels = [m.value("fob_iops")] + [cl.level_after_iops for cl in m.cliffs]
     names = ["FOB level"] + [f"after cliff {i}" for i in range(1, len(levels))]
     for i, (lv, nm) in enumerate(zip(levels, names)):
         if lv is not None:
-            lines.append((starts[i], starts[i + 1] if i + 1 < len(starts) else end, float(lv), f"{nm} {fmt_value(lv, 'IOPS')}"))
-    steady = next((sg for sg in m.get("segments") or [] if sg.get("kind") == "steady"), None)
+            lines.append((starts[i], starts[i + 1] if i + 1 < len(starts) else end, lv, f"{nm} {fmt_value(lv, 'IOPS')}"))
+    steady = next((sg for sg in m.segments if sg.get("kind") == "steady"), None)
     if steady is not None:
         lines.append((float(steady["from"]), end, float(steady["level"]), f"steady {fmt_value(steady['level'], 'IOPS')}"))
     out: list = [Plot(f"{pid}-model", "WSAT: the drive model over the curve",
@@ -207,20 +207,19 @@ def model_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
                       "wsat_model", {"x": x, "y": y, "lines": lines, "marks": events}, size=(10, 3.6))]
     rows = []
     for key, label, unit in MODEL_ROWS:
-        v = m.get(key)
-        u = m.get(f"{key}_uncertainty")
+        f = m.figure(key)
+        v, u = f.value, f.uncertainty
         # the figures that follow from the samples by arithmetic carry their statistic (docs/report.md
         # "Numbers"); the others are the model's reading of the curve, checked by its proof
         checked = key in ("steady_iops", "effective_spare") or (key == "steady_wa" and str(
-            m.get("steady_wa_source") or "").startswith("the drive's media"))
+            f.source or "").startswith("the drive's media"))
         rows.append([Cell(label), Cell(_model_value(v, unit), v, ref=f"{pid}:model:{key}") if v is not None and checked
                      else Cell(_model_value(v, unit)),
                      Cell("—" if v is None or u is None else "± " + _model_value(u, unit)),
-                     Cell(str(m.get(f"{key}_source") or "") if v is not None else str(m.get(f"{key}_reason") or ""),
-                          css="" if v is not None else "approx")])
-    for ch in m.get("checks") or []:
-        rows.append([Cell("Check: " + ch["name"]), Cell("consistent" if ch["ok"] else "NOT consistent",
-                                                        css="ok" if ch["ok"] else "bad"), Cell(""), Cell(ch["detail"])])
+                     Cell((f.source or "") if v is not None else (f.reason or ""), css="" if v is not None else "approx")])
+    for ch in m.checks:
+        rows.append([Cell("Check: " + ch.name), Cell("consistent" if ch.ok else "NOT consistent",
+                                                     css="ok" if ch.ok else "bad"), Cell(""), Cell(ch.detail)])
     out.append(Table(f"{pid}-model-table", "Drive model from the WSAT curve", ["Figure", "Value", "Uncertainty", "From"],
                      rows, numeric=False, note="What the curve implies under the model's assumptions (greedy GC, uniform random "
                                 "writes, no compression or dynamic over-provisioning): docs/methodology.md#drive-model "
@@ -346,11 +345,11 @@ def figure_value(_ctx: RunContext, part: PartResult, f: Figure, _window: str) ->
     if tab is None or not tab.series:
         return None, "", None, "not run"
     if f.stat == "effective_spare_pct":
-        m = part.model if isinstance(part.model, dict) else {}
-        spare = m.get("effective_spare")
-        return ((None, "", None, str(m.get("effective_spare_reason") or "no drive model")) if spare is None else
-                (100 * spare, "", None, f"GC onset at {m['gc_onset_capacity_multiple']:.3f}× capacity written "
-                                        "(docs/methodology.md#drive-model)"))
+        spare = part.model.figure("effective_spare") if part.model is not None else None
+        if spare is None or spare.value is None:
+            return None, "", None, (spare.reason if spare is not None else None) or "no drive model"
+        return (100 * spare.value, "", None, f"GC onset at {part.model.value('gc_onset_capacity_multiple'):.3f}× "
+                                             "capacity written (docs/methodology.md#drive-model)")
     fob, final = tab.series[0].iops, tab.final_window_iops
     v = {"fob_iops": fob, "final_iops": final,
          "drop_pct": None if not fob or final is None else 100 * (1 - final / fob)}[f.stat]
