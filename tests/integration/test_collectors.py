@@ -184,6 +184,8 @@ def test_doctor_runs_here(tmp_path: Path) -> None:
 
 
 def audit_checks():
+    """What doctor prints: the host audit's checks, with the fio it will run and that fio's features."""
+    from ssdpts.cli.doctor import _chosen_path, fio_checks
     from ssdpts.device.host import audit
 
-    return audit.audit()
+    return fio_checks(audit.audit(fio_path=_chosen_path()))
