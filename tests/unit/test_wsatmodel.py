@@ -107,3 +107,20 @@ def test_a_flat_curve_has_no_onset():
     m = model(flat, window=(3, 4, 5, 6, 7), steady_iops=first.fio.iops)
     assert m["gc_onset_capacity_multiple"] is None and m["cliffs"] == []
     assert m["gc_onset_capacity_multiple_reason"].startswith("no GC onset seen over 3.")
+
+
+def test_the_site_filters_runs_by_what_the_model_found():
+    from types import SimpleNamespace
+
+    from ssdpts.library.site.data import drive_model_label
+    from ssdpts.results.drivemodel import DriveModel
+
+    def run(doc):
+        part = SimpleNamespace(model=None if doc is None else DriveModel(doc))
+        return SimpleNamespace(summary=SimpleNamespace(parts={"wsat": part}))
+
+    assert drive_model_label(run(model())) == "GC onset"
+    assert drive_model_label(run({**model(), "cliffs": [{"capacity_multiple": 0.2, "bytes": 1, "level_before_iops": 2,
+                                                          "level_after_iops": 1}]})) == "SLC cache"
+    assert drive_model_label(run({**model(), "gc_onset_capacity_multiple": None})) == "no GC onset"
+    assert drive_model_label(run(None)) is None

@@ -97,6 +97,18 @@ def figure_cells(run: RunResults) -> list[tuple[dict, float | None, bool | None]
     return out
 
 
+def drive_model_label(run: RunResults) -> str | None:
+    """What the run's WSAT drive model found, in a word the index filters by (docs/methodology.md#drive-model):
+    "SLC cache" (a cliff), "GC onset", "no GC onset"; None for a run without one."""
+    models = [p.model for p in (run.summary.parts.values() if run.summary else ()) if p.model is not None]
+    if not models:
+        return None
+    m = models[0]
+    if m.cliffs:
+        return "SLC cache"
+    return "GC onset" if m.value("gc_onset_capacity_multiple") is not None else "no GC onset"
+
+
 def index_row(run: RunResults, db_row: dict, problems: list[str]) -> tuple[dict[str, Any], list[dict]]:
     """The run's row of the index (from its library entry and the run itself) and its headline
     columns. ``problems``: why it is damaged (the library's verdict, or the site's cheap check)."""
@@ -117,6 +129,7 @@ def index_row(run: RunResults, db_row: dict, problems: list[str]) -> tuple[dict[
         "executor": run.manifest.executor, "fio": run.manifest.fio_version, "ssdpts": run.manifest.ssdpts_version,
         "device": run.device_name, "device_key": list(run.device_key),
         "h": {col["key"]: value for col, value, _ in heads},
+        "drive_model": drive_model_label(run),
         "ss": {pid: run.reached(pid) for pid in run.part_ids()},
     }
     return row, [col for col, _, _ in heads]

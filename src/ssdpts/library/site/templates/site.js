@@ -522,7 +522,7 @@
     return Math.abs(v) >= 1e5 ? d3.format(".3~s")(v).replace("G", "B") : fmtValue(v, unit, "—");
   }
   var FILTERS = [["model", "every model"], ["firmware", "every firmware"], ["host", "every host"], ["test", "every test"],
-                 ["status", "every status"], ["profile", "every profile"]];
+                 ["status", "every status"], ["profile", "every profile"], ["drive_model", "every drive model"]];
   function filterValue(r, f) {
     if (f === "model") return [r.model || r.device];
     if (f === "test") return r.tests;
