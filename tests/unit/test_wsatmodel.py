@@ -37,17 +37,16 @@ def test_the_interval_log_is_read_per_clone_on_one_grid():
     assert len(starts) == 3  # four clones (TC 4), one after another in the file
     step = next(r for r in records() if r.index == 3)
     ios, covered = interval_ios(text, 20, step.fio.start_time * 1000)
-    # every row's rate x its span, its first from the step's start: what the log counts in all
+    # every row's rate x the period, a clone's first row's over its span from the step's start
     t0, expect, prev = step.fio.start_time * 1000, 0.0, None
     for r in rows:
         t, v = float(r[0]), float(r[1])
-        if prev is None or t <= prev:
-            prev = t0
-        expect += v * max(t - prev, 0.0) / 1000
+        expect += v * ((t - t0) if prev is None or t <= prev else 20) / 1000
         prev = t
     assert covered == round(expect)
+    # what the log counts is the sample's IOs less the part of an interval at its end, give or take its first row's span
+    assert 0.97 * step.fio.write.ios <= covered <= 1.02 * step.fio.write.ios
     assert 95 <= len(ios) <= 101 and abs(sum(ios) - covered) <= 0.02 * covered  # the grid ends with the first clone's log
-    assert step.intervals is not None and list(step.intervals.ios) == ios  # what the run recorded
 
 
 def test_the_greedy_model_is_the_references():

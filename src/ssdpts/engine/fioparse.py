@@ -243,8 +243,9 @@ def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list
     its start), the time a Unix time (``log_unix_epoch=1``; the step's start ``start_ms`` on the same
     clock; without it the time from the clone's start, and ``start_ms`` 0). With ``per_job_logs=0``
     every clone's rows go into the one file, a clone's after another's (its time starting again). A
-    row's IOs are its rate x its span (the first row's from the step's start: the clock of a clone
-    waiting at the step gate starts before its IO does); each clone's cumulative count is read at
+    row's IOs are its rate x the period, placed one period after the row before (fio's averaging
+    window moves on by exactly the period per row; the row's own time lags it after a stall), the
+    first row's its rate x its span from the step's start; each clone's cumulative count is read at
     the grid's times by linear interpolation and the clones' counts summed. The grid ends with the clone whose log ends first; the IOs after it
     (fio logs no part of an interval at its end) are the step's count less the returned total.
     None: no row could be read."""
@@ -264,17 +265,20 @@ def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list
     series = [c for cs in streams.values() for c in cs if c]
     if not series or period_ms <= 0:
         return None
-    end = min(c[-1][0] for c in series) - start_ms
+    end = min(c[0][0] + (len(c) - 1) * period_ms for c in series) - start_ms
     grid = [start_ms + period_ms * j for j in range(1, int(end // period_ms) + 1)]
     total = [0.0] * len(grid)
     covered = 0.0
     for rows in series:
-        ts, cum, prev, acc = [start_ms], [0.0], start_ms, 0.0
-        for t, v in rows:
-            acc += v * max(t - prev, 0.0) / 1000.0
-            ts.append(t)
-            cum.append(acc)
-            prev = t
+        # fio averages each row over log_avg_msec, the window after the row before (its clock moves on
+        # by exactly the period per row, so after a stall the rows' own times lag their windows): the
+        # first row over its own span from the start, every later one over one period after it
+        first = rows[0][0]
+        ts, cum = [start_ms, first], [0.0, rows[0][1] * max(first - start_ms, 0.0) / 1000.0]
+        for k, (_t, v) in enumerate(rows[1:], start=1):
+            ts.append(first + k * period_ms)
+            cum.append(cum[-1] + v * period_ms / 1000.0)
+        acc = cum[-1]
         covered += acc
         k = 0
         for j, g in enumerate(grid):

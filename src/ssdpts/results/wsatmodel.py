@@ -42,7 +42,7 @@ from ssdpts.results.steprecord import StepRecord
 
 SMOOTH = 9  # intervals in the running median the drops are found on
 DROP = 0.10  # a fall of 10% below the level before it is a drop
-FLAT = 0.06  # a level holds while its running median stays within 6% of it
+FLAT = 0.10  # a level holds while its running median stays within 10% of it (nine in ten points)
 CLIFF_HOLD = 0.10  # ... over at least 10% of capacity: a cliff (a region filled), not the decline GC starts
 FOB_SPAN = (0.01, 0.06)  # the FOB level: the median over this span of capacity written
 HOLD_DROP = 0.05  # a drop stays: the median over the next 5% of capacity is below the mark too
@@ -63,18 +63,22 @@ class Curve:
     width: np.ndarray
     iops: np.ndarray
     fine: bool  # every sample had its per-interval log
+    # per sample: (capacity written before it, after it, its IOs, its run time in s): fio's own counts
+    samples: tuple[tuple[float, float, int, float], ...] = ()
 
 
 def curve(records: list[StepRecord], capacity_bytes: int) -> Curve:
     xs, ws, ys = [], [], []
     written = 0.0
     fine = True
+    samples = []
     for r in sorted((r for r in records if r.phase == "round"), key=lambda r: r.index):
         m = r.fio
         ios = m.write.ios + m.read.ios
         step_bytes = float(m.write.io_bytes)
         iv = r.intervals
         run_s = float(m.duration_s or 0.0)
+        samples.append((written / capacity_bytes, (written + step_bytes) / capacity_bytes, ios, run_s))
         if iv is None or not iv.ios or sum(iv.ios) <= 0 or ios <= 0 or run_s <= 0:
             fine = False
             xs.append((written + step_bytes / 2) / capacity_bytes)
@@ -97,7 +101,22 @@ def curve(records: list[StepRecord], capacity_bytes: int) -> Curve:
         ws.extend((np.diff(edges) / capacity_bytes).tolist())
         ys.extend((n / dur).tolist())
         written += step_bytes
-    return Curve(np.asarray(xs), np.asarray(ws), np.asarray(ys), fine)
+    return Curve(np.asarray(xs), np.asarray(ws), np.asarray(ys), fine, tuple(samples))
+
+
+def _balanced(c: Curve, edge: float, before: float, after: float) -> float | None:
+    """A sharp fall's place from the sample it falls in, by its IO count: the sample ran ``before``
+    IOPS for t seconds and ``after`` for the rest, so t = (IOs − after × run time) ÷ (before −
+    after). fio's interval log gives the shape within a sample but places it less surely than the
+    sample's own count (its rows lag their windows after a stall); None where the balance does not
+    fall inside the sample."""
+    for x0, x1, ios, run_s in c.samples:
+        if x0 <= edge <= x1 and run_s > 0 and before > after > 0:
+            t = (ios - after * run_s) / (before - after)
+            if 0.0 < t < run_s:
+                return x0 + (before * t / ios) * (x1 - x0)
+            return None
+    return None
 
 
 def thin(c: Curve, most: int) -> tuple[list[float], list[float]]:
@@ -210,7 +229,7 @@ def _counter_delta(records: list[StepRecord], key: str) -> tuple[float, float, i
 
 
 def _walk(out: dict[str, Any], x: np.ndarray, y: np.ndarray, s: np.ndarray, fob: float, capacity_bytes: int,
-          cell: float) -> tuple[list[dict], tuple | None]:
+          cell: float, c: Curve | None = None) -> tuple[list[dict], tuple | None]:
     """The drops along the curve in order: each cliff (into ``out``), then GC onset as (its place,
     the point where the curve is below the drop, the level before it), or None; the segments so far."""
     # walk the drops: a cliff holds its new level; the first drop that does not is GC onset
@@ -244,9 +263,13 @@ def _walk(out: dict[str, Any], x: np.ndarray, y: np.ndarray, s: np.ndarray, fob:
             settle += 1
         after, flat, until = _after(x, y, settle)
         if flat and edge < 1.0:  # a cache holds less host data than the capacity: past 1x a fall is GC's
+            # a plateau on either side: placed by its sample's own count (the log's place kept as its spread)
+            placed = _balanced(c, edge, level, after) if c is not None else None
+            unc = max(cell, abs(x[j] - edge)) if placed is None else max(cell, abs(placed - edge) / 2)
+            edge = edge if placed is None else placed
             out["cliffs"].append({"capacity_multiple": round(edge, 4), "bytes": round(edge * capacity_bytes),
                                   "level_before_iops": round(level, 1), "level_after_iops": round(after, 1),
-                                  "uncertainty": round(max(cell, abs(x[j] - edge)), 4)})
+                                  "uncertainty": round(unc, 4)})
             segments.append({"kind": "cliff", "from": round(edge, 4), "level": round(after, 1)})
             level, i = after, until
             continue
@@ -262,7 +285,7 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
     x, y = c.x, c.iops
     end = float(x[-1] + c.width[-1] / 2)
     cell = float(np.median(c.width))
-    segments, onset = _walk(out, x, y, s, fob, capacity_bytes, cell)
+    segments, onset = _walk(out, x, y, s, fob, capacity_bytes, cell, c)
 
     if out["cliffs"]:
         first = out["cliffs"][0]
