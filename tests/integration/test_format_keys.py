@@ -88,6 +88,16 @@ ADDED["summary"] |= {".boundaries.source", ".boundaries.device_boundaries",
                      ".parts.*.boundaries.purge_to_wipc.source", ".parts.*.boundaries.purge_to_wipc.recorded_gap_ms",
                      *(f".parts.*.boundaries.rounds[].recorded_idle_ms{x}" for x in _STAT)}
 
+# WSAT's drive model (docs/methodology.md#drive-model): fio's per-interval log in each WSAT step, the
+# model in summary.json; and which fio ran (docs/methodology.md#fio)
+_MODEL_FIGURES = ("fob_iops", "slc_cache_bytes", "gc_onset_capacity_multiple", "effective_spare", "steady_iops",
+                  "steady_wa")
+ADDED["summary"] |= {".parts.*.model", *(f".parts.*.model.{k}" for k in (
+    "method", "cliffs", "segments", "segments[].from", "segments[].kind", "segments[].level", "checks",
+    "checks[].name", "checks[].ok", "checks[].detail", "consistent", "resolution", "resolution.points",
+    "resolution.point_capacity", "resolution.source", "written_capacity_multiple", "steady_slope_per_capacity",
+    *(f"{f}{x}" for f in _MODEL_FIGURES for x in ("", "_uncertainty", "_source", "_reason"))))}
+
 # Written only by some runs: the gate's own times in a timeline (fio runs, not the model of a
 # drive), the round stopped when the stop rule held (a run that reached steady state on fio).
 OPTIONAL = {
@@ -105,6 +115,14 @@ OPTIONAL = {
 OPTIONAL["steps"] |= {".device", *(f".device.{k}" for k in ("source", "device", "first_issue_unix_s",
                                                             "last_complete_unix_s", "prev_last_complete_unix_s",
                                                             "gap_ms", "ios_seen", "busy_issues"))}
+# fio's per-interval log of a WSAT step, and which fio ran: written by a run on fio (not by the model of a drive)
+OPTIONAL["steps"] |= {".intervals", ".intervals.period_ms", ".intervals.ios", ".intervals.covered_ios"}
+OPTIONAL["manifest"] |= {".fio_binary", ".fio_binary.path", ".fio_binary.source"}
+# the drive model's figures a run has only when the curve gives them (a cliff; GC onset and what follows)
+OPTIONAL["summary"] |= {*(f".parts.*.model.cliffs[].{k}" for k in ("capacity_multiple", "bytes", "level_before_iops",
+                                                                  "level_after_iops", "uncertainty")),
+                        *(f".parts.*.model.{k}" for k in ("steady_wa_greedy", "steady_wa_greedy_uncertainty",
+                                                          "steady_wa_greedy_assumes", "steady_wa_media", "iops_ratio"))}
 OPTIONAL["manifest"] |= {".boundary_source", *(f".boundary_source.{k}" for k in (
     "source", "device", "why", "overrun", "events", "windows", "cpu_s", "max_rss_kb", "max_lag_ms")),
     ".fingerprint.loop.backing_rdev"}
