@@ -214,8 +214,8 @@ def model_blocks(ctx: RunContext, part: PartResult, tab: WsatTable) -> list:
         checked = key in ("steady_iops", "effective_spare") or (key == "steady_wa" and str(
             f.source or "").startswith("the drive's media"))
         rows.append([Cell(label), Cell(_model_value(v, unit), v, ref=f"{pid}:model:{key}") if v is not None and checked
-                     else Cell(_model_value(v, unit)),
-                     Cell("—" if v is None or u is None else "± " + _model_value(u, unit)),
+                     else Cell(_model_value(v, unit), css="num"),
+                     Cell("—" if v is None or u is None else "± " + _model_value(u, unit), css="num"),
                      Cell((f.source or "") if v is not None else (f.reason or ""), css="" if v is not None else "approx")])
     for ch in m.checks:
         rows.append([Cell("Check: " + ch.name), Cell("consistent" if ch.ok else "NOT consistent",
