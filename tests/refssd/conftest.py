@@ -34,6 +34,15 @@ def require_refssd() -> None:
         pytest.fail(str(exc))
 
 
+@pytest.fixture(scope="session")
+def refssd_binary():
+    """The simulator built (cargo build --release when a source is newer); a build that fails fails the test."""
+    try:
+        return refssd_host.build()
+    except refssd_host.RefSSDError as exc:
+        pytest.fail(str(exc))
+
+
 def steps_of(run: Path, test: str | None = None) -> list[dict]:
     out = [json.loads(ln) for ln in (run / "steps.jsonl").read_text().splitlines() if ln.strip()]
     return [s for s in out if test is None or s["test"] == test]

@@ -42,11 +42,8 @@ GEOMETRIES = {
 
 
 @pytest.fixture(scope="module", autouse=True)
-def built():
-    try:
-        refssd_host.build()
-    except refssd_host.RefSSDError as exc:
-        pytest.fail(str(exc))
+def built(refssd_binary):
+    return refssd_binary
 
 
 @lru_cache(maxsize=None)

@@ -44,11 +44,8 @@ WRITE_MULTIPLE = 0.6  # past every cliff here (0.05-0.25 x capacity), short of G
 
 
 @pytest.fixture(scope="module", autouse=True)
-def built():
-    try:
-        refssd_host.build()
-    except refssd_host.RefSSDError as exc:
-        pytest.fail(str(exc))
+def built(refssd_binary):
+    return refssd_binary
 
 
 def size_bytes(v) -> int:
