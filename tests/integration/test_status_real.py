@@ -13,6 +13,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import threading
 import time
 
 import pytest
@@ -130,16 +131,27 @@ def test_status_takes_no_lock_a_run_needs(runs, tmp_path):
     root, dirs, _ = runs
     watch = subprocess.Popen(["ssdpts", "status", str(tmp_path), "--watch", "--json", "--interval", "0.1"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(watch.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def states() -> list[str]:
+        return [r["state"] for ln in list(lines) if ln.startswith("{") for r in json.loads(ln)["runs"]]
+
     try:
         proc = lat(tmp_path / "runs", tmp_path / "w.img", "0.1", "5", {**os.environ, "SSDPTS_DB": str(tmp_path / "r.db")})
         assert proc.wait(timeout=600) == 0, proc.stderr.read()
+        # the watch's next frame after the run ended (a busy host may hold it for more than its interval)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not states() or states()[-1] != "complete"):
+            time.sleep(0.1)
     finally:
         watch.send_signal(signal.SIGINT)
-        out, _ = watch.communicate(timeout=60)
+        watch.wait(timeout=60)
+        reader.join(timeout=10)
     assert watch.returncode == 130
-    seen = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    states = [r["state"] for doc in seen for r in doc["runs"]]
-    assert "running" in states and states[-1] == "complete"
+    seen = states()
+    assert "running" in seen and seen[-1] == "complete"
 
 
 def test_a_tree_of_hundreds(runs, tmp_path):
