@@ -389,9 +389,13 @@ def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | Non
     """The two consistency checks (docs/methodology.md#drive-model)."""
     # checks
     if steady_iops and win:
-        span_s = sum(float(r.fio.duration_s or 0.0) for r in win)
         ours = sum(float(r.fio.write.io_bytes) for r in win)
-        rated = steady_iops * span_s * ours / max(1, sum(r.fio.write.ios for r in win))
+        # each sample's IOPS over its own run time (a mean level times a summed time would differ
+        # from it where the samples' run times differ: a busy host's do), scaled by the level's
+        # share of their mean: an IOPS figure that does not add up to the bytes shows
+        mean = sum(r.fio.iops for r in win) / len(win)
+        rated = (steady_iops / mean if mean else 1.0) * sum(r.fio.iops * float(r.fio.duration_s or 0.0) for r in win) \
+            * ours / max(1, sum(r.fio.write.ios for r in win))
         if host is not None and host[0] > 0:
             d = rated / host[0] - 1
             tol = RATE_COUNTER_TOL + HOST_COUNTER_UNIT / host[0]  # and the counter's own grain, at either end
