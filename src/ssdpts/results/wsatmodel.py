@@ -46,7 +46,7 @@ FLAT = 0.10  # a level holds while its running median stays within 10% of it (ni
 CLIFF_HOLD = 0.10  # ... over at least 10% of capacity: a cliff (a region filled), not the decline GC starts
 FOB_SPAN = (0.01, 0.06)  # the FOB level: the median over this span of capacity written
 HOLD_DROP = 0.05  # a drop stays: the median over the next 5% of capacity is below the mark too
-RECOVERY_SPAN = 0.25  # ... and nine in ten points of the 20% after that stay 5% below the level: no recovery
+RETURN_SPAN = 0.05  # ... and no span of 5% of capacity after that comes back to within 5% of the level
 LOCAL_SPAN = 0.05  # the level a drop falls from: the median over the 5% of capacity before it
 RATE_COUNTER_TOL = 0.01  # the steady level x time against the drive's host-write counter
 HOST_COUNTER_UNIT = 2 * 512_000  # ... give or take the coarsest one read: NVMe data units, one at either end
@@ -145,6 +145,17 @@ def _crossing(x: np.ndarray, s: np.ndarray, i: int, level: float) -> float:
     return float(x[i - 1] + min(max(f, 0.0), 1.0) * (x[i] - x[i - 1]))
 
 
+def _comes_back(x: np.ndarray, y: np.ndarray, mark: float) -> bool:
+    """Whether the curve, in any span of RETURN_SPAN of capacity, is back at ``mark`` (its median):
+    a drive that has started to collect never returns to the level it fell from; a host or a device
+    that only slowed for a while does (an emulated drive over a file being allocated, a stall)."""
+    if not len(x):
+        return False
+    edges = np.arange(x[0], x[-1] + RETURN_SPAN, RETURN_SPAN)
+    idx = np.searchsorted(x, edges)
+    return any(b - a >= 3 and float(np.median(y[a:b])) >= mark for a, b in zip(idx[:-1], idx[1:]))
+
+
 def _after(x: np.ndarray, y: np.ndarray, i: int) -> tuple[float, bool, int]:
     """The level after a fall that ends at point i: (its median over CLIFF_HOLD of capacity, whether
     it holds there — its last third within FLAT / 2 of its first and nine in ten of its points within
@@ -241,10 +252,9 @@ def _walk(out: dict[str, Any], x: np.ndarray, y: np.ndarray, s: np.ndarray, fob:
             break
         j = i + int(below[0])
         stay = y[j:int(np.searchsorted(x, x[j] + HOLD_DROP)) + 1]
-        later = s[int(np.searchsorted(x, x[j] + HOLD_DROP)):int(np.searchsorted(x, x[j] + RECOVERY_SPAN))]
-        if float(np.median(stay)) >= (1 - DROP) * level or \
-                (len(later) and float(np.percentile(later, 90)) >= (1 - DROP / 2) * level):
-            i = j + 1  # a dip that does not stay, or a level it comes back to: not a fall
+        rest = int(np.searchsorted(x, x[j] + HOLD_DROP))
+        if float(np.median(stay)) >= (1 - DROP) * level or _comes_back(x[rest:], y[rest:], (1 - DROP / 2) * level):
+            i = j + 1  # a dip that does not stay, or a level the curve comes back to later: not a fall
             continue
         # the level just before it: the median over the 5% of capacity before the mark (to its last 1%)
         back = int(np.searchsorted(x, x[j] - LOCAL_SPAN))
@@ -398,7 +408,12 @@ def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | Non
             * ours / max(1, sum(r.fio.write.ios for r in win))
         if host is not None and host[0] > 0:
             d = rated / host[0] - 1
-            tol = RATE_COUNTER_TOL + HOST_COUNTER_UNIT / host[0]  # and the counter's own grain, at either end
+            # and the counter's own grain, at either end, and what the samples wrote in the time between
+            # the counter's snapshots and the samples' own ends (the snapshots' offsets)
+            tel = [(r.telemetry or {}) for r in (win[0], win[-1])]
+            lag_s = sum(abs(float((t.get(k) or {}).get("offset_ms") or 0.0)) for t, k in zip(tel, ("before", "after"))) / 1000
+            tol = RATE_COUNTER_TOL + (HOST_COUNTER_UNIT + steady_iops * lag_s * ours / max(1, sum(
+                r.fio.write.ios for r in win))) / host[0]
             out["checks"].append({"name": "steady level against the drive's host-write counter",
                                   "ok": abs(d) <= tol, "detail": f"{d:+.2%} (within ±{tol:.1%})"})
         else:
