@@ -159,8 +159,8 @@ TABLES = (WsatTable,)  # the table records its build_table makes (registry.table
 # the steady level, and the drive model's figures (results/wsatmodel.py cells)
 COMPARED = ("final_window_iops", "model_effective_spare_pct", "model_gc_onset", "model_steady_wa", "model_slc_cache_mib")
 HEADLINES = (("final_window_iops", None, None), ("model_effective_spare_pct", None, None), ("model_steady_wa", None, None))
-MODEL_LABELS = {"model_effective_spare_pct": "drive model: effective spare (%)", "model_gc_onset": "drive model: GC onset (× capacity)",
-                "model_steady_wa": "drive model: steady WA", "model_slc_cache_mib": "drive model: SLC cache (MiB)"}
+MODEL_LABELS = {"model_effective_spare_pct": "drive model: effective spare", "model_gc_onset": "drive model: GC onset",
+                "model_steady_wa": "drive model: steady WA", "model_slc_cache_mib": "drive model: SLC cache"}
 
 
 def cell_label(metric: str, bs: int | None, mix: str | None, point: str | None = None) -> str:

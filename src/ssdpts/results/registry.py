@@ -64,10 +64,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("lat_p99_us", "µs", TIME, "99th percentile response time", "99%"),
     Metric("lat_change_pct", "%", TIME, "OCP: change of read latency against the baseline", "change"),
     # WSAT's drive model (results/wsatmodel.py, docs/methodology.md#drive-model)
-    Metric("model_effective_spare_pct", "%", SPEED, "drive model: effective spare, % of user capacity", "spare"),
-    Metric("model_gc_onset", "× capacity", SPEED, "drive model: GC onset, capacity written", "GC onset"),
-    Metric("model_steady_wa", "", TIME, "drive model: steady write amplification", "WA"),
-    Metric("model_slc_cache_mib", "MiB", SPEED, "drive model: SLC cache, MiB of host data", "SLC cache"),
+    # (each its own cell, named by its label: no short name appended)
+    Metric("model_effective_spare_pct", "%", SPEED, "drive model: effective spare, % of user capacity"),
+    Metric("model_gc_onset", "× capacity", SPEED, "drive model: GC onset, capacity written"),
+    Metric("model_steady_wa", "×", TIME, "drive model: steady write amplification"),
+    Metric("model_slc_cache_mib", "MiB", SPEED, "drive model: SLC cache, MiB of host data"),
 )}
 SHORT = {m.name: m.short for m in METRICS.values() if m.short}
 
