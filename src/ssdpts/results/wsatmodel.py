@@ -239,10 +239,11 @@ def _counter_delta(records: list[StepRecord], key: str) -> tuple[float, float, i
     return float(last[key] - first[key]), float(last["t_unix_s"] - first["t_unix_s"]), first.get("physical_media_unit_bytes")
 
 
-def _walk(out: dict[str, Any], x: np.ndarray, y: np.ndarray, s: np.ndarray, fob: float, capacity_bytes: int,
-          cell: float, c: Curve | None = None) -> tuple[list[dict], tuple | None]:
+def _walk(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_bytes: int,
+          cell: float) -> tuple[list[dict], tuple | None]:
     """The drops along the curve in order: each cliff (into ``out``), then GC onset as (its place,
     the point where the curve is below the drop, the level before it), or None; the segments so far."""
+    x, y = c.x, c.iops
     # walk the drops: a cliff holds its new level; the first drop that does not is GC onset
     level, i, onset = fob, 1, None
     segments = [{"kind": "fob", "from": 0.0, "level": round(fob, 1)}]
@@ -274,7 +275,7 @@ def _walk(out: dict[str, Any], x: np.ndarray, y: np.ndarray, s: np.ndarray, fob:
         after, flat, until = _after(x, y, settle)
         if flat and edge < 1.0:  # a cache holds less host data than the capacity: past 1x a fall is GC's
             # a plateau on either side: placed by its sample's own count (the log's place kept as its spread)
-            placed = _balanced(c, edge, level, after) if c is not None else None
+            placed = _balanced(c, edge, level, after)
             unc = max(cell, abs(x[j] - edge)) if placed is None else max(cell, abs(placed - edge) / 2)
             edge = edge if placed is None else placed
             out["cliffs"].append({"capacity_multiple": round(edge, 4), "bytes": round(edge * capacity_bytes),
@@ -295,7 +296,7 @@ def _events(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_b
     x, y = c.x, c.iops
     end = float(x[-1] + c.width[-1] / 2)
     cell = float(np.median(c.width))
-    segments, onset = _walk(out, x, y, s, fob, capacity_bytes, cell, c)
+    segments, onset = _walk(out, c, s, fob, capacity_bytes, cell)
 
     if out["cliffs"]:
         first = out["cliffs"][0]
