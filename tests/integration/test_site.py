@@ -29,11 +29,11 @@ import pytest
 from ssdpts.compare import analyze_repeats, compare_runs, comparison_dict, repeats_dict
 from ssdpts.errors import UserError
 from ssdpts.report import chromium
-from ssdpts.report.compare_html import build_comparison, build_repeats, render_specs
+from ssdpts.report.compare_html import build_comparison, build_repeats, render_html, render_specs
 from ssdpts.library.db import ResultsDB
 from ssdpts.library.site import build
 from tests.report_browser import PLOTS_DRAWN_JS, Page, drawn
-from tests.site_library import fake_library, index_data, uid_of
+from tests.site_library import fake_library, fake_run, index_data, uid_of
 
 KEEP = os.environ.get("SSDPTS_KEEP_SITE")
 
@@ -168,6 +168,70 @@ def test_repeats_need_one_device(browser, fake):
     p = page_of(browser, site)
     p.js(f"ssdptsSite.select({json.dumps([uid_of(runs[n]) for n in ('a1', 'a2', 'b1')])})")
     assert p.js("document.getElementById('repeats').disabled") is True
+
+
+# ---- runs with a lab's long drive names: the legends stay in their plots, in the site and compare alike -------
+
+# name: (IOPS level, model, serial, noise, rounds); the odd ones do not reach steady state
+LONG = {f"l{i}": (100_000 - 4_000 * i, f"Vendor{i} Datacenter NVMe SSD {i}X-{3.84 * (i + 1):.2f}TB Gen5 U.2 15mm Enterprise",
+                  f"SN{i}-ENGINEERING-SAMPLE-RACK-{i:02d}", 0.35 if i % 2 else 0.02, 5 if i % 2 else 8) for i in range(5)}
+
+LEGENDS_JS = r"""[...document.querySelectorAll('figure.plot svg.chart')].map(svg => ({id: svg.closest('figure').id,
+  entries: [...svg.querySelectorAll('g.legend > g')].map(g => ({text: g.querySelector('text').textContent,
+    title: (g.querySelector('title') || {}).textContent || null}))}))"""
+
+
+@pytest.fixture(scope="module")
+def long_names(tmp_path_factory):
+    root = tmp_path_factory.mktemp("long-names")
+    runs = {n: fake_run(root, n, lvl, model=m, firmware="1.0", serial=sn, created=f"2026-05-0{k + 1}T08:00:00Z",
+                        noise=noise, max_rounds=rounds)
+            for k, (n, (lvl, m, sn, noise, rounds)) in enumerate(LONG.items())}
+    with ResultsDB(root / "results.db") as db:
+        db.add(list(runs.values()))
+    site = root / "site"
+    build(site, root / "results.db", reports=False)
+    return runs, site
+
+
+@pytest.mark.parametrize("names", [("l0", "l1"), tuple(LONG)])
+def test_long_names_keep_every_legend_in_its_plot(browser, long_names, tmp_path, names):
+    """At 1366 px, the site's comparison and 'ssdpts compare''s HTML of the same runs (one legend rule,
+    chart.js's): no plot text outside its plot, every run's entry says "SS NOT reached" where its test
+    did not reach it, a name is shortened only when fewer columns cannot fit it (two runs: never) and
+    then has its full name as its tooltip; the site's plots are still compare's."""
+    from .test_report_render import OVERFLOW_JS
+
+    runs, site = long_names
+    paths = [runs[n] for n in names]
+    cmp = compare_runs(paths)
+    missed = {f"{p.part}-overlay": p.ss_reached for p in cmp.parts}
+    assert any(False in ss for ss in missed.values())  # the library has what the test is about
+    specs = render_specs(build_comparison(cmp))
+    p = page_of(browser, site, width=1366)
+    p.js(f"ssdptsSite.select({json.dumps([uid_of(x) for x in paths])})")
+    got = compared(p, [uid_of(x) for x in paths])
+    for pid, spec in specs.items():
+        assert close(spec, got["specs"][pid], pid) == []
+    html = tmp_path / "compare.html"
+    html.write_text(render_html(build_comparison(cmp)), encoding="utf-8")
+    q = Page(browser, width=1366, height=768)
+    q.open(html)
+    for page in (p, q):
+        assert page.js(PLOTS_DRAWN_JS)["problems"] == []
+        assert [x for x in page.js(OVERFLOW_JS) if x.startswith("svg")] == []
+        legends = {x["id"]: x["entries"] for x in page.js(LEGENDS_JS) if x["id"] in specs}
+        assert set(legends) == set(specs)
+        for pid, entries in legends.items():
+            assert len(entries) == len(names), pid
+            for e, reached in zip(entries, missed.get(pid, [None] * len(names))):
+                assert e["text"].endswith("— SS NOT reached") == (reached is False), (pid, e)
+                assert e["title"] is None or (e["text"] != e["title"] and "…" in e["text"]), (pid, e)
+        shortened = [e for entries in legends.values() for e in entries if e["title"]]
+        assert bool(shortened) == (len(names) > 2), shortened
+        assert all(any(e["title"].startswith(lab) for lab in cmp.labels) for e in shortened)  # the full name
+    shot(p, f"long-names-site-{len(names)}")
+    shot(q, f"long-names-compare-{len(names)}")
 
 
 # ---- a library of real runs, used as a person uses it -------------------------------------------------
