@@ -441,6 +441,50 @@ def test_the_index_fits_the_screen_and_keeps_the_columns_chosen(browser, fake, s
     assert stuck
 
 
+SCROLLED_MAGENTA = """table.index td:not(.stick), table.index th:not(.stick) { color: #ff00ff !important;
+  border-color: #ff00ff !important; background: #ff00ff !important; }"""
+
+
+@pytest.mark.parametrize("scale", [1, 1.25, 1.5])
+def test_nothing_scrolled_shows_through_the_sticky_columns(browser, fake, scale):
+    """Scrolled sideways, at any position and on a screen of 1, 1.25 or 1.5 device pixels per CSS
+    pixel: the sticky columns (check box, status, model, steady state) hide what scrolls under them
+    — painted magenta here, not one pixel of it inside them (collapsed borders, which stay behind a
+    sticky cell, let a pixel of the scrolled header's text show at their edge)."""
+    import base64
+    from PIL import Image
+
+    _, site = fake
+    p = Page(browser, width=1366, height=768)
+    p.b.call("Emulation.setDeviceMetricsOverride", {"width": 1366, "height": 768, "deviceScaleFactor": scale,
+                                                    "mobile": False}, p.s)
+    p.open((site / "index.html").resolve())
+    p.js("location.hash = 'cols=device,t:wsat,t:iops,t:tp,t:lat'; location.reload()")
+    time.sleep(1.0)
+    p.js(f"(() => {{ const s = document.createElement('style'); s.textContent = {json.dumps(SCROLLED_MAGENTA)}; "
+         "document.head.appendChild(s); return 1; })()")
+    most = p.js("(() => { const s = document.querySelector('.index-scroll'); return s.scrollWidth - s.clientWidth; })()")
+    assert most > 300, "the table does not scroll sideways"
+    seen = []
+    for x in [1, 2, 3, 7, 50, 151, 333, most // 2, most - 17, most]:
+        box = p.js(f"""(async () => {{ const s = document.querySelector('.index-scroll'); s.scrollLeft = {x};
+          await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));  // the scroll event
+          const r = s.getBoundingClientRect(), st = [...document.querySelectorAll('#runs thead th.stick')];
+          return {{x: r.x + s.clientLeft, y: r.y + s.clientLeft, width: st[st.length - 1].getBoundingClientRect().right
+                   - r.x - s.clientLeft - 1, height: s.clientHeight, scrolled: s.classList.contains('scrolled')}}; }})()""")
+        assert box.pop("scrolled")  # the sticky block's edge shows while scrolled
+        img = Image.open(io.BytesIO(base64.b64decode(p.b.call("Page.captureScreenshot", {
+            "format": "png", "clip": {**box, "scale": 1}}, p.s)["data"]))).convert("RGB")
+        px = img.load()
+        n = sum(1 for i in range(img.width) for j in range(img.height)
+                if px[i, j][0] > 160 and px[i, j][2] > 160 and px[i, j][1] < 120)
+        if n:
+            seen.append((x, n))
+            if KEEP:
+                img.save(Path(KEEP) / f"sticky-leak-{scale}-{x}.png")
+    assert seen == []
+
+
 def test_runs_of_different_kinds_are_not_compared(browser, tmp_path):
     """The site applies 'ssdpts compare''s rule: a quick run ticked beside a PTS run is refused, named
     with its kind; two quick runs are sent to the command that compares them."""

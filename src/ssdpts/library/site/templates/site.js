@@ -620,15 +620,24 @@
     drawTrend();
   }
   function stickLeft() {  // the sticky columns' offsets: each starts where the one before it ends
-    // each at the sum of the widths before it, a pixel less for each shared border (no gap between them)
-    var left = 0, at = [].map.call(document.querySelectorAll("#runs thead th.stick"), function (th, i) {
-      var x = Math.max(Math.floor(left) - i, 0);
+    // each at the sum of the widths before it, as laid out (each cell draws its own borders, site.css):
+    // the sticky cells stay where they stand unscrolled, edge to edge, the last one edged by a shadow
+    // while the table is scrolled sideways
+    var left = -1, ths = document.querySelectorAll("#runs thead th.stick"), at = [].map.call(ths, function (th) {
+      var x = left;
       left += th.getBoundingClientRect().width;
       return x;
     });
     document.querySelectorAll("#runs tr").forEach(function (tr) {
-      tr.querySelectorAll(".stick").forEach(function (c, i) { c.style.left = at[i] + "px"; });
+      var cells = tr.querySelectorAll(".stick");
+      cells.forEach(function (c, i) { c.style.left = at[i] + "px"; c.classList.toggle("stick-last", i === cells.length - 1); });
     });
+    var box = document.querySelector(".index-scroll");
+    if (!box.dataset.edge) {
+      box.dataset.edge = "1";
+      box.addEventListener("scroll", function () { box.classList.toggle("scrolled", box.scrollLeft > 0); }, {passive: true});
+    }
+    box.classList.toggle("scrolled", box.scrollLeft > 0);
   }
   function fitTooWide() {  // no chosen columns: every test's figures while the table fits its box
     var box = document.querySelector(".index-scroll");
