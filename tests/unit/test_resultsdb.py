@@ -327,7 +327,7 @@ def test_two_runs_creating_one_library_at_once(tmp_path, monkeypatch):
 def test_docs_cover_every_column():
     doc = Path(__file__).resolve().parents[2] / "docs" / "results-db.md"
     text = doc.read_text()
-    for cols in (R.RUN_COLUMNS, R.PART_COLUMNS, R.MEASUREMENT_COLUMNS, R.DIGEST_COLUMNS):
+    for cols in (R.RUN_COLUMNS, R.PART_COLUMNS, R.MEASUREMENT_COLUMNS, R.DIGEST_COLUMNS, R.HEADLINE_COLUMNS):
         for name, _, _ in cols:
             assert f"`{name}`" in text, name
 
