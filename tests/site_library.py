@@ -11,9 +11,11 @@ MiB = 1 << 20
 
 
 def fake_run(root: Path, name: str, iops: float, *, model: str, firmware: str, serial: str, created: str,
-             tests=("wsat", "iops", "tp", "lat"), target: str | None = None) -> Path:
+             tests=("wsat", "iops", "tp", "lat"), target: str | None = None, noise: float = 0.02,
+             max_rounds: int = 8) -> Path:
     """One run of ``tests`` on a 256 MiB file target, its drive identity written into the manifest
-    (a file has no model or firmware); ``target``: the file's name (repeats of one device share it)."""
+    (a file has no model or firmware); ``target``: the file's name (repeats of one device share it);
+    ``noise`` 0.35 with ``max_rounds`` 5: a run whose tests do not reach steady state."""
     from ssdpts.device.target import open_target
     from ssdpts.engine.fake import FakeExecutor
     from ssdpts.pts.runspec import RunSpec
@@ -25,8 +27,8 @@ def fake_run(root: Path, name: str, iops: float, *, model: str, firmware: str, s
     def model_(step) -> float:  # reads a little faster than writes, large blocks in MB/s terms
         return iops * 4096 / max(step.workload.block_size_bytes, 4096) * (1 + 0.1 * step.workload.read_pct / 100)
 
-    ex = FakeExecutor(noise=0.02, seed=sum(map(ord, name)), model=model_)
-    store, _ = start_run(RunSpec(tests=tuple(tests), step_seconds=1, max_rounds=8, wsat_hours=0.5), t, executor=ex,
+    ex = FakeExecutor(noise=noise, seed=sum(map(ord, name)), model=model_)
+    store, _ = start_run(RunSpec(tests=tuple(tests), step_seconds=1, max_rounds=max_rounds, wsat_hours=0.5), t, executor=ex,
                          out_dir=root / "runs", confirm=None, argv=["test"])
     path = store.path.rename(store.path.with_name(f"{store.path.name}-{name}"))
     store = RunStore(path)  # as a drive would have given them; through the store, which keeps the manifest's digests

@@ -128,13 +128,14 @@ def test_an_older_library_is_migrated_in_place(tmp_path, run):
                     .replace(",\n  window_steps_recomputed INTEGER", "").replace(",\n  window_steps_marked INTEGER", "")
                     .replace(",\n  precondition TEXT", ""))
     con.execute("DROP TABLE run_digests")
+    con.execute("DROP TABLE headlines")
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
     with R.ResultsDB(db) as lib:
         lib.add([run[1]])
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == R.SCHEMA_VERSION == 5
+    assert con.execute("PRAGMA user_version").fetchone()[0] == R.SCHEMA_VERSION == 6
     assert con.execute("SELECT count(*) FROM measurements WHERE point = 'Max'").fetchone()[0] > 0
     assert con.execute("SELECT count(*) FROM run_digests").fetchone()[0] == 1  # version 3: what the run recorded
     # version 4: the parts' timing (a fake run: nothing traced, nothing recomputed or marked)
@@ -142,6 +143,8 @@ def test_an_older_library_is_migrated_in_place(tmp_path, run):
                        ).fetchone()[0] > 0
     # version 5: the preconditioning (a PTS run: pts)
     assert con.execute("SELECT precondition FROM runs").fetchall() == [("pts",)]
+    # version 6: the headline figures, the first as the site's index shows it first
+    assert con.execute("SELECT count(*) FROM headlines WHERE ord = 0").fetchone()[0] == 1
 
 
 def test_report_model_has_the_extended_pages(run):

@@ -150,6 +150,11 @@ def test_library_and_compare_with_the_performance_delta(tmp_path, capsys):
     assert listed["tests"] == "quick" and listed["run_name"] == a.path.name
     assert M.main(["db", "list", "--db", db, "--test", "iops"]) == 0
     assert "no runs match" in capsys.readouterr().out
+    # its headline in the list: its first figure's median, as the site's index shows it first
+    first = Q.load(a.path).figures[0]
+    assert M.main(["db", "list", "--db", db, "--width", "250"]) == 0
+    row = capsys.readouterr().out.splitlines()[2]
+    assert f"QUICK: {first.label}" in row and f"{first.median:,.1f} {first.unit}" in row, row
 
 
 def test_compare_refuses_other_settings_and_pts_runs(tmp_path, capsys):

@@ -327,7 +327,7 @@ def test_two_runs_creating_one_library_at_once(tmp_path, monkeypatch):
 def test_docs_cover_every_column():
     doc = Path(__file__).resolve().parents[2] / "docs" / "results-db.md"
     text = doc.read_text()
-    for cols in (R.RUN_COLUMNS, R.PART_COLUMNS, R.MEASUREMENT_COLUMNS, R.DIGEST_COLUMNS):
+    for cols in (R.RUN_COLUMNS, R.PART_COLUMNS, R.MEASUREMENT_COLUMNS, R.DIGEST_COLUMNS, R.HEADLINE_COLUMNS):
         for name, _, _ in cols:
             assert f"`{name}`" in text, name
 
@@ -377,6 +377,89 @@ def test_cli_add_list_export_rebuild(runs, tmp_path, capsys):
     assert _cli("db", "schema") == 0
     assert "CREATE TABLE runs" in capsys.readouterr().out
     assert exported
+
+
+# ---- 'db list' at any terminal width (docs/results-db.md#db-list) --------------------------------------
+
+LONG_MODEL = "Samsung SSD 990 PRO with Heatsink 2TB Enterprise Edition"
+
+
+@pytest.fixture(scope="module")
+def listed(runs, tmp_path_factory):
+    """A library of the a, b and c runs and one of a drive with a lab's long model name and serial."""
+    root = tmp_path_factory.mktemp("list")
+    long = _run(root, "engineering-sample-rack-14-slot-3", iops=80_000, model_name=LONG_MODEL, firmware="4B2QJXD7",
+                created="2026-04-01T08:00:00Z")
+    db = root / "list.db"
+    with R.ResultsDB(db) as lib:
+        lib.add([runs["a"], runs["b"], runs["c"], long])
+        uids = [r["run_uid"] for r in lib.list_runs()]
+    return str(db), uids, long
+
+
+def _list_at(monkeypatch, capsys, db, columns, *more):
+    """'db list' printed to a terminal of ``columns`` (COLUMNS, as a shell sets it)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert _cli("db", "list", "--db", db, *more) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+def test_list_fits_the_terminal(listed, monkeypatch, capsys, columns):
+    """No line wider than the terminal, none wrapped: the run id (whole), status and model always,
+    the long model shortened with "…" where it must, lower columns left out and named at the end,
+    the headline among the first to go."""
+    db, uids, _ = listed
+    lines = _list_at(monkeypatch, capsys, db, columns)
+    assert max(len(x) for x in lines) <= columns, lines
+    head = lines[0].split()
+    assert head[:2] == ["run", "status"] and "model" in head
+    assert all(any(line.startswith(uid + " ") for line in lines) for uid in uids)  # each id whole, first
+    row = next(line for line in lines if line.startswith(uids[-1]))
+    assert (LONG_MODEL in row) == (columns >= 200) and (columns >= 200 or "Samsung SSD" in row and "…" in row)
+    assert ("headline" in head) == (columns >= 200)
+    footer = " ".join(lines[next(i for i, line in enumerate(lines) if line.startswith("4 runs")):])
+    assert f"left out to fit {columns} columns: target" in footer and "--wide" in footer
+
+
+def test_list_to_a_pipe_or_wide_has_every_column_and_json_is_unchanged(listed, monkeypatch, capsys):
+    db, uids, long = listed
+    monkeypatch.setenv("COLUMNS", "80")
+    assert _cli("db", "list", "--db", db) == 0  # not a terminal: every column whole
+    pipe = capsys.readouterr().out.splitlines()
+    assert pipe[0].split() == ["run", "status", "started", "(UTC)", "model", "serial", "firmware", "target", "tests",
+                               "headline", "profile", "step", "s", "directory"]
+    assert LONG_MODEL in pipe[-2] and long.name in pipe[-2] and pipe[-1] == "4 runs"
+    assert _list_at(monkeypatch, capsys, db, 80, "--wide") == pipe
+    width = _list_at(monkeypatch, capsys, db, 300, "--width", "90")
+    assert max(map(len, width)) <= 90 and "directory" not in width[0]
+    assert _cli("db", "list", "--db", db, "--json") == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [r["run_uid"] for r in got] == uids and "headline" not in got[0] and got[0]["run_spec"]["profile"]
+    with pytest.raises(UserError, match="--width 5"):
+        _cli("db", "list", "--db", db, "--width", "5")
+
+
+def test_list_headline_is_the_sites_first_figure(listed, runs, monkeypatch, capsys):
+    """The headline is the first figure the site's index shows for the run (its columns' order), kept
+    in the library; a run added before the library kept them is read from its directory."""
+    from ssdpts.library.headlines import headline_rows
+    from ssdpts.library.site.data import index_row
+    from ssdpts.results.reader import read_run
+
+    db, uids, _ = listed
+    run = read_run(runs["a"])
+    row, cols = index_row(run, {}, [])
+    first = min((c for c in cols if row["h"].get(c["key"]) is not None), key=lambda c: c["order"])
+    kept = headline_rows(run)[0]
+    assert kept["key"] == first["key"] == "iops|iops|4096|100/0|" and kept["value"] == row["h"][first["key"]]
+    lines = _list_at(monkeypatch, capsys, db, 250)
+    a = next(line for line in lines if line.startswith(run.uid))
+    assert "IOPS: RND 4KiB 100/0" in a and "100,000 IOPS" in a
+    with sqlite3.connect(db) as con:  # as a library of schema 4 holds the runs it had: no headlines
+        con.execute("DELETE FROM headlines")
+    assert _list_at(monkeypatch, capsys, db, 250) == lines
 
 
 def test_record_run_never_raises(runs, tmp_path):

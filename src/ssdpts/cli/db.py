@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import PurePath
 
+from ..errors import UserError
 from ..kinds import KINDS, PTS
 from ..pts import catalog
 
@@ -45,6 +47,11 @@ def add_parser(sub) -> None:
     _db_opt(ls)
     _filters(ls)
     ls.add_argument("--json", action="store_true", help="print the runs as JSON instead of a table")
+    fit = ls.add_mutually_exclusive_group()
+    fit.add_argument("--wide", action="store_true", help="every column whole, however wide the terminal (as when "
+                                                       "the output is not a terminal)")
+    fit.add_argument("--width", type=int, metavar="N", help="fit the table to N columns, as to a terminal that wide "
+                                                           "(default: the terminal's width; a pipe gets every column)")
     ls.set_defaults(func=cmd_list)
 
     e = dsub.add_parser("export", help="export every measurement-window value (one row per table cell)")
@@ -103,16 +110,33 @@ def cmd_add(args) -> int:
     return 0
 
 
-LIST_COLUMNS = (("run_uid", "run"), ("status", "status"), ("created", "started (UTC)"), ("device_model", "model"),
-                ("device_serial", "serial"), ("device_firmware", "firmware"), ("target_path", "target"),
-                ("tests", "tests"), ("profile", "profile"), ("step_seconds", "step s"), ("run_name", "directory"))
+# The table of 'db list' (docs/results-db.md#db-list): its columns, and what it gives up, in this
+# order, until it fits a narrower terminal; the run id, status and model always stay, the id whole.
+LIST_COLUMNS = (("run_uid", "run"), ("status", "status"), ("created", ("started (UTC)", "started (UTC)", "date (UTC)")),
+                ("device_model", "model", 12), ("device_serial", "serial", 10), ("device_firmware", "firmware"),
+                ("target_path", "target", 12), ("tests", "tests"), ("headline", "headline", 24, "end"),
+                ("profile", "profile"), ("step_seconds", "step s"), ("run_name", "directory", 16))
+NARROWING = (("created", "form", 1), ("target_path", 16), ("target_path", "drop"), ("step_seconds", "drop"),
+             ("run_name", 24), ("run_name", "drop"), ("profile", "drop"), ("headline", 32),
+             ("device_model", 28), ("device_serial", 16), ("headline", "drop"), ("tests", "drop"),
+             ("created", "form", 2), ("device_model", 20), ("device_serial", 12), ("created", "drop"),
+             ("device_serial", "drop"), ("device_firmware", "drop"))
 
 
 def cmd_list(args) -> int:
+    import shutil
+    import sys
+    import textwrap
+
     from ssdpts.library.db import ResultsDB
 
+    from .output import Column, fit_table
+
+    if args.width is not None and args.width < 20:
+        raise UserError(f"--width {args.width}: give 20 or more")
     with ResultsDB(args.db, create=False) as db:
         runs = db.list_runs(**_flt(args))
+        heads = {} if args.json else db.headlines(first=True)
     if args.json:
         for r in runs:
             for k in ("run_spec_json", "target_json", "host_json", "deviations"):
@@ -122,17 +146,51 @@ def cmd_list(args) -> int:
     if not runs:
         print("no runs match" if any(_flt(args).values()) else f"no runs in {db.path}: add some with 'ssdpts db add'")
         return 0
-    table = [[h for _, h in LIST_COLUMNS]]
-    for r in runs:
-        table.append(["—" if r[k] is None else (f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]))
-                      for k, _ in LIST_COLUMNS])
-    widths = [max(len(row[i]) for row in table) for i in range(len(LIST_COLUMNS))]
-    for n, row in enumerate(table):
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-    print(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+    rows = [_list_row(r, (heads.get(r["run_uid"]) or _headline_of(r))[:1]) for r in runs]
+    figures = max(len(r["headline"][0]) for r in rows)  # each headline's figure right-aligned to the others,
+    for r in rows:  # its mark beside it (never shortened away), then what it is
+        fig, mark, label = r["headline"]
+        r["headline"] = "—" if fig == "—" else f"{fig:>{figures}}{mark:2}  {label}"
+    width = args.width if args.width is not None else (
+        None if args.wide or not sys.stdout.isatty() else shutil.get_terminal_size().columns)
+    lines, left_out = fit_table([Column(*c) for c in LIST_COLUMNS], rows, width, NARROWING)
+    tail = [f"{len(runs)} run{'s' if len(runs) != 1 else ''}"]
+    if any("†" in r["headline"] for r in rows) and "headline" not in left_out:
+        tail.append("†: steady state NOT reached in that test")
+    if left_out:
+        tail.append(f"left out to fit {width} columns: {', '.join(left_out)} (--wide: every column)")
+    text = "; ".join(tail)
+    print("\n".join([*lines, *(textwrap.wrap(text, width, break_on_hyphens=False) if width else [text])]))
     return 0
+
+
+def _list_row(r: dict, head: list[dict]) -> dict:
+    """A run's cells in 'db list' (the start time in its forms: whole, to the minute, the day) and its
+    headline: the first figure the results site's index shows for it (docs/results-db.md#headlines)."""
+    from .output import figure
+
+    row = {k: "—" if r[k] is None else (f"{r[k]:g}" if isinstance(r[k], float) else str(r[k]))
+           for k, *_ in LIST_COLUMNS if k != "headline"}
+    t = row["created"]
+    row["created"] = (t, t[:16].replace("T", " "), t[:10]) if t != "—" else t
+    if r["device_model"] is None and r["target_path"]:  # a file or a device without a model: its name, as the site
+        row["device_model"] = PurePath(r["target_path"]).name
+    row["headline"] = ("—", "", "") if not head else (figure(head[0]["value"], head[0]["unit"]),
+                                                      " †" if head[0]["steady_state_reached"] == 0 else "",
+                                                      head[0]["label"])
+    return row
+
+
+def _headline_of(r: dict) -> list[dict]:
+    """The headlines of a run the library added before it kept them (schema 6), from its directory
+    when it is still there; none otherwise."""
+    from ssdpts.library.headlines import headline_rows
+    from ssdpts.results.reader import read_run
+
+    try:
+        return headline_rows(read_run(r["path"]))
+    except (UserError, OSError, ValueError, KeyError):
+        return []
 
 
 def cmd_remove(args) -> int:
@@ -180,7 +238,6 @@ def cmd_schema(args) -> int:
 
 
 def cmd_site(args) -> int:
-    from ..errors import UserError
     from ssdpts.library.site import build
 
     if args.jobs is not None and args.jobs < 1:

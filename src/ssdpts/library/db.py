@@ -14,6 +14,8 @@ Schema (version in ``PRAGMA user_version``; every column documented in docs/resu
     run_digests   what each run directory recorded when it was first added (results/seal.py
                   directory_digests), kept when the run is added again: 'ssdpts verify' and
                   'db add' name any later edit of a run the library holds
+    headlines     one row per headline figure of a run, in the site index's order (library/headlines.py):
+                  'db list' shows the first without reading the run directories
 
 stdlib sqlite3 only; pyarrow is imported for Parquet export alone (the 'parquet' extra, not a dependency).
 """
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ssdpts.atomic import write_atomic
 from ssdpts.errors import UserError
+from ssdpts.library.headlines import HEADLINE_COLUMNS, HEADLINES_DDL, headline_rows, stored_headlines
 from ssdpts.results.cells import table_cells
 from ssdpts.results.reader import RunResults, find_run_dirs, read_run
 from ssdpts.results.registry import RUN_FIELDS
@@ -41,8 +44,9 @@ from ssdpts.results.registry import RUN_FIELDS
 if TYPE_CHECKING:
     from ssdpts.results.verify.integrity import Problem, Result
 
-# 2: measurements.point (the extended tests' cells); 3: run_digests; 4: parts' timing; 5: runs.precondition
-SCHEMA_VERSION = 5
+# 2: measurements.point (the extended tests' cells); 3: run_digests; 4: parts' timing; 5: runs.precondition;
+# 6: headlines
+SCHEMA_VERSION = 6
 ENV_DB = "SSDPTS_DB"
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
@@ -123,6 +127,7 @@ def _ddl() -> list[str]:
         "CREATE INDEX runs_model ON runs (device_model, device_firmware)",
         "CREATE INDEX runs_created ON runs (created)",
         *_digests_ddl(),
+        HEADLINES_DDL,
     ]
 
 
@@ -262,6 +267,8 @@ class ResultsDB:
                         self.con.execute(f"ALTER TABLE parts ADD COLUMN {col} INTEGER")
                 if version < 5:  # the preconditioning (NULL for the runs already in it until added again)
                     self.con.execute("ALTER TABLE runs ADD COLUMN precondition TEXT")
+                if version < 6:  # the headline figures (none for the runs already in it until added again)
+                    self.con.execute(HEADLINES_DDL)
                 self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.con.execute("COMMIT")
             return -1 if version == -1 else max(version, SCHEMA_VERSION)
@@ -310,6 +317,7 @@ class ResultsDB:
         self._insert("runs", [run_row(run, path)], RUN_COLUMNS)
         self._insert("parts", part_rows(run), PART_COLUMNS)
         self._insert("measurements", measurement_rows(run), MEASUREMENT_COLUMNS)
+        self._insert("headlines", headline_rows(run), HEADLINE_COLUMNS)
         return run, existed
 
     def add(self, run_dirs: Iterable[str | Path]) -> list[tuple[RunResults, bool]]:
@@ -353,6 +361,9 @@ class ResultsDB:
         where, args = self._where(**filters)
         sql = f"SELECT * FROM runs{where} ORDER BY created, run_uid"
         return [dict(r) for r in self.con.execute(sql, args)]
+
+    def headlines(self, first: bool = False) -> dict[str, list[dict[str, Any]]]:
+        return stored_headlines(self.con, first)
 
     def parts(self, run_uid: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.con.execute("SELECT * FROM parts WHERE run_uid = ? ORDER BY rowid", (run_uid,))]

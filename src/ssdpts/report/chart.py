@@ -107,7 +107,10 @@ class Axes:
     def legend(self, at: str = "right", title: str = "", ncol: int = 1, offset: float = 0.0) -> "Axes":
         """Legend of the layers that have a ``label``, in their order: ``at`` right (beside the axes,
         top aligned), top (above the axes, title bold), below (centred under the axes, ``offset``
-        points below its bottom edge, ``ncol`` columns)."""
+        points below its bottom edge, ``ncol`` columns). It stays inside the figure whatever its
+        names: the page's script (templates/chart.js ``legend``) draws a legend below in fewer
+        columns where the figure has room for more rows, and shortens the widest names in their
+        middle where it must (an entry's ``keep`` tail whole, the full name its tooltip)."""
         self.d["leg"] = {"at": at, "n": ncol, **({"title": title} if title else {}), **({"o": offset} if offset else {})}
         return self
 
@@ -192,15 +195,20 @@ class Axes:
             layer["fx"] = True
         return self._add(layer, None, None, y2)
 
-    def legend_line(self, label: str, *, color: str, marker: str | None = None, lw: float = 1.6, ls: str = "-") -> dict:
-        """A legend entry of a line (and marker) that draws nothing."""
-        return self._add({"t": "key", "kl": True, "c": color, "w": lw, "ls": ls, **({"m": marker, "ms": 5} if marker else {})},
-                         label, None, False)
+    def legend_line(self, label: str, *, color: str, marker: str | None = None, lw: float = 1.6, ls: str = "-",
+                    keep: int = 0) -> dict:
+        """A legend entry of a line (and marker) that draws nothing. ``keep``: the last characters of
+        ``label`` a legend too wide for its plot never shortens (what the entry says of the series,
+        as " — SS NOT reached"; :meth:`legend`)."""
+        return self._add({"t": "key", "kl": True, "c": color, "w": lw, "ls": ls, **({"m": marker, "ms": 5} if marker else {}),
+                          **({"lk": keep} if keep else {})}, label, None, False)
 
-    def legend_patch(self, label: str, *, color: str, hatch: bool = False, edge: str | None = None) -> dict:
-        """A legend entry that draws nothing (e.g. "hatched: steady state NOT reached")."""
-        return self._add({"t": "key", "c": color, **({"h": True, "ec": edge or "#cf222e"} if hatch else {})},
-                         label, None, False)
+    def legend_patch(self, label: str, *, color: str, hatch: bool = False, edge: str | None = None,
+                     keep: int = 0) -> dict:
+        """A legend entry that draws nothing (e.g. "hatched: steady state NOT reached"); ``keep`` as
+        for :meth:`legend_line`."""
+        return self._add({"t": "key", "c": color, **({"h": True, "ec": edge or "#cf222e"} if hatch else {}),
+                          **({"lk": keep} if keep else {})}, label, None, False)
 
     def cells(self, z: Sequence[Sequence], *, cmap: str, decimals: int = 0, label: str = "") -> dict:
         """A value per cell (rows top to bottom on y 0..n-1, columns on x 0..m-1) coloured on ``cmap``

@@ -20,13 +20,15 @@ def _run_name(label: str, i: int, missed: bool) -> str:
 
 
 def _legend_below(ax: Axes, labels: list[str], missed: list[bool], bars: bool = False) -> None:
-    """Every run's key centred under the axes (four per row)."""
+    """Every run's key centred under the axes (four per row, fewer where long names need them; a name
+    too long for the plot shortened, never its "(baseline)" and "SS NOT reached": chart.py legend)."""
     for i, (lab, c) in enumerate(zip(labels, _colors(len(labels)))):
+        name = _run_name(lab, i, missed[i])
         if bars:
-            ax.legend_patch(_run_name(lab, i, missed[i]), color=c, hatch=missed[i], edge=BAD)
+            ax.legend_patch(name, color=c, hatch=missed[i], edge=BAD, keep=len(name) - len(lab))
         else:
-            ax.legend_line(_run_name(lab, i, missed[i]), color=c, marker=MARKERS[i % len(MARKERS)],
-                           lw=2.2 if i == 0 else 1.5, ls="--" if missed[i] else "-")
+            ax.legend_line(name, color=c, marker=MARKERS[i % len(MARKERS)], lw=2.2 if i == 0 else 1.5,
+                           ls="--" if missed[i] else "-", keep=len(name) - len(lab))
     ax.legend("below", ncol=min(len(labels), 4), offset=30)
 
 

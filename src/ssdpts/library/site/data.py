@@ -16,6 +16,7 @@ from typing import Any
 
 from ssdpts.compare import SETTINGS, settings_of
 from ssdpts.kinds import PTS
+from ssdpts.library.headlines import figure_cells, headline_cells  # the index's headline columns (and the library's)
 from ssdpts.pts.registry import TESTS, headlines
 from ssdpts.pts.registry import site as kind_site
 from ssdpts.results.cells import cell_rank, shared_parts
@@ -36,10 +37,6 @@ def meta() -> dict[str, Any]:
     }
 
 
-def _cell_key(pid: str, metric: str, bs, mix, point) -> str:
-    return "|".join("" if x is None else str(x) for x in (pid, metric, bs, mix, point))
-
-
 def _rank(test: str, pid: str, metric: str, bs, mix, point, position: int) -> list:
     """compare's order of a cell (results.cells.cell_rank) as a JSON array the page sorts by."""
     return list(cell_rank(test, (pid, metric, bs, mix, point), position))
@@ -57,44 +54,6 @@ def run_data(run: RunResults) -> dict[str, Any]:
         part.update(kind_site(run.part(sp.part)))
         parts.append(part)
     return {"format": FORMAT, "uid": run.uid, "parts": parts, "settings": settings_of(run)}
-
-
-def headline_cells(run: RunResults) -> list[tuple[dict, float | None, bool | None]]:
-    """The run's headline cells (each test's HEADLINES, as compare's summary table picks them):
-    (column, value, steady state reached) with the column's key, part, test and label."""
-    out = []
-    order = {t: i for i, t in enumerate(TESTS)}
-    shared, _ = shared_parts([run])
-    for sp in shared:
-        for n, (metric, bs, mix, point) in enumerate(headlines(sp.test)):
-            row = next((r for r in sp.rows if r.metric == metric and (bs is None or r.block_size_bytes == bs)
-                        and (mix is None or r.mix == mix) and (point is None or r.point == point)), None)
-            if row is None:
-                continue
-            cell = row.label + (f" {SHORT[row.metric]}" if row.metric in SHORT else "")
-            where = sp.test.upper() + (f" {sp.part.split('-', 1)[1]}" if "-" in sp.part else "")
-            col = {"key": _cell_key(sp.part, row.metric, row.block_size_bytes, row.mix, row.point), "test": sp.test,
-                   "part": sp.part, "label": f"{sp.title}: {cell}", "short": f"{where}: {cell}", "unit": row.unit,
-                   "kind": METRICS[row.metric].kind, "order": [order.get(sp.test, 99), sp.part, n]}
-            out.append((col, row.values[0], sp.reached[0]))
-    return out
-
-
-def figure_cells(run: RunResults) -> list[tuple[dict, float | None, bool | None]]:
-    """A run beside the PTS (ssdpts quick, trace replay): each of its figures' median as a headline
-    column of its kind, as headline_cells gives a PTS run's (no steady state to mark)."""
-    from ssdpts import kinds
-
-    if run.kind is None:
-        return []
-    kind = kinds.KINDS[run.kind]
-    out = []
-    for n, f in enumerate(kind.workload().load(run.path).figures):
-        col = {"key": _cell_key(kind.name, f.key, None, None, None), "test": kind.name, "part": kind.name,
-               "label": f"{kind.command}: {f.label}", "short": f"{kind.name.upper()}: {f.label}", "unit": f.unit,
-               "kind": f.kind, "order": [len(TESTS) + list(kinds.KINDS).index(kind.name), kind.name, n]}
-        out.append((col, f.median, None))
-    return out
 
 
 def drive_model_label(run: RunResults) -> str | None:

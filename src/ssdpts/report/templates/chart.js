@@ -310,19 +310,67 @@
   }
 
   // ---- legends -------------------------------------------------------------------------------------
+  // A legend stays inside its plot whatever its names (docs/report.md#plots): below the axes it takes
+  // the most columns, up to those asked, that fit the figure's width in the rows the figure has room
+  // for under the axes; where that is still too wide (or beside or above the axes, where the room is
+  // what the figure leaves), the widest names are shortened in their middle ("…"), an entry's kept
+  // tail whole (``lk`` characters: a comparison's " (baseline)" and " — SS NOT reached"), and the full
+  // name is the entry's tooltip (its <title>). A legend that fits is drawn as asked.
+  var LEG_PAD = 2;  // points left free at the figure's edges
+  function cutMiddle(head, n) {  // n characters of head around an ellipsis: 3/5 from its start, the rest from its end
+    var a = Math.ceil(n * 0.6);
+    return head.slice(0, a).replace(/\s+$/, "") + "…" + head.slice(head.length - (n - a)).replace(/^\s+/, "");
+  }
+  function shorten(text, keep, room, z) {
+    if (strWidth(text, z) <= room) return text;
+    var tail = keep > 0 && keep < text.length ? text.slice(text.length - keep) : "", head = text.slice(0, text.length - tail.length);
+    if (strWidth("…" + tail, z) > room) { tail = ""; head = text; }  // not even the tail fits: the whole text shortened
+    var lo = 0, hi = head.length - 1;
+    while (lo < hi) {
+      var m = Math.ceil((lo + hi) / 2);
+      if (strWidth(cutMiddle(head, m) + tail, z) <= room) lo = m; else hi = m - 1;
+    }
+    return cutMiddle(head, lo) + tail;
+  }
+  // the widest a column may be for ``widths`` (one per column) to take ``room`` in all: the widest
+  // are brought down to one width, the others kept
+  function capWidths(widths, room) {
+    var sorted = widths.slice().sort(function (a, c) { return a - c; }), left = room;
+    for (var i = 0; i < sorted.length; i++) {
+      var share = left / (sorted.length - i);
+      if (sorted[i] > share) return share;
+      left -= sorted[i];
+    }
+    return Infinity;
+  }
   function legend(svg, P, spec, pid, twin) {
     var items = P.L.filter(function (l) { return l.lab; });
     if (!items.length) return;
-    var L = P.leg, b = P.box, z = LEG_SIZE, row = z * 1.45, hl = 2 * z, gap = 0.8 * z;
+    var L = P.leg, b = P.box, z = LEG_SIZE, row = z * 1.45, hl = 2 * z, gap = 0.8 * z, sep = 2 * z;
     var g = el(svg, "g", {"class": "legend"});
-    var cols = Math.max(1, L.n || 1), rows = Math.ceil(items.length / cols);
-    var x, y;
-    if (L.at === "top") { x = b[0] - 0.02 * b[2]; y = b[1] - 0.02 * b[3] - (rows + (L.title ? 1 : 0)) * row + z * 0.8; }
+    var n = items.length, asked = Math.max(1, L.n || 1), cols = asked;
+    var need = items.map(function (l) { return hl + gap + strWidth(l.lab, z); });
+    function total(c) {
+      var w = [];
+      need.forEach(function (v, i) { w[i % c] = Math.max(w[i % c] || 0, v); });
+      return w.reduce(function (a, v) { return a + v; }, 0) + (c - 1) * sep;
+    }
+    var x, y, room;
+    if (L.at === "top") { x = b[0] - 0.02 * b[2]; y = b[1] - 0.02 * b[3] - (Math.ceil(n / cols) + (L.title ? 1 : 0)) * row + z * 0.8; }
     else if (L.at === "below") { x = null; y = b[1] + b[3] + (L.o || 0) + z * 0.8; }
     else { x = b[0] + b[2] + (twin ? 40 : 0) + 0.01 * b[2] + 2; y = b[1] + z * 0.8; }
-    var entries = [];
+    if (L.at === "below") {
+      room = spec.w - 2 * LEG_PAD;
+      var rowsFit = Math.max(Math.floor((spec.h - LEG_PAD - z * 0.25 - y) / row) + 1, Math.ceil(n / asked));
+      for (cols = asked; cols >= 1; cols--) if (Math.ceil(n / cols) <= rowsFit && total(cols) <= room) break;
+      if (cols < 1) cols = Math.min(asked, Math.max(1, Math.ceil(n / rowsFit)));
+    } else room = spec.w - LEG_PAD - x;
+    var colW = [];
+    need.forEach(function (v, i) { colW[i % cols] = Math.max(colW[i % cols] || 0, v); });
+    var cap = capWidths(colW, room - (cols - 1) * sep);
     if (L.title) { el(g, "text", {x: x || 0, y: r1(y), "font-size": z, "font-weight": "bold", fill: INK}, L.title); y += row; }
-    items.forEach(function (l) {
+    var entries = [];
+    items.forEach(function (l, i) {
       var sid = l.s !== undefined ? pid + "-s" + l.s : null;
       var e = el(g, "g", {});
       var hx = 0, hy = -z * 0.3;
@@ -336,16 +384,18 @@
                        stroke: l.h ? l.ec : null, id: sid ? sid + "-legh" : null});
         if (l.h) hatch(e, hx, hy - z * 0.35, hl, z * 0.7, against(fill));
       }
-      var t = el(e, "text", {x: hl + gap, y: 0, "font-size": z, fill: INK, id: sid ? sid + "-leg" : null}, l.lab);
-      entries.push([e, hl + gap + textWidth(t)]);
+      var text = need[i] > cap ? shorten(l.lab, l.lk || 0, cap - hl - gap, z) : l.lab;
+      if (text !== l.lab) e.insertBefore(el(e, "title", {}, l.lab), e.firstChild);
+      var t = el(e, "text", {x: hl + gap, y: 0, "font-size": z, fill: INK, id: sid ? sid + "-leg" : null}, text);
+      entries.push([e, hl + gap + (text === l.lab ? need[i] - hl - gap : textWidth(t))]);
     });
-    var colW = [];
+    colW = [];
     entries.forEach(function (en, i) { var c = i % cols; colW[c] = Math.max(colW[c] || 0, en[1]); });
-    var total = colW.reduce(function (a, v) { return a + v; }, 0) + (cols - 1) * 2 * z;
-    if (x === null) x = b[0] + b[2] / 2 - total / 2;
+    var width = colW.reduce(function (a, v) { return a + v; }, 0) + (cols - 1) * sep;
+    if (x === null) x = Math.max(LEG_PAD, Math.min(b[0] + b[2] / 2 - width / 2, spec.w - LEG_PAD - width));
     entries.forEach(function (en, i) {
       var c = i % cols, r = Math.floor(i / cols), off = 0;
-      for (var k = 0; k < c; k++) off += colW[k] + 2 * z;
+      for (var k = 0; k < c; k++) off += colW[k] + sep;
       en[0].setAttribute("transform", "translate(" + r1(x + off) + "," + r1(y + r * row) + ")");
     });
     if (L.title) g.firstChild.setAttribute("x", r1(x));

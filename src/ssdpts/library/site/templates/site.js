@@ -298,11 +298,13 @@
   Axes.prototype.legendLine = function (label, o) {
     var l = {t: "key", kl: true, c: o.color, w: o.lw, ls: o.ls};
     if (o.marker) { l.m = o.marker; l.ms = 5; }
+    if (o.keep) l.lk = o.keep;
     return this.add(l, label);
   };
   Axes.prototype.legendPatch = function (label, o) {
     var l = {t: "key", c: o.color};
     if (o.hatch) { l.h = true; l.ec = o.edge || BAD; }
+    if (o.keep) l.lk = o.keep;
     return this.add(l, label);
   };
   function ser(name, unit, xname, notes) { var s = {n: name, u: unit, x: xname}; if (notes) s.t = notes; return s; }
@@ -351,11 +353,12 @@
   function legendRows(labs) { return 0.2 * Math.floor((labs.length + 3) / 4) + 0.15; }
   function legendW(labs) { return d3.max(labs.map(function (l) { return String(l).length; }).concat([4])) * 8 * 0.6 / 72 + 0.6; }
   function runName(lab, i, missed) { return lab + (i === 0 ? " (baseline)" : "") + (missed ? " — SS NOT reached" : ""); }
-  function legendBelow(ax, labs, missed, bars) {
+  function legendBelow(ax, labs, missed, bars) {  // compare_plots._legend_below: chart.js fits it to the plot
     var cs = colors(labs.length);
     labs.forEach(function (lab, i) {
-      if (bars) ax.legendPatch(runName(lab, i, missed[i]), {color: cs[i], hatch: missed[i], edge: BAD});
-      else ax.legendLine(runName(lab, i, missed[i]), {color: cs[i], marker: MARKERS[i % MARKERS.length], lw: i === 0 ? 2.2 : 1.5, ls: missed[i] ? "--" : "-"});
+      var name = runName(lab, i, missed[i]), keep = name.length - String(lab).length;
+      if (bars) ax.legendPatch(name, {color: cs[i], hatch: missed[i], edge: BAD, keep: keep});
+      else ax.legendLine(name, {color: cs[i], marker: MARKERS[i % MARKERS.length], lw: i === 0 ? 2.2 : 1.5, ls: missed[i] ? "--" : "-", keep: keep});
     });
     ax.legend("below", Math.min(labs.length, 4), 30);
   }
@@ -617,15 +620,24 @@
     drawTrend();
   }
   function stickLeft() {  // the sticky columns' offsets: each starts where the one before it ends
-    // each at the sum of the widths before it, a pixel less for each shared border (no gap between them)
-    var left = 0, at = [].map.call(document.querySelectorAll("#runs thead th.stick"), function (th, i) {
-      var x = Math.max(Math.floor(left) - i, 0);
+    // each at the sum of the widths before it, as laid out (each cell draws its own borders, site.css):
+    // the sticky cells stay where they stand unscrolled, edge to edge, the last one edged by a shadow
+    // while the table is scrolled sideways
+    var left = -1, ths = document.querySelectorAll("#runs thead th.stick"), at = [].map.call(ths, function (th) {
+      var x = left;
       left += th.getBoundingClientRect().width;
       return x;
     });
     document.querySelectorAll("#runs tr").forEach(function (tr) {
-      tr.querySelectorAll(".stick").forEach(function (c, i) { c.style.left = at[i] + "px"; });
+      var cells = tr.querySelectorAll(".stick");
+      cells.forEach(function (c, i) { c.style.left = at[i] + "px"; c.classList.toggle("stick-last", i === cells.length - 1); });
     });
+    var box = document.querySelector(".index-scroll");
+    if (!box.dataset.edge) {
+      box.dataset.edge = "1";
+      box.addEventListener("scroll", function () { box.classList.toggle("scrolled", box.scrollLeft > 0); }, {passive: true});
+    }
+    box.classList.toggle("scrolled", box.scrollLeft > 0);
   }
   function fitTooWide() {  // no chosen columns: every test's figures while the table fits its box
     var box = document.querySelector(".index-scroll");
