@@ -5,7 +5,10 @@ WIPC, rounds) and once by the sprandom fill, each on a fresh drive.
 What ssdpts reports must not depend on the way the drive got to steady state:
 * the steady-state verdicts are equal (PTS 2.0.2 §2.1.24: reached in both, or in neither);
 * every tracking variable's window value (the mean of its 5 window rounds, the figure the PTS
-  reports it by) is within WINDOW_REL of the other run's.
+  reports it by) is within WINDOW_REL of the other run's;
+* and, by the drive's truth, each tracking cell's mean modeled service time over the window within
+  WINDOW_REL of the other run's: the drive's state, which a host that issues late at TC 1 x QD 2
+  does not move (the window values above it does: measured, below).
 
 What the drive holds after the fill must be the steady state, by the drive's own truth (never seen
 by ssdpts):
@@ -79,15 +82,47 @@ def truth_after(run: Run, drive: Drive, test: str, part: str = "") -> dict:
             break
         seen += iv["host_write_pages"]
     w0, w1 = window_span(run, test, part)
+    wa_window = drive.truth.wa(w0, w1)
+    quarters, h, f, total = [], 0.0, 0.0, 0.0
+    for iv in after:  # the WA of each quarter capacity written after it, against the window's
+        h, f = h + iv["host_write_pages"], f + iv["flash_prog_pages"]
+        if h >= L / 4:
+            total += h
+            quarters.append((round(total / L, 2), round(f / h / wa_window - 1, 4)))
+            h = f = 0.0
+            if total >= 2 * L:
+                break
     at = drive.truth.at(t)
     win = [iv for iv in drive.truth.intervals if iv["t0"] >= w0 and iv["t1"] <= w1]
     reserve = drive.p["dies"] * drive.p["gc_free_blocks"]
     return {"wa_next_half": flash / host if host else None, "next_half_pages": host,
             "unwritten_share": (at["free_blocks"] - reserve) * drive.p["pages_per_block"] / L,
             "host_pages_to_gc": onset_pages, "gc_onset_short": None if onset_pages is None else onset_pages / L,
-            "wa_window": drive.truth.wa(w0, w1), "reference_wa": drive.p["reference_wa"],
+            "wa_window": wa_window, "reference_wa": drive.p["reference_wa"], "wa_by_quarter_capacity": quarters,
             "free_blocks_after": at["free_blocks"], "valid_pages_after": at["valid_pages"],
             "free_blocks_window_mean": sum(iv["free_blocks"] for iv in win) / len(win) if win else None}
+
+
+def service_us(run: Run, drive: Drive, pid: str) -> dict[str, float]:
+    """Each tracking variable's cell over the window as the drive served it: the mean modeled
+    service time of its commands (reads and writes together), from the truth. The drive's state, not
+    the host's: at TC 1 x QD 2 a host that issues late lowers ssdpts's IOPS and not this."""
+    ss = run.summary["parts"][pid]["steady_state"]
+    rounds = set(ss["window_rounds"])
+    out = {}
+    for var in ss["variables"]:
+        label = var["variable"].rsplit(" ", 1)[0]  # "RND 4KiB 0/100 IOPS" -> its cell's label
+        n = t = 0.0
+        for st in run.steps:
+            if st["phase"] == "round" and st["round"] in rounds and st["label"] == label:
+                t0, t1 = st["measurement"]["start_time"], st["measurement"]["end_time"]
+                for op in ("read", "write"):
+                    k = drive.truth.sum(f"host_{op}_ios", t0, t1)
+                    if k:
+                        n += k
+                        t += k * drive.truth.lat_mean_us(op, t0, t1)
+        out[var["variable"]] = t / n if n else float("nan")
+    return out
 
 
 def window_values(run: Run, pid: str) -> dict[str, float]:
@@ -108,6 +143,11 @@ def precondition_proof(pts: tuple[Run, Drive], spr: tuple[Run, Drive], test: str
     worst = max(diffs, key=lambda k: abs(diffs[k]))
     v.check("window values within 2%", abs(diffs[worst]) <= WINDOW_REL,
             f"{worst}: sprandom {wb[worst]:.1f} vs pts {wa[worst]:.1f} ({diffs[worst]:+.2%}; limit {WINDOW_REL:.0%})")
+    sa, sb = service_us(a, da, pid), service_us(b, db, pid)
+    sd = {k: rel_diff(sb[k], sa[k]) for k in sa}
+    worst = max(sd, key=lambda k: abs(sd[k]))
+    v.check("the drive's service times in the window within 2%", abs(sd[worst]) <= WINDOW_REL,
+            f"{worst}: sprandom {sb[worst]:.0f} us vs pts {sa[worst]:.0f} us ({sd[worst]:+.2%}; limit {WINDOW_REL:.0%})")
     ta, tb = truth_after(a, da, test, part), truth_after(b, db, test, part)
     short = tb["unwritten_share"]
     v.check("physical space written by the fill", short <= UNWRITTEN_SHARE,
@@ -119,6 +159,7 @@ def precondition_proof(pts: tuple[Run, Drive], spr: tuple[Run, Drive], test: str
             f"WA over the half capacity after the fill {tb['wa_next_half']} vs over the window {tb['wa_window']:.3f} "
             f"({'n/a' if d is None else f'{d:+.1%}'}; limit {NEXT_WA_REL:.0%})")
     v.figures.update(window={"pts": wa, "sprandom": wb, "rel": diffs}, truth={"pts": ta, "sprandom": tb},
+                     service_us={"pts": sa, "sprandom": sb, "rel": sd},
                      rounds={"pts": a.summary["parts"][pid]["rounds_run"], "sprandom": b.summary["parts"][pid]["rounds_run"]},
                      time_to_result={"pts": a.manifest["parts"][pid].get("time_to_result"),
                                      "sprandom": b.manifest["parts"][pid].get("time_to_result")})

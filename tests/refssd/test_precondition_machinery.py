@@ -2,7 +2,8 @@
 seconds): two runs made by the FakeExecutor, one preconditioned by the WIPC and one by the fill, and
 a drive's truth written for them. The proof passes where the truth is a steady state after the fill,
 and names the check that fails where the fill left erased blocks, where the WA after it is not the
-window's, where the window values differ by 3%, and where the verdicts differ."""
+window's, where the window values differ by 3%, where the drive served the window 3% slower, and where the
+verdicts differ."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def runs(tmp_path_factory) -> tuple[Run, Run]:
     return out[0], out[1]
 
 
-def drive(run: Run, *, free_after: int = 12, wa_after: float = 2.6) -> Drive:
+def drive(run: Run, *, free_after: int = 12, wa_after: float = 2.6, service_us: float = 2900.0) -> Drive:
     """A truth of 100-ms intervals over the run: WA 2.6 and 9 free blocks in steady state; after the
     preconditioning ``free_after`` free blocks, and ``wa_after`` over the next 6 s (the half capacity: 55 intervals)."""
     t0 = min(s["measurement"]["start_time"] for s in run.steps) - 1
@@ -46,7 +47,9 @@ def drive(run: Run, *, free_after: int = 12, wa_after: float = 2.6) -> Drive:
         near = end <= t < end + 6
         ivs.append({"type": "interval", "t0": t, "t1": t + 0.1, "host_write_pages": 300,
                     "flash_prog_pages": 300 * (wa_after if near else 2.6), "gc_copy_pages": 480,
-                    "free_blocks": free_after if t <= end < t + 0.1 else 9, "valid_pages": 32768})
+                    "free_blocks": free_after if t <= end < t + 0.1 else 9, "valid_pages": 32768,
+                    "host_write_ios": 300, "host_read_ios": 100, "write_lat_mean_us": service_us,
+                    "read_lat_mean_us": service_us / 2})
         t += 0.1
     return Drive(refssd_host.Truth([{"type": "config", "interval_s": 0.1}, *ivs]), None, PARAMS)
 
@@ -61,6 +64,7 @@ def test_a_steady_fill_passes(runs):
     ("fill left 130 blocks", "physical space written by the fill"),
     ("WA after the fill 2.0", "WA of the next half capacity is the steady WA"),
     ("window values x 0.97", "window values within 2%"),
+    ("service times x 1.03", "the drive's service times in the window within 2%"),
     ("verdict not reached", "verdicts equal"),
 ])
 def test_each_check_fails_on_its_error(runs, what, check):
@@ -70,6 +74,8 @@ def test_each_check_fails_on_its_error(runs, what, check):
         kw["free_after"] = 138
     elif what.startswith("WA"):
         kw["wa_after"] = 2.0
+    elif what.startswith("service"):
+        kw["service_us"] = 2900.0 * 1.03
     else:
         spr = copy.deepcopy(spr)
         ss = spr.summary["parts"]["iops"]["steady_state"]
