@@ -54,13 +54,20 @@ def only_run_dir(out: Path) -> Path:
     return dirs[0]
 
 
+# ssdpts as this source tree has it (not whichever install is on PATH): its own code, and the fio its
+# tree built (`make fio`, build/fio/bin/fio), as a run from the tree chooses it (engine/fiobin.py)
+SRC = Path(__file__).resolve().parents[2] / "src"
+SSDPTS = [sys.executable, "-m", "ssdpts.cli.main"]
+SSDPTS_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)}
+
+
 def ssdpts_run(ssd, out: Path, *args: str, timeout: float = 1800) -> Path:
     """ssdpts run on the reference SSD, with the drive's description stored with the run."""
     import subprocess
 
     desc = ssd.describe_file(out.parent / f"{out.name}-describe.json")
-    proc = subprocess.run(["ssdpts", "run", *args, "--target", ssd.device, "--destroy-data-on", ssd.device,
+    proc = subprocess.run([*SSDPTS, "run", *args, "--target", ssd.device, "--destroy-data-on", ssd.device,
                            "--describe", str(desc), "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=SSDPTS_ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return only_run_dir(out)

@@ -597,3 +597,42 @@ def test_a_display_whose_writes_fail_never_fails_the_run(tmp_path):
                            argv=["test"], progress=Display(GoneTerminal()))
     assert summary["status"] == "complete" and Display.calls > 10
     assert manifest(only_run_dir(tmp_path))["status"] == "complete"
+
+
+def test_the_manifest_records_time_to_result(full_run):
+    """Each part's purge, preconditioning and rounds in seconds and bytes, the bytes before its window
+    and the rounds to steady state (docs/methodology.md#time-to-result), as its steps give them."""
+    from ssdpts.pts.plan import active_range_bytes
+
+    run_dir, summary, _ = full_run
+    m = manifest(run_dir)
+    steps = step_lines(run_dir)
+    ar = active_range_bytes(SIZE, 100)
+    for pid in ("iops", "tp-1024KiB", "lat"):
+        t = m["parts"][pid]["time_to_result"]
+        mine = [s for s in steps if (f"{s['test']}-{s['part']}" if s["part"] else s["test"]) == pid]
+        written = {ph: sum(s["measurement"]["write"]["io_bytes"] for s in mine if s["phase"] == ph)
+                   for ph in ("wipc", "round")}
+        assert t["purge"]["method"] == "file-recreate" and t["purge"]["s"] >= 0
+        assert t["preconditioning"]["method"] == "wipc"
+        assert t["preconditioning"]["written_bytes"] == written["wipc"] == 2 * ar
+        assert t["rounds"] == {"count": 8, "s": t["rounds"]["s"], "written_bytes": written["round"]}
+        assert t["window_rounds"] == [4, 5, 6, 7, 8] and t["rounds_to_steady_state"] == 8
+        before = sum(s["measurement"]["write"]["io_bytes"] for s in mine if s["phase"] == "round" and s["round"] < 4)
+        assert t["before_window"]["rounds"] == 3 and t["before_window"]["written_bytes"] == 2 * ar + before
+        assert t["written_bytes"] == written["wipc"] + written["round"]
+        assert t["total_s"] >= t["rounds"]["s"] + t["preconditioning"]["s"] > 0
+    w = m["parts"]["wsat"]["time_to_result"]
+    assert w["preconditioning"] is None and "window_rounds" not in w
+    wsat = [s for s in steps if s["test"] == "wsat"]
+    assert w["rounds"]["written_bytes"] == sum(s["measurement"]["write"]["io_bytes"] for s in wsat) > 0
+
+
+def test_time_to_result_without_steady_state_says_none(tmp_path):
+    from ssdpts.results.records import PartState
+
+    store, _ = start(tmp_path, SMALL.with_(tests=("iops",), max_rounds=5), FakeExecutor(model=lambda step: 100.0 + 60 * (step.round % 2)))
+    t = manifest(store.path)["parts"]["iops"]["time_to_result"]
+    assert t["rounds_to_steady_state"] is None and t["window_rounds"] == [1, 2, 3, 4, 5]
+    assert t["before_window"]["rounds"] == 0
+    assert PartState.from_dict(manifest(store.path)["parts"]["iops"]).time_to_result == t

@@ -267,3 +267,38 @@ def test_the_library_marks_it(sprandom_run, tmp_path):
         (row,) = lib.list_runs()
     assert row["pts_compliant"] == 0 and row["precondition"] == "sprandom:0.2"
     assert any(d.startswith(SPRANDOM_MARK) for d in json.loads(row["deviations"]))
+
+
+# ---- both ways, side by side (docs/methodology.md#time-to-result) ---------------------------------
+
+def test_the_plan_knows_both_preconditionings_bytes():
+    from ssdpts.pts.plan import preconditioning_both
+
+    spec = RunSpec(tests=("wsat", "iops", "tp", "hir"), step_seconds=1)
+    both = preconditioning_both(spec, 8 * GiB, spr_op=0.25)
+    assert "wsat" not in both and "hir-wait-states" not in both
+    assert both["iops"] == {"pts": 16 * GiB, "sprandom": 10 * GiB} == both["tp-1024KiB"]
+    assert both["hir-precondition"] == {"pts": None, "sprandom": 10 * GiB}  # HIR's rounds are its preconditioning
+    assert preconditioning_both(spec, 8 * GiB)["iops"] == {"pts": 16 * GiB, "sprandom": None}  # no OP known
+    # a sprandom run's own OP, whatever else is asked
+    assert preconditioning_both(spec.with_(**SPR), 8 * GiB, spr_op=0.5)["iops"]["sprandom"] == 10 * GiB
+
+
+def test_plan_shows_both_with_their_time(tmp_path, capsys):
+    from ssdpts.cli.main import main
+
+    args = ["plan", "iops", "hir", "--target", str(tmp_path / "new.img"), "--size", "8G", "--step-seconds", "1"]
+    assert main([*args, "--spr-op", "25%", "--write-rate", "2000,1000", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    iops = next(p for p in doc["parts"] if p["test"] == "iops")
+    assert (iops["precondition_pts_bytes"], iops["precondition_sprandom_bytes"]) == (16 * GiB, 10 * GiB)
+    assert iops["precondition_pts_s"] == round(16 * GiB / 2e9, 1)
+    assert iops["precondition_sprandom_s"] == round(10 * GiB / 1e9, 1)
+    assert (doc["write_rate_seq_bytes_per_s"], doc["write_rate_rnd_bytes_per_s"], doc["spr_op_shown"]) == (2e9, 1e9, 0.25)
+    assert main([*args, "--spr-op", "0.25", "--write-rate", "2000"]) == 0
+    text = capsys.readouterr().out
+    assert "preconditioning both ways" in text and "IOPS: WIPC 17.2 GB, 8.6s | sprandom 10.7 GB, 5.4s" in text
+    assert "HIR: preconditioning: WIPC none | sprandom 10.7 GB" in text
+    assert main(args) == 0
+    text = " ".join(capsys.readouterr().out.split())  # the console wraps at its width
+    assert "IOPS: WIPC 17.2 GB | sprandom —" in text and "--spr-op OP" in text and "--write-rate" in text

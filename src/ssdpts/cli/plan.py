@@ -18,7 +18,41 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the plan as one JSON object instead (units in the key names: _bytes, _s, _pct; "
                         "with --fio each part's fio_job_file too; README.md); the exit status is the same")
+    p.add_argument("--write-rate", metavar="SEQ[,RND]", type=write_rates,
+                   help="the drive's write rate in MB/s, for the preconditioning's time both ways: SEQ that of SEQ "
+                        "128KiB writes (the PTS's WIPC), RND that of RND 4KiB writes at QD32 (the sprandom fill; "
+                        "SEQ when not given); an estimate (docs/methodology.md#time-to-result)")
+    p.add_argument("--spr-op", metavar="OP", type=spr_op,
+                   help="the over-provisioning the sprandom fill is shown at beside the PTS's WIPC, as "
+                        "--precondition sprandom:OP takes it (0.07 or 7%%); a sprandom plan shows its own")
     p.set_defaults(func=cmd)
+
+
+def write_rates(text: str) -> tuple[float, float]:
+    """'3000' or '3000,1200' (MB/s) -> (SEQ, RND) in bytes/s."""
+    import argparse
+
+    try:
+        vals = [float(v) for v in text.split(",")]
+    except ValueError:
+        vals = []
+    if not 1 <= len(vals) <= 2 or min(vals) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give SEQ[,RND] in MB/s, e.g. 3000 or 3000,1200")
+    return vals[0] * 1e6, vals[-1] * 1e6
+
+
+def spr_op(text: str) -> float:
+    """An OP as --precondition sprandom:OP takes it."""
+    import argparse
+
+    from .common import parse_precondition
+
+    try:
+        _, op = parse_precondition(f"sprandom:{text}")
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    assert op is not None
+    return op
 
 
 def fmt_duration(seconds: float) -> str:
@@ -50,7 +84,7 @@ def cmd(args) -> int:
     from ssdpts.run.preview import preview
     from .request import run_request
 
-    pv = preview(run_request(args, plan=True), job_files=args.fio)
+    pv = preview(run_request(args, plan=True), job_files=args.fio, rates=args.write_rate, spr_op=args.spr_op)
     if args.json:
         if pv.purge_refusal:
             raise UserError(pv.purge_refusal)
@@ -107,6 +141,7 @@ def print_preview(pv) -> None:
     c.print(f"\n[bold]total[/]: {pre} and WSAT write up to {fmt_capacity(pv.written_bytes_max)}, plus the writes of the "
             f"rounds; estimated {fmt_duration(pv.duration_min_s)} to {fmt_duration(pv.duration_max_s)} of stimulus "
             f"plus {pre} time (device-dependent)")
+    _print_both(c, pv)
     c.print("[dim]plan touched nothing.[/]")
     if not pv.usable:
         c.print(f"[bold red]'ssdpts run' would refuse this target[/]: {escape(pv.verdict)}")
@@ -152,3 +187,32 @@ def _print_part(c, pv, part, window_rounds: int) -> None:
     if part.fio_job_file is not None:
         c.print(f"  [dim]# round 1 fio job file of {part.title}[/]")
         c.print(part.fio_job_file, markup=False, soft_wrap=True)  # a job file line is never wrapped: usable as is
+
+
+def _cost(n: int | None, secs: float | None) -> str:
+    if n is None:
+        return "—"
+    return fmt_capacity(n) + (f", {fmt_duration(secs)}" if secs is not None else "")
+
+
+def _print_both(c, pv) -> None:
+    """Each part's preconditioning both ways, side by side: bytes, and time at --write-rate."""
+    rows = [p for p in pv.parts if p.precondition_pts_bytes is not None or p.precondition_sprandom_bytes is not None]
+    if not rows:
+        return
+    from ..pts.steady_state import WINDOW_ROUNDS
+
+    rated = pv.write_rate_seq_bytes_per_s is not None
+    op = f"OP {pv.spr_op_shown:g}" if pv.spr_op_shown is not None else "no OP known: --spr-op OP"
+    c.print(f"\n[bold]preconditioning both ways[/] (docs/methodology.md#time-to-result): the PTS's WIPC (none: "
+            f"its rounds precondition it) | the sprandom fill ({op}); either is followed by {WINDOW_ROUNDS} to {pv.rounds_max} rounds")
+    for p in rows:
+        pts = _cost(p.precondition_pts_bytes, p.precondition_pts_s) if p.precondition_pts_bytes is not None else "none"
+        spr = _cost(p.precondition_sprandom_bytes, p.precondition_sprandom_s)
+        c.print(f"  {p.title}: WIPC {pts} | sprandom {spr}")
+    if rated:
+        c.print(f"  [dim]time estimated at {pv.write_rate_seq_bytes_per_s / 1e6:g} MB/s of SEQ 128KiB writes and "
+                f"{pv.write_rate_rnd_bytes_per_s / 1e6:g} MB/s of RND 4KiB writes (--write-rate): an estimate; "
+                "the rounds to steady state after each are measured, not planned[/]")
+    else:
+        c.print("  [dim]give --write-rate SEQ[,RND] (MB/s) for their time[/]")

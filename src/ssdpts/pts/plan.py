@@ -100,3 +100,30 @@ def required_bytes(parts: list[Part]) -> int:
             w = s.workload
             need = max(need, w.block_size_bytes * w.threads * w.iodepth)
     return need
+
+
+def preconditioning_both(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 512,
+                         spr_op: float | None = None) -> dict[str, dict[str, int | None]]:
+    """Each part's preconditioning both ways, in bytes written ('ssdpts plan', docs/methodology.md#time-to-result):
+    ``pts`` the PTS's WIPC (None: the part has none, its rounds precondition it), ``sprandom`` the fill
+    at OP ``spr_op`` (the spec's own when it has one; None: no OP known, or no fill in the part).
+    Parts without either are left out."""
+    op = spec.spr_op if spec.spr_op is not None else spr_op
+    pts = {p.id: p for p in build_parts(spec.with_(precondition="pts", spr_op=None, spr_op_source=""),
+                                        capacity_bytes, logical_block_size)}
+    spr: dict[str, Part] = {}
+    if op is not None:
+        try:
+            spr = {p.id: p for p in build_parts(spec.with_(precondition="sprandom", spr_op=op,
+                                                           spr_op_source=spec.spr_op_source or "given"),
+                                                capacity_bytes, logical_block_size)}
+        except UserError:  # no part has a preconditioning for it to replace
+            spr = {}
+    out: dict[str, dict[str, int | None]] = {}
+    for pid, p in pts.items():
+        s = spr.get(pid)
+        a = p.wipc.io_bytes if p.wipc is not None else None
+        b = s.wipc.io_bytes if s is not None and s.wipc is not None and s.wipc.sprandom else None
+        if a is not None or b is not None:
+            out[pid] = {"pts": a, "sprandom": b}
+    return out

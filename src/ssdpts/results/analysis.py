@@ -165,3 +165,49 @@ def table_for(part: Part, rounds: Rounds, window: list[int]) -> Table:
 def wsat_table(records: list[StepRecord], part: Part, capacity_bytes: int) -> Table:
     rs = sorted((r for r in records if r.phase == "round"), key=lambda r: r.index)
     return wsat.build_table([(r.index, _m(r)) for r in rs], capacity_bytes, **part.table_args)
+
+
+def _span_s(records: list[StepRecord]) -> float:
+    """Seconds the steps ran, session by session (from the first one's start to the last one's end in
+    each: a resumption's wait between two sessions is not the test's time)."""
+    by: dict[int, list[StepRecord]] = defaultdict(list)
+    for r in records:
+        if r.start_time is not None and r.end_time is not None:
+            by[session_of(r)].append(r)
+    return round(sum(max(r.end_time for r in rs) - min(r.start_time for r in rs)  # type: ignore[type-var]
+                     for rs in by.values()), 3)
+
+
+def _written(records: list[StepRecord]) -> int:
+    return sum(int(r.fio.write.io_bytes) for r in records)
+
+
+def time_to_result(records: list[StepRecord], part: Part, purge: dict | None = None,
+                   keep: frozenset[int] = frozenset()) -> dict:
+    """What it took the part to reach its result (docs/methodology.md#time-to-result): the purge, the
+    preconditioning (the PTS's WIPC or the sprandom fill) and the rounds, each in seconds and bytes
+    the host wrote; the bytes and seconds before the measurement window; the rounds to steady
+    state (None when it was not reached). Pure: from the part's step records and the manifest's purge
+    record (``purge``: its ``duration_s`` and ``method``)."""
+    wipc = [r for r in records if r.phase == "wipc"]
+    rounds = complete_rounds(records, part)
+    run = [r for r in records if r.phase == "round"]
+    out: dict = {
+        "purge": None if not purge else {"method": purge.get("method"), "s": purge.get("duration_s")},
+        "preconditioning": None if not wipc else {
+            "method": "sprandom" if part.wipc is not None and part.wipc.sprandom else "wipc", "s": _span_s(wipc),
+            "written_bytes": _written(wipc)},
+        "rounds": {"count": len(rounds), "s": _span_s(run), "written_bytes": _written(run)},
+    }
+    if part.stop_rule == "steady-state":
+        window = window_of(rounds, keep)
+        before = [r for r in run if window and r.round < window[0]]
+        reached = all_reached(verdicts(rounds, part, keep)) if rounds else False
+        out["window_rounds"] = window
+        out["rounds_to_steady_state"] = window[-1] if reached and window else None
+        out["before_window"] = {"rounds": len({r.round for r in before}),
+                                "s": round(_span_s(wipc) + _span_s(before), 3),
+                                "written_bytes": _written(wipc) + _written(before)}
+    out["total_s"] = round(float((purge or {}).get("duration_s") or 0.0) + _span_s(wipc) + _span_s(run), 3)
+    out["written_bytes"] = _written(wipc) + _written(run)
+    return out

@@ -383,6 +383,9 @@ class PartState:
     finished: str | None
     stop_reason: str | None
     rounds: dict[str, RoundRecord] | None = None  # None: the part records none (not a mapping)
+    # what the part took to its result (results/analysis.time_to_result): None before it finished,
+    # or in a run recorded before it was kept
+    time_to_result: Mapping[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PartState":
@@ -395,7 +398,8 @@ class PartState:
         rounds = d.get("rounds")
         return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")),
                    {str(k): RoundRecord.from_dict(v) for k, v in rounds.items() if isinstance(v, Mapping)}
-                   if isinstance(rounds, Mapping) else None)
+                   if isinstance(rounds, Mapping) else None,
+                   d.get("time_to_result") if isinstance(d.get("time_to_result"), Mapping) else None)
 
 
 @dataclass(frozen=True, slots=True)

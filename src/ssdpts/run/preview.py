@@ -52,6 +52,12 @@ class PartPreview:
     duration_max_s: float
     steps: tuple[StepRun, ...]
     fio_job_file: str | None  # round 1's, when asked for
+    # its preconditioning both ways (pts/plan.preconditioning_both): bytes, and seconds at the plan's
+    # --write-rate (None: no rate given, or no such preconditioning: no WIPC, no OP for sprandom)
+    precondition_pts_bytes: int | None = None
+    precondition_sprandom_bytes: int | None = None
+    precondition_pts_s: float | None = None
+    precondition_sprandom_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,11 @@ class Preview:
     written_bytes_max: int
     duration_min_s: float
     duration_max_s: float
+    # the rates the preconditioning's time is estimated at ('ssdpts plan --write-rate'): SEQ 128KiB
+    # writes (the WIPC) and RND 4KiB writes at QD32 (the sprandom fill); the OP the fill is shown at
+    write_rate_seq_bytes_per_s: float | None = None
+    write_rate_rnd_bytes_per_s: float | None = None
+    spr_op_shown: float | None = None
 
     def to_dict(self) -> dict:
         """One JSON object; the per-test durations keyed ``duration_min_s`` / ``duration_max_s``."""
@@ -187,14 +198,36 @@ def _part(part, spec, ar: int, segs, target, job_files: bool) -> PartPreview:
         written_bytes_max=written, duration_min_s=lo, duration_max_s=hi, steps=step_runs(shown), fio_job_file=job)
 
 
-def preview(req: RunRequest, *, job_files: bool = False) -> Preview:
+def _seconds(n: int | None, rate: float | None) -> float | None:
+    return None if n is None or not rate else round(n / rate, 1)
+
+
+def with_both(parts: tuple[PartPreview, ...], both: dict, ids: list[str],
+              rates: tuple[float, float] | None) -> tuple[PartPreview, ...]:
+    """The parts with their preconditioning both ways (bytes; seconds at ``rates``: SEQ, RND bytes/s)."""
+    from dataclasses import replace
+
+    seq, rnd = rates if rates else (None, None)
+    out = []
+    for pid, p in zip(ids, parts):
+        b = both.get(pid)
+        out.append(p if b is None else replace(
+            p, precondition_pts_bytes=b["pts"], precondition_sprandom_bytes=b["sprandom"],
+            precondition_pts_s=_seconds(b["pts"], seq), precondition_sprandom_s=_seconds(b["sprandom"], rnd)))
+    return tuple(out)
+
+
+def preview(req: RunRequest, *, job_files: bool = False, rates: tuple[float, float] | None = None,
+            spr_op: float | None = None) -> Preview:
     """The plan of the request's one target, touching nothing (the device probed read-only for its
-    purge methods). ``job_files``: each part's round-1 fio job file too."""
+    purge methods). ``job_files``: each part's round-1 fio job file too. Each part's preconditioning is
+    also shown both ways (the PTS's WIPC and the sprandom fill, at the spec's OP or ``spr_op``), its
+    time at ``rates`` (bytes/s of SEQ 128KiB and of RND 4KiB writes) where they are given."""
     from ssdpts.device.identify import purge_facts
     from ssdpts.device.purge.registry import select_purge
     from ssdpts.device.side import purge_choice
     from ssdpts.engine.jobfile import zoned_abs
-    from ssdpts.pts.plan import active_range_bytes, segments_of
+    from ssdpts.pts.plan import active_range_bytes, preconditioning_both, segments_of
     from ssdpts.pts.segments import disclosure
     from ssdpts.run.launch import prepare
     from ssdpts.run.session import run_deviations
@@ -219,6 +252,8 @@ def preview(req: RunRequest, *, job_files: bool = False) -> Preview:
     segs = segments_of(spec, ar)
     deviations = run_deviations(spec, target, purge_choice(purge)) if purge is not None else []
     parts = tuple(_part(p, spec, ar, segs, target, job_files) for p in prep.parts) if purge is not None else ()
+    parts = with_both(parts, preconditioning_both(spec, target.size_bytes, target.logical_block_size_bytes, spr_op),
+                      [p.id for p in prep.parts], rates)
     tests: dict[str, tuple[float, float]] = {}
     for p in parts:
         lo, hi = tests.get(p.test, (0.0, 0.0))
@@ -239,4 +274,6 @@ def preview(req: RunRequest, *, job_files: bool = False) -> Preview:
         segments=disclosure(spec.ar_segments, segs) if segs else None, segments_fio=zoned_abs(segs) if segs else None,
         deviations=tuple(deviations), pts_compliant=not deviations, parts=parts, tests=tests,
         written_bytes_max=sum(p.written_bytes_max for p in parts),
-        duration_min_s=sum(p.duration_min_s for p in parts), duration_max_s=sum(p.duration_max_s for p in parts))
+        duration_min_s=sum(p.duration_min_s for p in parts), duration_max_s=sum(p.duration_max_s for p in parts),
+        write_rate_seq_bytes_per_s=rates[0] if rates else None, write_rate_rnd_bytes_per_s=rates[1] if rates else None,
+        spr_op_shown=spec.spr_op if spec.spr_op is not None else spr_op)

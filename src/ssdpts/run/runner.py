@@ -280,7 +280,9 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
         ctx.progress.round_finished(part, r, _round_summary(part, records, recs, reason, ctx.keep))
         if reason:
             ahead = ctx.executor.cancel_ahead()
-            changes: dict = {"stop_reason": reason, "finished": utc_now()}
+            purge = store.manifest().get("parts", {}).get(part.id, {}).get("purge")
+            changes: dict = {"stop_reason": reason, "finished": utc_now(),
+                             "time_to_result": analysis.time_to_result(records, part, purge, ctx.keep)}
             if ahead and ahead.get("started"):
                 # Round r + 1 had started (it follows round r with no gap, before the stop rule
                 # could be evaluated): stopped, none of it is kept. Disclosed, as IO the device saw.
