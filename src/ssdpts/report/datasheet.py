@@ -36,6 +36,7 @@ from ..errors import UserError
 from ..pts.qos import outliers
 from ..pts.runspec import marks
 from ..results import timing
+from ..results.steprecord import telemetry_span
 from .doc import Cell, Para, Section, Table
 from .fmt import fmt_rounds, fmt_value
 from .pages.kind import Figure
@@ -281,15 +282,12 @@ class Waf:
 
 def waf_of(recs: list) -> Waf | None:
     """Write amplification over step records (None: no media-write counter, or no host writes)."""
-    snaps = [(r.telemetry or {}) for r in recs if isinstance(r.telemetry, dict)]
     for media, host, unit in (("physical_media_written_bytes", "data_written_bytes", "bytes"),
                               ("nand_program_pages", "host_program_pages", "pages")):
-        def has(s: dict | None, media=media, host=host) -> bool:
-            return isinstance(s, dict) and isinstance(s.get(media), (int, float)) and isinstance(s.get(host), (int, float))
-        first = next((t["before"] for t in snaps if has(t.get("before"))), None)
-        last = next((t["after"] for t in reversed(snaps) if has(t.get("after"))), None)
-        if first is None or last is None:
+        span = telemetry_span(recs, media, host)
+        if span is None:
             continue
+        first, last = span
         d_media, d_host = last[media] - first[media], last[host] - first[host]
         if d_host <= 0 or d_media < 0:
             continue

@@ -237,6 +237,19 @@ class StepRecord(Document):
                    extra={k: v for k, v in d.items() if k not in STEP_FIELDS and k != "format"}, doc=d)
 
 
+def telemetry_span(records: Iterable[StepRecord], *keys: str) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    """The drive's telemetry snapshots that bound ``records``: the first record's 'before' and the
+    last record's 'after' in which every counter in ``keys`` is a number (a counter's difference over
+    the steps is the second's less the first's); None where no snapshot has them all."""
+    def has(s: Any) -> bool:
+        return isinstance(s, dict) and all(isinstance(s.get(k), (int, float)) and not isinstance(s.get(k), bool)
+                                           for k in keys)
+    tel = [r.telemetry for r in records if isinstance(r.telemetry, dict)]
+    first = next((t["before"] for t in tel if has(t.get("before"))), None)
+    last = next((t["after"] for t in reversed(tel) if has(t.get("after"))), None)
+    return None if first is None or last is None else (first, last)
+
+
 def _int(v: Any) -> int | None:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from ssdpts.pts.tables import Cell
 from ssdpts.results.drivemodel import DriveModel
-from ssdpts.results.steprecord import StepRecord
+from ssdpts.results.steprecord import StepRecord, telemetry_span
 
 SMOOTH = 9  # intervals in the running median the drops are found on
 DROP = 0.10  # a fall of 10% below the level before it is a drop
@@ -229,13 +229,12 @@ def block_pages(description: Any) -> int | None:
 
 
 def _counter_delta(records: list[StepRecord], key: str) -> tuple[float, float, int | None] | None:
-    """(difference of a telemetry counter from the first record's 'before' to the last's 'after',
-    its time span, its resolution), or None where the snapshots lack it."""
-    tel = [r.telemetry for r in records if isinstance(r.telemetry, dict)]
-    first = next((t.get("before") for t in tel if isinstance((t.get("before") or {}).get(key), (int, float))), None)
-    last = next((t.get("after") for t in reversed(tel) if isinstance((t.get("after") or {}).get(key), (int, float))), None)
-    if first is None or last is None:
+    """(difference of a telemetry counter over the records, its time span, its resolution), or None
+    where the snapshots lack it."""
+    span = telemetry_span(records, key)
+    if span is None:
         return None
+    first, last = span
     return float(last[key] - first[key]), float(last["t_unix_s"] - first["t_unix_s"]), first.get("physical_media_unit_bytes")
 
 
