@@ -37,16 +37,54 @@ def test_the_interval_log_is_read_per_clone_on_one_grid():
     assert len(starts) == 3  # four clones (TC 4), one after another in the file
     step = next(r for r in records() if r.index == 3)
     ios, covered = interval_ios(text, 20, step.fio.start_time * 1000)
-    # every row's rate x the period, a clone's first row's over its span from the step's start
-    t0, expect, prev = step.fio.start_time * 1000, 0.0, None
-    for r in rows:
-        t, v = float(r[0]), float(r[1])
-        expect += v * ((t - t0) if prev is None or t <= prev else 20) / 1000
-        prev = t
-    assert covered == round(expect)
     # what the log counts is the sample's IOs less the part of an interval at its end, give or take its first row's span
-    assert 0.97 * step.fio.write.ios <= covered <= 1.02 * step.fio.write.ios
+    assert 0.98 * step.fio.write.ios <= covered <= 1.02 * step.fio.write.ios
     assert 95 <= len(ios) <= 101 and abs(sum(ios) - covered) <= 0.02 * covered  # the grid ends with the first clone's log
+
+
+def log(*clones: list[tuple[int, int]]) -> str:
+    return "\n".join(f"{t}, {v}, 1, 0, 0" for rows in clones for t, v in rows)
+
+
+def test_a_gap_in_a_clones_rows_is_read_by_what_the_others_did_in_it():
+    """fio's helper writes every clone's row at each tick of the period, the IOs since its row before
+    as a rate over the time since then. Clone a has no row at 60 ms where clone b has one: a completed
+    nothing in that period, and its row at 80 ms is the 20 ms before it (1000/s x 20 ms = 20 IOs, not
+    40). At 100 to 140 ms neither has a row: the helper was late, and each row at 140 ms is the rate
+    over all 40 ms."""
+    a = [(20, 1000), (40, 1000), (80, 1000), (100, 1000), (140, 1000)]
+    b = [(20, 1000), (40, 1000), (60, 1000), (80, 1000), (100, 1000), (140, 1000)]
+    ios, covered = interval_ios(log(a, b), 20, 0.0)
+    assert covered == 20 + 20 + 20 + 20 + 40 + 20 + 20 + 20 + 20 + 20 + 40
+    assert ios[:7] == [40, 40, 20, 40, 40, 40, 40]  # a's third period is empty; 120 to 140 ms: half of the late rows
+    # one clone alone cannot tell a late helper from an empty period: its row is its last period's
+    assert interval_ios(log(a), 20, 0.0)[1] == 20 + 20 + 20 + 20 + 20
+
+
+def test_a_cache_is_placed_where_the_drive_filled_it():
+    """A recorded reference-SSD run with a dynamic SLC cache (tests/fixtures/wsatmodel-slc: 128 MiB,
+    OP 30.8%, 32 pages per block, a cache of 32 MiB of host data at 800 us programs, steps of 2 s,
+    each step's intervals as the parser reads its log; drive.json the figures `refssd params` gave
+    and the truth log's first folding and first collection). The cliff falls inside the first 2-s
+    sample, which wrote 0.39 x capacity."""
+    d = json.loads((HERE.parent / "wsatmodel-slc" / "drive.json").read_text())
+    recs = [StepRecord.from_dict(json.loads(ln))
+            for ln in (HERE.parent / "wsatmodel-slc" / "steps.jsonl").read_text().splitlines()]
+    m = wsatmodel.model(recs, d["capacity_bytes"], window=tuple(d["final_window_minutes"]),
+                        steady_iops=d["final_window_iops"], pages_per_block=d["pages_per_block"]).to_dict()
+    assert m["slc_cache_bytes"] == pytest.approx(d["slc_cliff_bytes"], rel=0.03)
+    # the dynamic cache's folding starts at the truth's first folded page: a second cliff
+    assert m["cliffs"][1]["capacity_multiple"] == pytest.approx(d["first_fold_capacity_multiple"], abs=0.02)
+    # GC onset where the curve falls: after the truth's first collection (its first victims cost nothing)
+    assert d["first_gc_capacity_multiple"] < m["gc_onset_capacity_multiple"] < d["first_gc_capacity_multiple"] + 0.1
+    assert m["effective_spare"] is None and "cache written at a lower density" in m["effective_spare_reason"]
+    assert m["consistent"]
+    # the interval log of the sample the cliff falls in, read again: 0.80 s at 10,000 IOPS before it (the truth: 8,000 IOs)
+    step = recs[0]
+    ios, _ = interval_ios((HERE.parent / "wsatmodel-slc" / "round-001.s0001_iops.log").read_text(), 20,
+                          step.fio.start_time * 1000)
+    assert sum(ios[:40]) == pytest.approx(d["slc_cliff_host_pages"], rel=0.02)
+    assert list(ios) == list(step.intervals.ios)
 
 
 def test_the_greedy_model_is_the_references():
