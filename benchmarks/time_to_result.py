@@ -7,7 +7,7 @@ values and the verdict. Then the same figures scaled to a drive of --scale-to by
 shares of capacity, the time at --write-rate (an estimate: the plan's model, `ssdpts plan
 --write-rate`, and the rounds' own planned length at the PTS's 60-s step).
 
-    sudo python3 benchmarks/time_to_result.py [--tests iops,tp,lat,hir] [--capacity 128M] [--json FILE]
+    sudo python3 benchmarks/time_to_result.py [--tests iops,lat,hir] [--capacity 128M] [--json FILE]
     python3 benchmarks/time_to_result.py --runs DIR...      # the table of runs made before (e.g. the proof's)
 
 Needs root (loop devices), FUSE and fio 3.41 (`make fio`). A measurement, not a test:
@@ -130,7 +130,8 @@ def table(rows: list[dict], scale_to: int, seq: float, rnd: float) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tests", default="iops,tp,lat,hir")
+    ap.add_argument("--tests", default="iops,lat,hir",
+                    help="tests run both ways (TP keeps its WIPC under sprandom: not one of them)")
     ap.add_argument("--capacity", default="128M")
     ap.add_argument("--pages-per-block", type=int, default=32)
     ap.add_argument("--runs", nargs="*", help="run directories made before: only their table")

@@ -77,7 +77,9 @@ def test_the_fill_takes_the_wipcs_place_and_comes_before_random_write_preconditi
     pts = {p.id: p for p in build_parts(spec.with_(precondition="pts", spr_op=None, spr_op_source=""), 8 * GiB)}
     for p in build_parts(spec, 8 * GiB):
         w = p.wipc
-        if pts[p.id].wipc is not None or p.id in ("hir-precondition", "ocp-idle-gc-precondition"):
+        if p.test == "tp":  # its steady state is sequential: it keeps the PTS's WIPC
+            assert w == pts[p.id].wipc and w.sprandom is None, p.id
+        elif pts[p.id].wipc is not None or p.id in ("hir-precondition", "ocp-idle-gc-precondition"):
             assert w is not None and w.sprandom == Sprandom(0.25), p.id
             assert (w.phase, w.round, w.duration_s, w.workload) == ("wipc", 0, None, Workload("rand", 0, 4096, 1, 32))
             assert w.io_bytes == 8 * GiB + math.ceil(8 * GiB * 0.25)  # the physical capacity, once
@@ -99,6 +101,8 @@ def test_physical_bytes_round_up_to_the_block():
 def test_a_run_without_a_part_to_fill_is_refused():
     with pytest.raises(UserError, match="WSAT and XSR start from the purge"):
         build_parts(RunSpec(tests=("wsat", "xsr"), **SPR), 8 * GiB)
+    with pytest.raises(UserError, match="TP keeps its WIPC"):
+        build_parts(RunSpec(tests=("tp",), **SPR), 8 * GiB)
 
 
 def test_the_fill_needs_its_op():
@@ -277,7 +281,8 @@ def test_the_plan_knows_both_preconditionings_bytes():
     spec = RunSpec(tests=("wsat", "iops", "tp", "hir"), step_seconds=1)
     both = preconditioning_both(spec, 8 * GiB, spr_op=0.25)
     assert "wsat" not in both and "hir-wait-states" not in both
-    assert both["iops"] == {"pts": 16 * GiB, "sprandom": 10 * GiB} == both["tp-1024KiB"]
+    assert both["iops"] == {"pts": 16 * GiB, "sprandom": 10 * GiB}
+    assert both["tp-1024KiB"] == {"pts": 16 * GiB, "sprandom": None}  # TP keeps its WIPC
     assert both["hir-precondition"] == {"pts": None, "sprandom": 10 * GiB}  # HIR's rounds are its preconditioning
     assert preconditioning_both(spec, 8 * GiB)["iops"] == {"pts": 16 * GiB, "sprandom": None}  # no OP known
     # a sprandom run's own OP, whatever else is asked

@@ -209,6 +209,8 @@ def _print_both(c, pv) -> None:
     for p in rows:
         pts = _cost(p.precondition_pts_bytes, p.precondition_pts_s) if p.precondition_pts_bytes is not None else "none"
         spr = _cost(p.precondition_sprandom_bytes, p.precondition_sprandom_s)
+        if p.precondition_sprandom_bytes is None and p.precondition_pts_bytes is not None and pv.spr_op_shown is not None:
+            spr = "none: keeps its WIPC (a sequential steady state, docs/methodology.md#preconditioning-by-sprandom)"
         c.print(f"  {p.title}: WIPC {pts} | sprandom {spr}")
     if rated:
         c.print(f"  [dim]time estimated at {pv.write_rate_seq_bytes_per_s / 1e6:g} MB/s of SEQ 128KiB writes and "

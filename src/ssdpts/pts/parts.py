@@ -77,10 +77,12 @@ class Part:
 MAX_CLONES_PER_ROUND = 520
 
 
-def wipc_step(test: str, part: str, spec: RunSpec, ar_bytes: int, block_size_bytes: int) -> Step:
+def wipc_step(test: str, part: str, spec: RunSpec, ar_bytes: int, block_size_bytes: int, *,
+              random_state: bool = True) -> Step:
     """WIPC: 2 x user capacity of SEQ writes over the active range (docs/pts-reference.md#wipc), TC1/QD32 so that
-    the stream stays sequential; with ``--precondition sprandom`` the sprandom fill in its place."""
-    if spec.precondition == "sprandom":
+    the stream stays sequential; with ``--precondition sprandom`` the sprandom fill in its place where the
+    test's steady state is a random-write one (``random_state``; TP's is sequential: it keeps its WIPC)."""
+    if spec.precondition == "sprandom" and random_state:
         return sprandom_step(test, part, spec, ar_bytes)
     return Step(
         test=test, part=part, phase="wipc", round=0, index=1,

@@ -43,7 +43,7 @@ def build_parts(spec: RunSpec, capacity_bytes: int, logical_block_size: int = 51
         parts.extend(TESTS[t].parts(spec, capacity_bytes, ar, logical_block_size))
     if spec.precondition == "sprandom" and not any(p.wipc is not None and p.wipc.sprandom for p in parts):
         raise UserError("--precondition sprandom: these tests have no preconditioning for it to replace (WSAT and "
-                        "XSR start from the purge): drop it, or add a test with one "
+                        "XSR start from the purge; TP keeps its WIPC): drop it, or add a test with one "
                         "(docs/methodology.md#preconditioning-by-sprandom)")
     needed = required_bytes(parts)
     if ar < needed:

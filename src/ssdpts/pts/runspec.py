@@ -194,7 +194,8 @@ class RunSpec:
             op = "OP from the drive model of an earlier WSAT" if self.spr_op is None else (
                 f"OP {self.spr_op:.4g}" + (f", {self.spr_op_source}" if self.spr_op_source else ""))
             out.append(f"{SPRANDOM_MARK}: one physical fill of the active range by fio's sprandom ({op}) in place of "
-                       "the PTS WIPC; the steady-state rule still decides every round "
+                       "the PTS WIPC (TP keeps its WIPC: its steady state is sequential); the steady-state rule "
+                       "still decides every round "
                        "(docs/methodology.md#preconditioning-by-sprandom)")
         if self.wipc_capacity_multiple != 2.0:
             out.append(f"WIPC writes {self.wipc_capacity_multiple:g}x capacity instead of 2x")
