@@ -48,7 +48,7 @@ def test_create_makes_the_run_directory(run: RunStore, tmp_path: Path):
     assert run.path.name.endswith("-iops-model_X_serial_1")  # label made filesystem-safe
     assert (run.path / "device").is_dir() and (run.path / "fio").is_dir()
     assert (run.path / "steps.jsonl").read_text() == ""
-    man = run.manifest()
+    man = run.manifest().doc
     assert man["format"] == FORMAT and man["status"] == "running"
     assert man["run_spec"] == {"tests": ["iops"]}
 
