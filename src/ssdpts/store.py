@@ -117,11 +117,13 @@ def run_kind(run_dir: Path | str) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def load_kind(run_dir: Path | str, kind: str, results: str, command: str) -> tuple[dict, dict]:
-    """(manifest, results document) of a run directory of ``kind``; UserError when it is not one."""
+def load_kind(run_dir: Path | str, kind: str, results: str, command: str) -> tuple[Manifest, Mapping[str, Any]]:
+    """(manifest, results document) of a run directory of ``kind``; UserError when it is not one.
+    The results document is the kind's own (workloads/: quick.json, replay.json), read by its reader
+    (results/repeated.py)."""
     run_dir = Path(run_dir)
-    man = read_json(run_dir / MANIFEST, "the run's manifest")
-    if man.get("kind") != kind:
+    man = Manifest.from_dict(read_json(run_dir / MANIFEST, "the run's manifest"))
+    if man.kind != kind:
         raise UserError(f"{run_dir} is not a {kind} run (no kind '{kind}' in its manifest): give a directory "
                         f"made by '{command}'")
     return man, read_json(run_dir / results, f"the {kind} run's results")
