@@ -31,6 +31,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import refssd_host  # noqa: E402
 
+from ssdpts.results.timetoresult import TimeToResult  # noqa: E402
+
 # the proofs' settings: 1-s steps, TC 1 x QD 2 (tests/refssd/test_iops.py says why)
 ARGS = ("--step-seconds", "1", "--max-rounds", "12", "--threads", "1", "--iodepth", "2")
 PTS_STEP_S = 60.0
@@ -61,17 +63,19 @@ def figures(run: Path, wall_s: float | None = None) -> list[dict]:
     way = f"sprandom:{spec['spr_op']:.4g}" if spec.get("precondition") == "sprandom" else "pts"
     rows = []
     for pid, part in man["parts"].items():
-        t = part.get("time_to_result") or {}
+        recorded = part.get("time_to_result")
         ss = summ["parts"][pid].get("steady_state")
-        if not t or not ss:
+        if not recorded or not ss:
             continue
-        before = t.get("before_window") or {}
-        pre = t.get("preconditioning") or {}
+        t = TimeToResult.from_dict(recorded)
+        before = None if t.window is None else t.window.before_window
+        pre = t.preconditioning
         rows.append({"run": str(run), "part": pid, "way": way, "capacity_bytes": man.get("active_range_bytes"),
-                     "preconditioning_bytes": pre.get("written_bytes"), "preconditioning_s": pre.get("s"),
-                     "bytes_before_window": before.get("written_bytes"), "rounds_before_window": before.get("rounds"),
-                     "rounds_to_steady_state": t.get("rounds_to_steady_state"), "rounds_run": t["rounds"]["count"],
-                     "round_s": t["rounds"]["s"] / max(1, t["rounds"]["count"]), "total_s": t.get("total_s"),
+                     "preconditioning_bytes": pre and pre.written_bytes, "preconditioning_s": pre and pre.s,
+                     "bytes_before_window": before and before.written_bytes,
+                     "rounds_before_window": before and before.rounds,
+                     "rounds_to_steady_state": t.rounds_to_steady_state, "rounds_run": t.rounds.count,
+                     "round_s": t.rounds.s / max(1, t.rounds.count), "total_s": t.total_s,
                      "command_wall_s": None if wall_s is None else round(wall_s, 1), "reached": ss["reached"],
                      "window": {v["variable"]: round(v["average"], 1) for v in ss["variables"]}})
     return rows

@@ -32,7 +32,7 @@ def fake_run(root: Path, name: str, iops: float, *, model: str, firmware: str, s
                          out_dir=root / "runs", confirm=None, argv=["test"])
     path = store.path.rename(store.path.with_name(f"{store.path.name}-{name}"))
     store = RunStore(path)  # as a drive would have given them; through the store, which keeps the manifest's digests
-    store.update_manifest(target={**store.manifest()["target"], "model": model, "firmware": firmware, "serial": serial},
+    store.update_manifest(target={**store.manifest().doc["target"], "model": model, "firmware": firmware, "serial": serial},
                           created=created)
     return path
 

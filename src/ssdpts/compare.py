@@ -25,7 +25,7 @@ from .errors import UserError
 from .pts.registry import headlines
 from .results.cells import MIX_ORDER, CellRow, shared_parts, table_cells
 from .results.reader import RunResults, labelled, read_runs
-from .results.records import DEFAULT_DATA_PATTERN
+from .results.records import DEFAULT_DATA_PATTERN, Manifest
 from .results.registry import (COMPARED_SETTINGS, METRICS, RUN_FIELDS, SHORT, SPEED, TIME, RunField, fmt_delta,
                                fmt_pct, fmt_value)
 from .stats import MIN_REPEATS, RSE_LIMIT, RepeatStats, advice_for, repeat_stats
@@ -44,10 +44,12 @@ def baseline_first(run_dirs: Iterable[str | Path], baseline: str | Path | None) 
     return [base] + [d for d in dirs if d.resolve() != base.resolve()]
 
 
-def device_label(manifest: dict) -> str:
+def device_label(manifest: Manifest) -> str:
     """A run's drive as a comparison names it: model (or device name) and serial, else its path."""
-    t = manifest.get("target") or {}
-    return " ".join(str(x) for x in (t.get("model") or t.get("name"), t.get("serial")) if x) or str(t.get("path"))
+    t = manifest.target
+    if t is None:  # a manifest without its target (ssdpts always records one)
+        return "?"
+    return " ".join(str(x) for x in (t.model or t.name, t.serial) if x) or t.path
 
 
 def delta(value: float | None, baseline: float | None, kind: str) -> float | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ssdpts.results.records import Live
 from ssdpts.store import LIVE
 
 if TYPE_CHECKING:
@@ -115,10 +116,11 @@ def samples(runs: Iterable[RunStatus], *, now: float | None = None) -> dict[str,
                 put("ssdpts_tracking_excursion_limit_ratio", base, EXCURSION_LIMIT, part=part, variable=t.name)
             if t.reached is not None:
                 put("ssdpts_tracking_steady", base, t.reached, part=part, variable=t.name)
-        live = _read(Path(st.path) / LIVE) if st.state == "running" else {}
-        if live and now - float(live.get("t_unix_s") or 0) <= LIVE_FRESH_S:
-            put("ssdpts_live_iops", base, live.get("iops"), part=str(live.get("part") or part))
-            put("ssdpts_live_bytes_per_second", base, live.get("bw_bytes_per_s"), part=str(live.get("part") or part))
+        doc = _read(Path(st.path) / LIVE) if st.state == "running" else {}
+        live = Live.from_dict(doc)
+        if doc and now - live.t_unix_s <= LIVE_FRESH_S:
+            put("ssdpts_live_iops", base, live.iops, part=live.part or part)
+            put("ssdpts_live_bytes_per_second", base, live.bw_bytes_per_s, part=live.part or part)
     return out
 
 

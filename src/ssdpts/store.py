@@ -28,12 +28,14 @@ from pathlib import Path
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from typing import Any, Iterable, Iterator, Protocol
 
 from . import atomic
 from .errors import RunFailed, UserError
 from .results import seal
 from .results.formats import FORMAT, upgrade
+from .results.records import Live, Manifest, Summary
 
 
 class Record(Protocol):
@@ -67,10 +69,11 @@ def disk_error(path: Path, exc: OSError, run_dir: Path | None = None) -> RunFail
     return RunFailed(f"cannot write {path} ({exc.strerror}): check the results directory, then resume")
 
 
-def write_json_atomic(path: Path, doc: dict) -> None:
-    """A run file written whole and durably (atomic.py), a failure said as what to do about it."""
+def write_json_atomic(path: Path, doc: Mapping[str, Any]) -> None:
+    """A run file written whole and durably (atomic.py), a failure said as what to do about it. ``doc``:
+    a document in its JSON form (a record's ``to_dict``), written as it is."""
     try:
-        atomic.write_json_atomic(path, doc)
+        atomic.write_json_atomic(path, doc if isinstance(doc, dict) else dict(doc))
     except OSError as exc:
         raise disk_error(path, exc) from None
 
@@ -88,7 +91,10 @@ def steps_digest(records: Iterable[Record]) -> str:
     return h.hexdigest()
 
 
-def read_json(path: Path, what: str) -> dict:
+def read_json(path: Path, what: str) -> Mapping[str, Any]:
+    """A run directory's JSON document (manifest.json, summary.json, a kind's results) of the current
+    format: the JSON edge. Readers make it a record (records.Manifest, records.Summary); the store
+    changes the manifest's fields in it and writes it back (RunStore._manifest_document)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -111,11 +117,13 @@ def run_kind(run_dir: Path | str) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def load_kind(run_dir: Path | str, kind: str, results: str, command: str) -> tuple[dict, dict]:
-    """(manifest, results document) of a run directory of ``kind``; UserError when it is not one."""
+def load_kind(run_dir: Path | str, kind: str, results: str, command: str) -> tuple[Manifest, Mapping[str, Any]]:
+    """(manifest, results document) of a run directory of ``kind``; UserError when it is not one.
+    The results document is the kind's own (workloads/: quick.json, replay.json), read by its reader
+    (results/repeated.py)."""
     run_dir = Path(run_dir)
-    man = read_json(run_dir / MANIFEST, "the run's manifest")
-    if man.get("kind") != kind:
+    man = Manifest.from_dict(read_json(run_dir / MANIFEST, "the run's manifest"))
+    if man.kind != kind:
         raise UserError(f"{run_dir} is not a {kind} run (no kind '{kind}' in its manifest): give a directory "
                         f"made by '{command}'")
     return man, read_json(run_dir / results, f"the {kind} run's results")
@@ -163,7 +171,7 @@ class RunStore:
         if not path.is_dir():
             raise UserError(f"{path} is not a directory: give a run directory made by 'ssdpts run'")
         store = cls(path)
-        store.manifest()  # validates format
+        store._manifest_document()  # validates format
         return store
 
     def lock(self) -> None:
@@ -190,10 +198,16 @@ class RunStore:
             pass
 
     # ---- manifest ---------------------------------------------------------------------------
-    def manifest(self) -> dict:
-        return read_json(self.path / MANIFEST, "run manifest")
+    def manifest(self) -> Manifest:
+        """manifest.json, read (records.Manifest; its ``doc`` the document as recorded)."""
+        return Manifest.from_dict(self._manifest_document())
 
-    def _write_manifest(self, doc: dict) -> None:
+    def _manifest_document(self) -> dict[str, Any]:
+        """manifest.json as its JSON document: what the store changes fields of, in place, and writes
+        back with its digests (_write_manifest); every reader reads the record (``manifest``)."""
+        return dict(read_json(self.path / MANIFEST, "run manifest"))
+
+    def _write_manifest(self, doc: dict[str, Any]) -> None:
         """manifest.json, its integrity record (each field's digest, the seal) written with it."""
         key = seal.configured_key()
         seal.writable(doc, key, str(self.path / MANIFEST))
@@ -202,13 +216,13 @@ class RunStore:
 
     def update_manifest(self, **changes: Any) -> None:
         """The manifest with the fields named changed (each value in its JSON form), and ``updated``."""
-        doc = self.manifest()
+        doc = self._manifest_document()
         doc.update(changes)
         doc["updated"] = utc_now()
         self._write_manifest(doc)
 
     def set_part(self, part_id: str, **changes: Any) -> None:
-        doc = self.manifest()
+        doc = self._manifest_document()
         parts = doc.setdefault("parts", {})
         parts.setdefault(part_id, {}).update(changes)
         doc["updated"] = utc_now()
@@ -221,7 +235,7 @@ class RunStore:
         Called before append_steps, so steps.jsonl stays the commit point: a crash in between leaves
         a recorded round without steps, which resume measures again (forget_unbacked_rounds)."""
         files = {self.rel(p): file_digest(p).to_dict() for p in paths if p.exists()}
-        doc = self.manifest()
+        doc = self._manifest_document()
         rounds = doc.setdefault("parts", {}).setdefault(part_id, {}).setdefault("rounds", {})
         rounds[name] = {"steps": len(records), "steps_sha256": steps_digest(records),
                         "files": files}
@@ -234,7 +248,7 @@ class RunStore:
         counts: dict[str, int] = {}
         for _where, s in self.step_documents():
             counts[s.get("fio_json")] = counts.get(s.get("fio_json"), 0) + 1
-        doc = self.manifest()
+        doc = self._manifest_document()
         dropped = []
         for pid, part in (doc.get("parts") or {}).items():
             rounds = part.get("rounds") if isinstance(part, dict) else None
@@ -372,14 +386,20 @@ class RunStore:
         except OSError as exc:
             raise disk_error(path, exc, self.path) from None
 
-    def summary(self) -> dict:
+    def summary(self) -> Summary:
+        """summary.json, read (records.Summary)."""
+        return Summary.from_dict(self.summary_document())
+
+    def summary_document(self) -> Mapping[str, Any]:
+        """summary.json as written: what verification compares with what its steps give
+        (results/verify/proof.py trusted_summary); readers read the record (``summary``)."""
         return read_json(self.path / SUMMARY, "run summary")
 
-    def write_live(self, doc: dict[str, Any]) -> None:
-        """live.json: what the step in flight measures now, for 'ssdpts status' and its metrics. Not a
-        record (no digest, not durable): a failure to write it never stops a measurement."""
+    def write_live(self, live: Live) -> None:
+        """live.json: what the step in flight measures now (records.Live), for 'ssdpts status' and its
+        metrics. Not kept (no digest, not durable): a failure to write it never stops a measurement."""
         try:
-            atomic.write_atomic(self.path / LIVE, json.dumps(doc, separators=(",", ":")))
+            atomic.write_atomic(self.path / LIVE, json.dumps(live.to_dict(), separators=(",", ":")))
         except OSError:
             pass
 

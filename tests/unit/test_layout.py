@@ -228,7 +228,8 @@ def test_the_table_is_read_as_the_document_states_it():
     rules = layering_rules()
     assert rules["ssdpts.cli.*"] == {EVERYTHING}
     assert rules["ssdpts.run.*"] == {f"ssdpts.{p}" for p in ("pts", "device", "engine", "store", "results")}
-    assert rules["ssdpts.store"] == {"ssdpts.results.formats", "ssdpts.results.seal", "ssdpts.atomic"}
+    assert rules["ssdpts.store"] == {"ssdpts.results.formats", "ssdpts.results.seal", "ssdpts.results.records",
+                                     "ssdpts.atomic"}
     assert rules["ssdpts.measurement"] == rules["ssdpts.report.doc"] == rules["ssdpts"] == set()
     assert rule_of("ssdpts.library.site.data", rules) == "ssdpts.library.site.*"
     assert rule_of("ssdpts.library.db", rules) == "ssdpts.library.*"

@@ -229,7 +229,7 @@ def test_interruption_keeps_every_run_and_names_the_run_directory(tmp_path):
     run_dir = next((tmp_path / "runs").iterdir())
     assert str(run_dir) in str(info.value)
     run = Q.load(run_dir)
-    assert run.manifest["status"] == "interrupted"
+    assert run.manifest.status == "interrupted"
     # where it stopped, as 'ssdpts status' shows a running one: figure 2 of 10, its run 2 of 3, and the
     # time left at 1 s a run: 8 figures and 2 runs at 3 runs a figure, up to 7 runs a figure
     at = Q.progress(run_dir)

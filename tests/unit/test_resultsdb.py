@@ -45,7 +45,7 @@ def _run(root: Path, name: str, *, iops: float, tests=("iops", "lat"), model_nam
     # file targets have no model/firmware: give the fixture a device identity, as a drive would have
     # (through the store, which writes the manifest's digests with it: an edit by hand is damage)
     store = RunStore(path)
-    store.update_manifest(target={**store.manifest()["target"], "model": model_name, "firmware": firmware,
+    store.update_manifest(target={**store.manifest().doc["target"], "model": model_name, "firmware": firmware,
                                   "serial": f"SN-{name}" if model_name else None},
                           **({"created": created} if created else {}))
     return path

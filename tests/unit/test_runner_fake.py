@@ -635,4 +635,4 @@ def test_time_to_result_without_steady_state_says_none(tmp_path):
     t = manifest(store.path)["parts"]["iops"]["time_to_result"]
     assert t["rounds_to_steady_state"] is None and t["window_rounds"] == [1, 2, 3, 4, 5]
     assert t["before_window"]["rounds"] == 0
-    assert PartState.from_dict(manifest(store.path)["parts"]["iops"]).time_to_result == t
+    assert PartState.from_dict(manifest(store.path)["parts"]["iops"]).time_to_result.to_dict() == t

@@ -176,10 +176,10 @@ def _wsat_run(root: Path, name: str, serial: str, created: str, spare: float | N
         store, _ = start_run(RunSpec(tests=("wsat",), step_seconds=1, wsat_hours=0.1), t, executor=FakeExecutor(),
                              out_dir=root / "runs", confirm=None, argv=["test"])
     store = RunStore(store.path)
-    store.update_manifest(target={**store.manifest()["target"], "model": "ACME X1", "serial": serial},
+    store.update_manifest(target={**store.manifest().doc["target"], "model": "ACME X1", "serial": serial},
                           created=created)
     if spare is not None:
-        doc = store.summary()
+        doc = store.summary_document()
         doc["parts"]["wsat"]["model"] = {"effective_spare": spare}
         store.write_summary(_Doc(doc))  # its digest with it: the run is not damaged
     return store.path

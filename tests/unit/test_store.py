@@ -48,7 +48,7 @@ def test_create_makes_the_run_directory(run: RunStore, tmp_path: Path):
     assert run.path.name.endswith("-iops-model_X_serial_1")  # label made filesystem-safe
     assert (run.path / "device").is_dir() and (run.path / "fio").is_dir()
     assert (run.path / "steps.jsonl").read_text() == ""
-    man = run.manifest()
+    man = run.manifest().doc
     assert man["format"] == FORMAT and man["status"] == "running"
     assert man["run_spec"] == {"tests": ["iops"]}
 
@@ -298,3 +298,47 @@ def test_unlock_lets_the_next_opener_in(run: RunStore):
     other = RunStore.open(run.path)
     other.lock()
     other.unlock()
+
+
+# ---- what the store reads back: records ------------------------------------------------------------
+
+def test_manifest_and_summary_read_back_as_records(run: RunStore):
+    from ssdpts.results.records import Summary
+
+    run.set_part("iops", stop_reason="steady state reached")
+    man = run.manifest()
+    assert isinstance(man, Manifest) and man.status == "running" and man.settings.tests == ("iops",)
+    assert man.parts["iops"].stop_reason == "steady state reached"
+    doc = {"status": "complete", "pts_compliant": True, "deviations": [], "tests": {"iops": ["iops"]}, "parts": {}}
+    run.write_summary(Summary.from_dict(doc))
+    assert run.summary() == Summary.from_dict(doc)
+    assert {k: v for k, v in run.summary_document().items() if k != "format"} == doc  # as written
+
+
+def test_live_json_is_the_record_as_written(run: RunStore):
+    from ssdpts.results.records import Live
+
+    live = Live(1700000000.5, "iops", "iops", "round", 3, 7, "RND 4KiB 65/35", 1234.5, None)
+    run.write_live(live)
+    text = (run.path / "live.json").read_text()
+    assert text == ('{"t_unix_s":1700000000.5,"part":"iops","test":"iops","phase":"round","round":3,"step":7,'
+                    '"step_label":"RND 4KiB 65/35","iops":1234.5,"bw_bytes_per_s":null}')
+    assert Live.from_dict(json.loads(text)) == live
+    run.clear_live()
+    assert not (run.path / "live.json").exists()
+
+
+def test_time_to_result_reads_and_writes_the_same_json():
+    from ssdpts.results.timetoresult import TimeToResult
+
+    steady = {"purge": {"method": "file-recreate", "s": 0.0016}, "preconditioning": None,
+              "rounds": {"count": 0, "s": 0, "written_bytes": 0}, "window_rounds": [],
+              "rounds_to_steady_state": None, "before_window": {"rounds": 0, "s": 0.0, "written_bytes": 0},
+              "total_s": 0.002, "written_bytes": 0}
+    wsat = {"purge": None, "preconditioning": {"method": "sprandom", "s": 1.5, "written_bytes": 10},
+            "rounds": {"count": 3, "s": 12.25, "written_bytes": 4096}, "total_s": 13.75, "written_bytes": 4106}
+    for doc in (steady, wsat):
+        t = TimeToResult.from_dict(doc)
+        assert json.dumps(t.to_dict()) == json.dumps(doc)  # keys, order, an int 0 kept an int
+    assert TimeToResult.from_dict(steady).rounds_to_steady_state is None
+    assert TimeToResult.from_dict(wsat).window is None

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ssdpts.workloads.quick import load
-from ..results.formats import reworded
 from ..results.registry import fmt_delta
 from ..results import timing
+from ..results.records import Manifest
 from ..results.repeated import Figure
 from .doc import Cell, Fields, Page, Table
 from .files import FORMATS, output_paths, parse_formats
@@ -39,17 +39,19 @@ def grouped(tid: str, columns: list[str], items: list, cells: Callable[[Any], li
     return Table(tid, "", columns, rows, groups=groups)
 
 
-def run_head(man: dict) -> tuple[str, str, list[tuple[str, str]]]:
+def run_head(man: Manifest) -> tuple[str, str, list[tuple[str, str]]]:
     """(device name, kicker line, Target/Model/Host fields) of a quick or replay run's manifest."""
-    t = man.get("target") or {}
-    host = man.get("host") or {}
-    ident = " ".join(str(x) for x in (t.get("vendor"), t.get("model")) if x) or t.get("name") or "target"
-    kicker = (f"{man.get('status', 'unknown')} · {man.get('created', '')} · ssdpts {man.get('ssdpts_version', '')} · "
-              f"fio {str(man.get('fio_version', '')).removeprefix('fio-')}")
+    kicker = (f"{man.status or 'unknown'} · {man.created or ''} · ssdpts {man.ssdpts_version or ''} · "
+              f"fio {str(man.fio_version).removeprefix('fio-')}")
+    host = [("Host", f"{man.host.get('hostname', '—')} · kernel {man.host.get('kernel', '—')}")]
+    t = man.target
+    if t is None:  # a manifest without its target (ssdpts always records one)
+        return "target", kicker, host
+    ident = " ".join(str(x) for x in (t.vendor, t.model) if x) or t.name or "target"
     return ident, kicker, [
-        ("Target", f"{t.get('path')} ({t.get('kind')}, {size_text(int(t.get('size_bytes') or 0))})"),
-        ("Model / serial / firmware", " / ".join(str(t.get(k) or "—") for k in ("model", "serial", "firmware"))),
-        ("Host", f"{host.get('hostname', '—')} · kernel {host.get('kernel', '—')}")]
+        ("Target", f"{t.path} ({t.kind}, {size_text(t.size_bytes)})"),
+        ("Model / serial / firmware", " / ".join(str(v or "—") for v in (t.model, t.serial, t.firmware))),
+        *host]
 
 
 def verdict(reliable: bool | None) -> tuple[str, str]:
@@ -82,7 +84,7 @@ def build(run_dir: Path) -> Page:
                      f"ioengine {spec['ioengine']}, seed {spec['seed']}")]),
         table=grouped("quick", FIGURE_COLUMNS, list(run.figures),
                       lambda f: figure_cells(f, fmt_figure, "warn" if f.n > spec["runs"] else ""), lambda f: f.group),
-        disclosures=[reworded(d) for d in man.get("deviations") or []],
+        disclosures=list(man.deviations or ()),  # in today's words (records.Manifest)
         notes=[RSE_NOTE, "Raw fio json+ of every run: fio/<figure>-rNN.json in the run directory; quick.json "
                          "holds every run's value (docs/results-format.md).", *rates_note(run.figures)],
         footer=f"ssdpts quick · {Path(run_dir).name}")

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from ssdpts.workloads.replay import PCTS, load
-from ..results.formats import reworded
 from .doc import Cell, Fields, Page, Table
 from .files import FORMATS, output_paths, parse_formats
 from .fmt import fmt_figure
@@ -74,7 +73,7 @@ def build(run_dir: Path) -> Page:
         title=f"Trace replay — {ident}", kicker=kicker,
         fields=Fields("Device, trace and settings", [
             *head,
-            ("Trace", f"{man.get('trace_file')} ({tr['source']}): {tr['ios']:,} IOs, {tr['reads']:,} reads, "
+            ("Trace", f"{man.doc.get('trace_file')} ({tr['source']}): {tr['ios']:,} IOs, {tr['reads']:,} reads, "
                       f"{tr['writes']:,} writes" + (f", {tr['duration_s']:.3f} s recorded" if tr["duration_s"] else "")),
             ("Block sizes", ", ".join(f"{_bs(b['size_bytes'])} {b['reads']:,}R/{b['writes']:,}W"
                                       for b in tr["block_sizes"][:12]) + (" …" if len(tr["block_sizes"]) > 12 else "")),
@@ -83,7 +82,7 @@ def build(run_dir: Path) -> Page:
                       lambda _f: "Replay"),
         tables=[latency_table(doc), counts_table(doc)],
         heat=heat_map(run_dir, tr),
-        disclosures=[reworded(d) for d in man.get("deviations") or []],
+        disclosures=list(man.deviations or ()),  # in today's words (records.Manifest)
         notes=[NOTE, "Raw fio json+ of every replay: fio/replay-rNN.json; trace/replay.iolog is what fio replayed; "
                      "replay.json holds every run's values (docs/results-format.md)."],
         footer=f"ssdpts trace replay · {Path(run_dir).name}")

@@ -2,5 +2,5 @@
 the records (records.py), format versions (formats.py), the registry of metrics and run fields
 (registry.py) and the walker of the cells several runs share (cells.py).
 
-Nothing is imported here, so that the store can use formats.py without loading the rest.
+Nothing is imported here, so that importing one module loads only what it needs.
 """

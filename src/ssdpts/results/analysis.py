@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
+from ssdpts.device.purge.base import PurgeRecord
 from ssdpts.measurement import Measurement
 from ssdpts.pts import wsat
 from ssdpts.pts.parts import Part
@@ -20,6 +21,8 @@ from ssdpts.pts.steady_state import WINDOW_ROUNDS, SteadyState, all_reached, lat
 from ssdpts.pts.tables import Table
 from ssdpts.results.records import Manifest
 from ssdpts.results.steprecord import StepHead, StepRecord, session_of
+from ssdpts.results.timetoresult import (BeforeWindow, Preconditioning, PurgeTime, RoundsTime, TimeToResult,
+                                         WindowTime)
 
 Rounds = dict[int, list[StepRecord]]  # round number -> its step records, in step order
 Steps = list[StepRecord] | list[StepHead]  # a part's step records (StepHead: what 'ssdpts status' reads)
@@ -182,8 +185,8 @@ def _written(records: list[StepRecord]) -> int:
     return sum(int(r.fio.write.io_bytes) for r in records)
 
 
-def time_to_result(records: list[StepRecord], part: Part, purge: dict | None = None,
-                   keep: frozenset[int] = frozenset()) -> dict:
+def time_to_result(records: list[StepRecord], part: Part, purge: PurgeRecord | None = None,
+                   keep: frozenset[int] = frozenset()) -> TimeToResult:
     """What it took the part to reach its result (docs/methodology.md#time-to-result): the purge, the
     preconditioning (the PTS's WIPC or the sprandom fill) and the rounds, each in seconds and bytes
     the host wrote; the bytes and seconds before the measurement window; the rounds to steady
@@ -192,22 +195,18 @@ def time_to_result(records: list[StepRecord], part: Part, purge: dict | None = N
     wipc = [r for r in records if r.phase == "wipc"]
     rounds = complete_rounds(records, part)
     run = [r for r in records if r.phase == "round"]
-    out: dict = {
-        "purge": None if not purge else {"method": purge.get("method"), "s": purge.get("duration_s")},
-        "preconditioning": None if not wipc else {
-            "method": "sprandom" if part.wipc is not None and part.wipc.sprandom else "wipc", "s": _span_s(wipc),
-            "written_bytes": _written(wipc)},
-        "rounds": {"count": len(rounds), "s": _span_s(run), "written_bytes": _written(run)},
-    }
+    window_time = None
     if part.stop_rule == "steady-state":
         window = window_of(rounds, keep)
         before = [r for r in run if window and r.round < window[0]]
         reached = all_reached(verdicts(rounds, part, keep)) if rounds else False
-        out["window_rounds"] = window
-        out["rounds_to_steady_state"] = window[-1] if reached and window else None
-        out["before_window"] = {"rounds": len({r.round for r in before}),
-                                "s": round(_span_s(wipc) + _span_s(before), 3),
-                                "written_bytes": _written(wipc) + _written(before)}
-    out["total_s"] = round(float((purge or {}).get("duration_s") or 0.0) + _span_s(wipc) + _span_s(run), 3)
-    out["written_bytes"] = _written(wipc) + _written(run)
-    return out
+        window_time = WindowTime(tuple(window), window[-1] if reached and window else None,
+                                 BeforeWindow(len({r.round for r in before}), round(_span_s(wipc) + _span_s(before), 3),
+                                              _written(wipc) + _written(before)))
+    return TimeToResult(
+        purge=None if purge is None else PurgeTime(purge.method, purge.duration_s),
+        preconditioning=None if not wipc else Preconditioning(
+            "sprandom" if part.wipc is not None and part.wipc.sprandom else "wipc", _span_s(wipc), _written(wipc)),
+        rounds=RoundsTime(len(rounds), _span_s(run), _written(run)), window=window_time,
+        total_s=round(float(purge.duration_s if purge is not None else 0.0) + _span_s(wipc) + _span_s(run), 3),
+        written_bytes=_written(wipc) + _written(run))

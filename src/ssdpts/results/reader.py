@@ -145,12 +145,12 @@ def read_run(path: str | Path, *, steps: bool = False, need_summary: str | None 
     path = Path(path)
     _check_dir(path)
     store = RunStore(path)
-    manifest = Manifest.from_dict(store.manifest())
+    manifest = store.manifest()
     if records is None and (steps or not (path / SUMMARY).exists()):
         records = read_steps(store)
     notes: tuple[str, ...] = ()
     if (path / SUMMARY).exists():
-        summary, note = trusted_summary(path, manifest, store.summary(),
+        summary, note = trusted_summary(path, manifest, store.summary_document(),
                                         lambda: records if records is not None else read_steps(store))
         notes = (note,) if note else ()
     elif need_summary:

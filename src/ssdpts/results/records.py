@@ -25,6 +25,7 @@ from .drivemodel import DriveModel
 from .formats import Document, reworded
 from .seal import FileDigest
 from .steprecord import STEP_FIELDS, Boundary, StepRecord  # noqa: F401  (the records of steps.jsonl)
+from .timetoresult import TimeToResult
 
 
 def _int(v: Any) -> int | None:
@@ -255,6 +256,38 @@ class Summary(Document):
 
 
 # ==================================================================================================
+# live.json
+# ==================================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """live.json: the step in flight and its rate, about once a second while a run measures
+    (docs/status.md "Live metrics"); run/runner.py writes it, metrics.py reads it."""
+
+    t_unix_s: float  # when sampled
+    part: str
+    test: str
+    phase: str
+    round: int
+    step: int
+    step_label: str
+    iops: float | None
+    bw_bytes_per_s: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"t_unix_s": self.t_unix_s, "part": self.part, "test": self.test, "phase": self.phase,
+                "round": self.round, "step": self.step, "step_label": self.step_label, "iops": self.iops,
+                "bw_bytes_per_s": self.bw_bytes_per_s}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Live":
+        return cls(float(num(d.get("t_unix_s")) or 0.0), str(d.get("part") or ""), str(d.get("test") or ""),
+                   str(d.get("phase") or ""), _int(d.get("round")) or 0, _int(d.get("step")) or 0,
+                   str(d.get("step_label") or ""), num(d.get("iops")), num(d.get("bw_bytes_per_s")))
+
+
+# ==================================================================================================
 # manifest.json
 # ==================================================================================================
 
@@ -385,7 +418,7 @@ class PartState:
     rounds: dict[str, RoundRecord] | None = None  # None: the part records none (not a mapping)
     # what the part took to its result (results/analysis.time_to_result): None before it finished,
     # or in a run recorded before it was kept
-    time_to_result: Mapping[str, Any] | None = None
+    time_to_result: TimeToResult | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PartState":
@@ -399,7 +432,7 @@ class PartState:
         return cls(purge, _str(d.get("preconditioned")), _str(d.get("finished")), _str(d.get("stop_reason")),
                    {str(k): RoundRecord.from_dict(v) for k, v in rounds.items() if isinstance(v, Mapping)}
                    if isinstance(rounds, Mapping) else None,
-                   d.get("time_to_result") if isinstance(d.get("time_to_result"), Mapping) else None)
+                   TimeToResult.from_dict(d["time_to_result"]) if isinstance(d.get("time_to_result"), Mapping) else None)
 
 
 @dataclass(frozen=True, slots=True)

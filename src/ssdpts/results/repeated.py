@@ -6,6 +6,7 @@ docs/results-format.md describes; every figure's statistics follow stats.py.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from ..errors import UserError
 from ..pts.workload import Workload
 from ..store import load_kind
+from .records import Manifest
 from .registry import SPEED
 
 
@@ -43,7 +45,7 @@ class Figure:
         return len(self.values)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], where: str) -> "Figure":
+    def from_dict(cls, d: Mapping[str, Any], where: str) -> "Figure":
         try:
             return cls(str(d["key"]), str(d["label"]), str(d["unit"]), tuple(float(v) for v in d["values"]),
                        None if d.get("median") is None else float(d["median"]), d.get("median_run"),
@@ -64,10 +66,10 @@ class RepeatedRun:
 
     path: Path
     kind: str
-    manifest: dict[str, Any]
-    spec: dict[str, Any]
+    manifest: Manifest
+    spec: Mapping[str, Any]  # the kind's own settings (quick.json, replay.json "spec"): free-form, compared key by key
     figures: tuple[Figure, ...]
-    doc: dict[str, Any] = field(repr=False)
+    doc: Mapping[str, Any] = field(repr=False)  # the kind's own results document: what only its kind has, read by it
 
     def figure(self, key: str) -> Figure | None:
         return next((f for f in self.figures if f.key == key), None)
@@ -79,7 +81,7 @@ def read_repeated(run_dir: Path | str, kind: str, results: str, command: str) ->
     man, doc = load_kind(run_dir, kind, results, command)
     where = str(Path(run_dir) / results)
     figures = doc.get("figures")
-    if not isinstance(figures, list) or not isinstance(doc.get("spec"), dict):
+    if not isinstance(figures, list) or not isinstance(doc.get("spec"), Mapping):
         raise UserError(f"{where} has no figures or settings: was the file edited? 'ssdpts verify' checks the run "
                         "directory")
     return RepeatedRun(Path(run_dir), kind, man, doc["spec"], tuple(Figure.from_dict(f, where) for f in figures), doc)

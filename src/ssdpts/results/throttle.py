@@ -4,6 +4,7 @@ reading of records, so it lives with the readers."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 import time
 from typing import Any, Iterable
 
@@ -17,9 +18,11 @@ _THROTTLE_COUNTERS = (
 )
 
 
-def _flatten(samples: Iterable[Any]) -> list[dict[str, Any]]:
-    """Snapshots from snapshots, step telemetry {"before", "after"}, or step records {"telemetry"}."""
-    out: list[dict[str, Any]] = []
+def _flatten(samples: Iterable[Any]) -> list[Mapping[str, Any]]:
+    """Snapshots from snapshots, step telemetry {"before", "after"}, or step records {"telemetry"}.
+    A snapshot stays a mapping: the device's health counters as read (device/telemetry.py), their
+    names the drive's, not a record's fields."""
+    out: list[Mapping[str, Any]] = []
     for s in samples or []:
         if not isinstance(s, dict):
             continue

@@ -19,6 +19,7 @@ import time
 from typing import Callable, Protocol
 
 from ssdpts.results import analysis, steprecord, wsatmodel
+from ssdpts.results.records import Live
 from ssdpts.results.steprecord import PurgeEnd, StepRecord, read_steps
 from ssdpts.results.summary import bound_part, summarize
 from ssdpts.run import cpus
@@ -123,7 +124,7 @@ def drop_incomplete_rounds(store: RunStore, parts: list[Part]) -> int:
 def write_summary(ctx: RunContext, status: str) -> dict:
     summary = summarize(ctx.parts, read_steps(ctx.store), ctx.capacity_bytes, status=status,
                         deviations=ctx.deviations, keep=ctx.keep,
-                        block_pages=wsatmodel.block_pages(ctx.store.manifest().get("description")))
+                        block_pages=wsatmodel.block_pages(ctx.store.manifest().description))
     ctx.store.write_summary(summary)
     return summary.to_dict()
 
@@ -280,9 +281,9 @@ def run_part(ctx: RunContext, part: Part, n: int) -> None:
         ctx.progress.round_finished(part, r, _round_summary(part, records, recs, reason, ctx.keep))
         if reason:
             ahead = ctx.executor.cancel_ahead()
-            purge = store.manifest().get("parts", {}).get(part.id, {}).get("purge")
-            changes: dict = {"stop_reason": reason, "finished": utc_now(),
-                             "time_to_result": analysis.time_to_result(records, part, purge, ctx.keep)}
+            state = store.manifest().parts.get(part.id)
+            ttr = analysis.time_to_result(records, part, None if state is None else state.purge, ctx.keep)
+            changes: dict = {"stop_reason": reason, "finished": utc_now(), "time_to_result": ttr.to_dict()}
             if ahead and ahead.get("started"):
                 # Round r + 1 had started (it follows round r with no gap, before the stop rule
                 # could be evaluated): stopped, none of it is kept. Disclosed, as IO the device saw.
@@ -329,9 +330,8 @@ def _live(ctx: RunContext, part: Part, steps: list) -> Callable[[dict], None]:
     def sample(info: dict) -> None:
         ctx.progress.sample(info)
         step = steps[min(int(info.get("step_index") or 0), len(steps) - 1)]
-        ctx.store.write_live({"t_unix_s": time.time(), "part": part.id, "test": part.test, "phase": step.phase,
-                              "round": step.round, "step": step.index, "step_label": step.label,
-                              "iops": info.get("iops"), "bw_bytes_per_s": info.get("bw_bytes_per_s")})
+        ctx.store.write_live(Live(time.time(), part.id, part.test, step.phase, step.round, step.index, step.label,
+                                  info.get("iops"), info.get("bw_bytes_per_s")))
     return sample
 
 

@@ -45,7 +45,7 @@ def _context(store: RunStore, spec: RunSpec, parts: list[Part], side, executor: 
         store=store, parts=parts, executor=executor, filename=target.real_path,
         area=Area(0, ar, segments_of(spec, ar)), capacity_bytes=target.size_bytes,
         seed=spec.seed, ioengine=spec.ioengine, purger=lambda log: side.purge(spec.purge, info, log),
-        deviations=store.manifest().get("deviations") or [], progress=progress,
+        deviations=store.manifest().doc.get("deviations") or [], progress=progress,  # as recorded: not reworded
         telemetry=telemetry_source, guard=side.guard, session=session, keep=keep,
         cpus_allowed=spec.cpus, latmon=latmon,
     )
@@ -201,7 +201,7 @@ def _refuse_unnameable(run_dir, paths: list[str]) -> None:
                             "name (nothing was written)")
 
 
-def _resume_confirmation(side, man: dict, parts, confirm: str | None, proof, why: str | None,
+def _resume_confirmation(side, man: Manifest, parts, confirm: str | None, proof, why: str | None,
                          interactive: bool) -> tuple[str | None, int, Callable[[str], str], list[str]]:
     """(confirmation to use, bytes needed, the prompt, what changed) for a resume. A block device:
     the run's confirmation stands when its identity is proven and it holds what the run left
@@ -210,8 +210,8 @@ def _resume_confirmation(side, man: dict, parts, confirm: str | None, proof, why
     target = side.target
     if target.kind != "block":
         return confirm, target.size_bytes, input, []
-    changed = side.contents_changes(man.get("contents_seal")) if confirm is None else []
-    use = confirm if confirm is not None else (man.get("confirmation") if proof and not changed else None)
+    changed = side.contents_changes(man.doc.get("contents_seal")) if confirm is None else []
+    use = confirm if confirm is not None else (man.doc.get("confirmation") if proof and not changed else None)
     ask = input
     if use is None and (changed or why is not None):
         lead = "; ".join([*([f"{why}, so nothing proves it is the device this run started on"] if why else []),
@@ -386,15 +386,15 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
             confirm: str | None, keep_window: bool = False, ready: Callable[[], None] | None = None,
             side=None) -> dict:
     man = store.manifest()
-    status = man.get("status")
+    status = man.status
     if status == "complete":
         raise UserError(f"{run_dir} is already complete: nothing to resume (regenerate reports with 'ssdpts report')")
-    if man.get("kind"):  # a run beside the PTS (quick, replay): kinds.py says why it is not resumed (cli/resume.py)
-        raise UserError(f"{run_dir} is a run of kind {man['kind']!r}: 'ssdpts resume' continues PTS runs only; "
+    if man.kind:  # a run beside the PTS (quick, replay): kinds.py says why it is not resumed (cli/resume.py)
+        raise UserError(f"{run_dir} is a run of kind {man.kind!r}: 'ssdpts resume' continues PTS runs only; "
                         "start a new run of its kind")
     try:
-        spec = RunSpec.from_dict(man["run_spec"])
-        recorded = man["target"]
+        spec = RunSpec.from_dict(man.doc["run_spec"])  # as recorded: a manifest without one is refused
+        recorded = man.doc["target"]
         path = recorded["path"]
     except (KeyError, TypeError) as exc:
         raise UserError(f"{run_dir}/manifest.json lacks {exc}: it is not a complete ssdpts manifest") from None
@@ -405,10 +405,10 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
     if damage.problems:
         raise UserError(f"{run_dir} is damaged, resuming would build on it: "
                         f"{integrity.describe(damage.problems, run_dir)}; restore the files or start a new run")
-    seal.writable(man, seal.configured_key(), str(run_dir))  # its seal, if any, kept: the same key
+    seal.writable(man.doc, seal.configured_key(), str(run_dir))  # its seal, if any, kept: the same key
     side = side or LocalSide(open_target(path))
     target = side.target
-    before = man.get("fingerprint")
+    before = man.doc.get("fingerprint")
     now = side.fingerprint()
     if isinstance(before, dict):
         diffs = fingerprint.differences(before, now)
@@ -435,12 +435,12 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
             store.update_manifest(**_writing(target))
         side.set_run_dir(str(store.path))
         forgotten = store.forget_unbacked_rounds()
-        resumptions = [*Manifest.from_dict(man).resumptions, Resumption(
+        resumptions = [*man.resumptions, Resumption(
             utc_now(), status, keep_window, pid=os.getpid(), steps_kept=store.count_steps(),
             identity=proof or ("confirmed again by --destroy-data-on" if confirm is not None
                                else "confirmed again at the prompt"),
             contents=_contents_note(confirm, changed) if target.kind == "block" else None,
-            rounds_measured_again=tuple(forgotten), interruption=man.get("interruption"))]
+            rounds_measured_again=tuple(forgotten), interruption=man.doc.get("interruption"))]
         store.update_manifest(resumptions=[r.to_dict() for r in resumptions], status="running", error=None,
                               interruption=None)
         man = store.manifest()
@@ -450,5 +450,5 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
                          "the report says so where a window spans it (--keep-window)" if keep_window else
                          "resumed: the interrupted round runs again and the steady-state window counts only rounds run "
                          "from now on (docs/methodology.md, Saving and resuming)")
-        return _execute(store, spec, parts, side, executor, progress, man.get("device"),
-                        session=len(resumptions), keep=kept_sessions(Manifest.from_dict(man)))
+        return _execute(store, spec, parts, side, executor, progress, man.doc.get("device"),
+                        session=len(resumptions), keep=kept_sessions(man))

@@ -107,7 +107,7 @@ def check(run_dir: str | Path, records: list[StepRecord] | None = None, *, key: 
     once, not twice). ``key``: the seal key to check a seal with (default: $SSDPTS_SEAL_KEY's)."""
     run_dir = Path(run_dir)
     store = RunStore.open(run_dir)
-    man = Manifest.from_dict(store.manifest())
+    man = store.manifest()
     status = str(man.doc.get("status"))
     complete = status == "complete"
     version = seal.version_of(man.doc)
