@@ -53,6 +53,11 @@ _BOUNDARY = ("after", "allowed_overlap_ms", "chained", "gap_ms", "idle_ms", "kin
 _STAT = ("", ".median", ".worst")
 _GROUP = ("", ".boundaries", ".over_limit", *(f".{m}{x}" for m in ("idle_ms", "overlap_ms") for x in _STAT))
 ADDED["manifest"] |= {".parts.*.purge.ended_unix_s"}
+# each part's time to result (docs/results-format.md, docs/methodology.md#time-to-result)
+ADDED["manifest"] |= {".parts.*.time_to_result", *(f".parts.*.time_to_result.{k}" for k in (
+    "before_window", "before_window.rounds", "before_window.s", "before_window.written_bytes", "preconditioning",
+    "preconditioning.method", "preconditioning.s", "preconditioning.written_bytes", "purge", "purge.method", "purge.s",
+    "rounds", "rounds.*", "rounds_to_steady_state", "total_s", "window_rounds", "written_bytes"))}
 ADDED["manifest"] |= {".fio_server"}  # issue 17: the fio server a run's fio ran on (null: local), docs/hosts.md
 ADDED["manifest"] |= {".latency_monitor"}  # issue 32: the OCP latency monitor, one line where the drive has none
 # every other way to the storage held (.claim.held) and what a block device held when the run stopped
