@@ -49,7 +49,7 @@ HOLD_DROP = 0.05  # a drop stays: the median over the next 5% of capacity is bel
 RETURN_SPAN = 0.05  # ... and no span of 5% of capacity after that comes back to within 5% of the level
 LOCAL_SPAN = 0.05  # the level a drop falls from: the median over the 5% of capacity before it
 RATE_COUNTER_TOL = 0.01  # the steady level x time against the drive's host-write counter
-HOST_COUNTER_UNIT = 2 * 512_000  # ... give or take the coarsest one read: NVMe data units, one at either end
+HOST_COUNTER_UNIT = 512_000  # ... give or take its grain at either end: NVMe's data unit where the snapshots cannot tell
 RATIO_BAND = (0.85, 1.6)  # FOB/steady IOPS ÷ WA: a die does A programs per host write (+ GC's reads and erases)
 FIGURES = ("fob_iops", "slc_cache_bytes", "gc_onset_capacity_multiple", "effective_spare", "steady_iops", "steady_wa")
 
@@ -394,6 +394,18 @@ def _wa(out: dict[str, Any], win: list[StepRecord], pages_per_block: int | None)
     return host
 
 
+def _grain(records: list[StepRecord], key: str) -> int:
+    """A byte counter's grain, read from its values: their greatest common divisor over the records'
+    snapshots (a multiple of the counter's unit: NVMe's data units of 512,000 bytes, the reference
+    SSD's 4 KiB pages, a SCSI drive's gigabytes; with a dozen snapshots, the unit itself).
+    HOST_COUNTER_UNIT where fewer than two values are read."""
+    vals = [int(v) for r in records if isinstance(r.telemetry, dict)
+            for snap in (r.telemetry.get("before"), r.telemetry.get("after")) if isinstance(snap, dict)
+            for v in (snap.get(key),) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
+    g = math.gcd(*vals) if len(vals) >= 2 else 0
+    return g if g > 0 else HOST_COUNTER_UNIT
+
+
 def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | None, fob: float,
             host: tuple | None) -> None:
     """The two consistency checks (docs/methodology.md#drive-model)."""
@@ -412,7 +424,7 @@ def _checks(out: dict[str, Any], win: list[StepRecord], steady_iops: float | Non
             # the counter's snapshots and the samples' own ends (the snapshots' offsets)
             tel = [(r.telemetry or {}) for r in (win[0], win[-1])]
             lag_s = sum(abs(float((t.get(k) or {}).get("offset_ms") or 0.0)) for t, k in zip(tel, ("before", "after"))) / 1000
-            tol = RATE_COUNTER_TOL + (HOST_COUNTER_UNIT + steady_iops * lag_s * ours / max(1, sum(
+            tol = RATE_COUNTER_TOL + (2 * _grain(win, "data_written_bytes") + steady_iops * lag_s * ours / max(1, sum(
                 r.fio.write.ios for r in win))) / host[0]
             out["checks"].append({"name": "steady level against the drive's host-write counter",
                                   "ok": abs(d) <= tol, "detail": f"{d:+.2%} (within ±{tol:.1%})"})
