@@ -2,6 +2,9 @@
 #            scratch loop device, ending in a report.
 # make demo-ssd: the same four tests on the reference SSD (refssd/, a simulated drive with real
 #            FTL dynamics served as a loop device), ending in a report; see docs/reference-ssd.md.
+# make demo-sprandom: the IOPS test on the reference SSD preconditioned both ways (the PTS's WIPC, and
+#            fio's sprandom fill at the OP a WSAT run's drive model gives), their time to result side
+#            by side; builds fio 3.41 first (docs/methodology.md#preconditioning-by-sprandom).
 # make test: install what is needed, the duplicate-code check (make lint), then the test suite CI
 #            runs (unit, FakeExecutor runner, real fio on loop and zram devices as root, faults, report
 #            rendering, WSAT and purge proofs on the reference SSD, the device lab's CI subset:
@@ -33,7 +36,7 @@ FULL_PACKAGES := prometheus
 # blktrace records traces in the guest, whose kernel allows it; its blkparse is the reference the
 # tests hold ssdpts's blktrace reader to.
 LAB_PACKAGES := qemu-system-x86 busybox-static nvme-cli smartmontools hdparm sdparm sg3-utils pciutils blktrace
-.PHONY: install install-test deps deps-test rust refssd fio demo demo-ssd lint test test-full test-fast test-lab bench
+.PHONY: install install-test deps deps-test rust refssd fio demo demo-ssd demo-sprandom lint test test-full test-fast test-lab bench
 
 # $(call apt,PACKAGES[,apt-get options]): install those of PACKAGES that are missing.
 define apt
@@ -98,6 +101,9 @@ lint: install-test
 
 demo-ssd: install refssd
 	$(PYTHON) refssd/demo.py
+
+demo-sprandom: install refssd fio
+	$(PYTHON) refssd/demo_precondition.py
 
 test: install-test lint refssd
 	$(CARGO) test --release --locked -q --manifest-path refssd/Cargo.toml

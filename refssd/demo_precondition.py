@@ -33,7 +33,9 @@ IOPS_ARGS = ("--threads", "1", "--iodepth", "2")
 def ssdpts(*args: str, out: Path) -> Path:
     """One ssdpts run into its own folder under ``out``; its run directory."""
     out.mkdir(parents=True, exist_ok=True)
-    rc = subprocess.run(["ssdpts", "run", *args, "--out", str(out), "--quiet"]).returncode
+    # the runs go into a library of the demo's own (beside them), not the user's
+    env = {**os.environ, "SSDPTS_DB": str(out.parent / "results.db")}
+    rc = subprocess.run(["ssdpts", "run", *args, "--out", str(out), "--quiet"], env=env).returncode
     runs = [d for d in out.iterdir() if d.is_dir()]
     if rc != 0 or len(runs) != 1:
         raise SystemExit(f"demo-sprandom: ssdpts run {' '.join(args)} ended with exit {rc}; its directory: {out}")
