@@ -104,10 +104,20 @@ def test_four_zram_devices_in_parallel_one_fio_killed(make_zram, tmp_path):
 
     _wait(victim_round_done, proc, f"a round on {victim}")
     vrun = _run_dirs(out)[victim]
-    fio = subprocess.run(["pgrep", "-f", f"fio .*{vrun}/fio/"], capture_output=True, text=True).stdout.split()
-    assert fio, "no fio of the victim's run"
-    for pid in fio:
-        os.kill(int(pid), signal.SIGKILL)
+    # a fio found may have ended before the kill (its step done, the next fio starting): look again
+    # until one is killed
+    killed = 0
+    deadline = time.monotonic() + 30
+    while not killed and time.monotonic() < deadline:
+        for pid in subprocess.run(["pgrep", "-f", f"fio .*{vrun}/fio/"], capture_output=True, text=True).stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        if not killed:
+            time.sleep(0.05)
+    assert killed, "no fio of the victim's run"
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 1, stderr
     runs = _run_dirs(out)
