@@ -231,7 +231,7 @@ def sprandom_run(tmp_path_factory) -> Path:
     ex = FakeExecutor()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("ssdpts.device.side.host.collect", lambda *a, **kw: {"hostname": "labhost", "kernel": "6.1"})
-        store, summary = start_run(RunSpec(tests=("iops",), step_seconds=1, max_rounds=5, precondition="sprandom",
+        store, summary = start_run(RunSpec(tests=("iops", "tp"), step_seconds=1, max_rounds=5, precondition="sprandom",
                                            spr_op=0.2, spr_op_source="given by --precondition"), t, executor=ex,
                                    out_dir=root / "runs", confirm=None, argv=["test"])
     wipc = ex.batches[0].steps
@@ -258,6 +258,8 @@ def test_the_report_and_datasheet_mark_it(sprandom_run):
     assert rep.plot_mark == "not PTS compliant: time-compressed, preconditioning by sprandom"
     setup = dict(rep.tests["iops"].setup)
     assert "one physical fill by fio's sprandom" in setup["Preconditioning 1 (sprandom)"]
+    tp = dict(rep.tests["tp"].setup)  # TP keeps its WIPC, and its page says so
+    assert "Preconditioning 1 (sprandom)" not in tp and tp["Preconditioning 1 (WIPC)"].startswith("SEQ ")
     from ssdpts.report.context import RunContext
     from ssdpts.results.reader import read_run
 

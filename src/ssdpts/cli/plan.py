@@ -120,7 +120,7 @@ def print_preview(pv) -> None:
     if pv.precondition != "pts":
         c.print(f"[bold]preconditioning[/] by fio's sprandom, OP {pv.precondition.split(':', 1)[1]}"
                 + (f" ({escape(pv.spr_op_source)})" if pv.spr_op_source else "")
-                + ": one physical fill of the active range in place of the WIPC "
+                + ": one physical fill of the active range in place of the WIPC (TP keeps its WIPC) "
                 "(docs/methodology.md#preconditioning-by-sprandom)")
     if pv.segments:
         c.print(f"[bold]segments[/] {pv.segments}; fio: random_distribution={pv.segments_fio[:60]}…", markup=True)
@@ -137,7 +137,7 @@ def print_preview(pv) -> None:
                 f"up to {fmt_duration(hi)}, less once {fmt_capacity(written)} is written" if written else
                 f"{fmt_duration(lo)} to {fmt_duration(hi)}")
         c.print(f"  {test_title(test):<44} {span}")
-    pre = "the sprandom fill" if pv.precondition != "pts" else "WIPC"
+    pre = "the sprandom fill (TP: WIPC)" if pv.precondition != "pts" else "WIPC"
     c.print(f"\n[bold]total[/]: {pre} and WSAT write up to {fmt_capacity(pv.written_bytes_max)}, plus the writes of the "
             f"rounds; estimated {fmt_duration(pv.duration_min_s)} to {fmt_duration(pv.duration_max_s)} of stimulus "
             f"plus {pre} time (device-dependent)")

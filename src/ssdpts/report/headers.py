@@ -3,7 +3,7 @@ extended tests' own lines from docs/pts-reference.md#extended) and the running h
 
 from __future__ import annotations
 
-from ..pts.registry import title as test_title
+from ..pts.registry import TESTS, title as test_title
 from .context import RunContext
 from .doc import PageHeader, Report, TestHeader
 from .fmt import NA, fmt_bytes10, fmt_rounds, fmt_time, na, or_default
@@ -50,8 +50,11 @@ def setup_fields(ctx: RunContext, test: str, pids: list[str], toio: str) -> list
     wipcs = [ctx.parts[p].wipc for p in pids if ctx.parts[p].wipc]
     mult = or_default(ctx.spec.wipc_capacity_multiple, 2.0)
     own1, own2 = _kind(test).preconditioning(ctx, test)
-    # the sprandom fill where it ran, or where the WIPC would have (WSAT and XSR have none either way)
-    sprandom = ctx.spec.precondition.startswith("sprandom") and (bool(wipcs) or own1 is None)
+    # the sprandom fill where it ran (its step's label says so), or, where nothing ran yet, where the
+    # test's WIPC would have been replaced (not TP's: pts/<kind>.SPRANDOM_FILL; WSAT and XSR have none)
+    fills = getattr(TESTS.get(test), "SPRANDOM_FILL", True)
+    sprandom = any(w.workload.startswith("sprandom fill") for w in wipcs) or (
+        ctx.spec.precondition.startswith("sprandom") and not wipcs and own1 is None and fills)
     if sprandom:
         op = ctx.spec.precondition.split(":", 1)[-1]
         pc1 = ("; ".join(f"{w.workload}, TC 1 × QD 32, (1 + OP) × AR = {fmt_capacity(w.io_bytes)} in "
