@@ -59,6 +59,12 @@ def test_a_gap_in_a_clones_rows_is_read_by_what_the_others_did_in_it():
     assert ios[:7] == [40, 40, 20, 40, 40, 40, 40]  # a's third period is empty; 120 to 140 ms: half of the late rows
     # one clone alone cannot tell a late helper from an empty period: its row is its last period's
     assert interval_ios(log(a), 20, 0.0)[1] == 20 + 20 + 20 + 20 + 20
+    # the helper visited at 60 ms (d logged) and next, late, at 90 ms: c's row there is the 30 ms since
+    # that visit, not one period; and e's first row at 45 ms is the 25 ms since the helper's visit at 20
+    c, d = [(20, 1000), (40, 1000), (90, 1000)], [(20, 1000), (40, 1000), (60, 1000), (90, 1000)]
+    assert interval_ios(log(c, d), 20, 0.0)[1] == (20 + 20 + 30) + (20 + 20 + 20 + 30)
+    e, f = [(45, 1000)], [(20, 1000), (45, 1000)]
+    assert interval_ios(log(e, f), 20, 0.0)[1] == 25 + (20 + 25)
 
 
 def test_a_cache_is_placed_where_the_drive_filled_it():

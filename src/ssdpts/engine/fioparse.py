@@ -241,30 +241,39 @@ def _row_spans(rows: list[tuple[float, float]], start_ms: float, period_ms: floa
                clones: bool) -> tuple[list[float], list[float]]:
     """One clone's cumulative IOs at its rows' times: (times, counts), from the step's start.
 
-    fio's helper thread writes a clone's row at each tick of ``log_avg_msec``: the IOs completed
-    since the clone's row before, over the whole milliseconds since then (fio stat.c, __add_samples).
-    A gap of more than one period between two rows is one of two things. Either the helper was late
-    or missed a tick (every clone's rows have the gap: a busy host), and the row's rate is over the
-    whole gap; or the helper ran and this clone had completed nothing (another clone has a row inside
-    the gap: completions come in bursts when a slow drive serves a deep queue), the row's rate is
-    over its last period only and the clone's count stays flat before it. Read the first way
-    throughout, a run on the reference SSD counted 24% more IOs than fio did; the second, 3-6% fewer
-    where the host was late (and its places early: a cache's cliff 5% short). With one clone the two
-    cannot be told apart and a row is its last period's. The first row covers from the step's start."""
-    first = rows[0][0]
-    ts, cum = [start_ms, first], [0.0, rows[0][1] * max(first - start_ms, 0.0) / 1000.0]
-    for (t0, _v0), (t1, v) in zip(rows, rows[1:]):
+    fio's helper thread visits every clone at each tick of ``log_avg_msec`` (fio stat.c,
+    __add_samples): it takes the IOs the clone completed since its last visit, as a rate over the
+    whole milliseconds since then, writes a row if there were any, and restarts the clone's clock
+    either way. A gap of more than 1.5 periods between a clone's rows is one of two things. Either the
+    helper was late or missed a tick (no clone has a row inside the gap: a busy host), and the row's
+    rate is over the whole gap; or the helper visited and this clone had completed nothing (another
+    clone has a row inside it: a slow drive serving a deep queue completes in bursts), and the row's
+    rate is over the time since the helper's last visit inside the gap, the clone's count flat before
+    it. The first row is read the same way from the step's start. Read the first way throughout, a
+    run on the reference SSD counted 24% more IOs than fio did; as one period a row, the count within
+    a sample was 5.5-16.5% off the drive's own on average (a cache's cliff 5% early), this way 0.4-1.4%
+    (docs/methodology.md#drive-model). With one clone the two cannot
+    be told apart and a row is its last period's (its first, from the step's start)."""
+    def since(t0: float, t1: float) -> float:
+        """The span a row at t1 covers after the clone's previous row (or the step's start) at t0."""
         gap = t1 - t0
-        span = gap
-        if gap > 1.5 * period_ms:
-            i = bisect.bisect_right(ticks, t0 + period_ms / 2)
-            if not clones or (i < len(ticks) and ticks[i] < t1 - period_ms / 2):
-                span = period_ms  # the helper ran inside the gap: nothing completed before this row's period
-        if 0 < span < gap:
+        if gap <= 1.5 * period_ms:
+            return gap
+        if not clones:
+            return period_ms if t0 != start_ms else gap
+        i, j = bisect.bisect_right(ticks, t0 + period_ms / 2), bisect.bisect_left(ticks, t1 - period_ms / 2)
+        return t1 - ticks[j - 1] if i < j else gap  # the helper's last visit inside the gap, else all of it
+
+    ts, cum = [start_ms], [0.0]
+    prev = start_ms
+    for t1, v in rows:
+        span = max(min(since(prev, t1), t1 - prev), 0.0)
+        if 0 < span < t1 - prev:
             ts.append(t1 - span)
             cum.append(cum[-1])
         ts.append(max(t1, ts[-1]))
-        cum.append(cum[-1] + v * max(span, 0.0) / 1000.0)
+        cum.append(cum[-1] + v * span / 1000.0)
+        prev = t1
     return ts, cum
 
 
@@ -299,7 +308,7 @@ def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list
     series = [c for cs in streams.values() for c in cs if c]
     if not series or period_ms <= 0:
         return None
-    ticks = sorted(t for c in series for t, _v in c[1:])
+    ticks = sorted(t for c in series for t, _v in c)
     paths = [_row_spans(rows, start_ms, period_ms, ticks, len(series) > 1) for rows in series]
     end = min(ts[-1] for ts, _cum in paths) - start_ms
     grid = [start_ms + period_ms * j for j in range(1, int(end // period_ms) + 1)]

@@ -399,7 +399,7 @@ def _grain(records: list[StepRecord], key: str) -> int:
     snapshots (a multiple of the counter's unit: NVMe's data units of 512,000 bytes, the reference
     SSD's 4 KiB pages, a SCSI drive's gigabytes; with a dozen snapshots, the unit itself).
     HOST_COUNTER_UNIT where fewer than two values are read."""
-    vals = [int(v) for r in records if isinstance(r.telemetry, dict)
+    vals = [round(v) for r in records if isinstance(r.telemetry, dict)
             for snap in (r.telemetry.get("before"), r.telemetry.get("after")) if isinstance(snap, dict)
             for v in (snap.get(key),) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
     g = math.gcd(*vals) if len(vals) >= 2 else 0

@@ -139,7 +139,7 @@ def parse_smartctl(doc: dict) -> dict[str, dict[str, Any]]:
         for k, key in (("read", "data_read_bytes"), ("write", "data_written_bytes")):
             gb = (errs.get(k) or {}).get("gigabytes_processed")
             try:
-                smart[key] = int(float(gb) * 1e9) if gb is not None else None
+                smart[key] = round(float(gb) * 1e9) if gb is not None else None  # (rounded: 4205.775 x 1e9 is 4205774999999.9995)
             except ValueError:
                 pass
 
