@@ -63,8 +63,8 @@ def main() -> int:
         print("demo-sprandom: needs root (loop devices over the simulated drives)", file=sys.stderr)
         return 2
     out = Path(a.out).resolve()
-    if out.exists() and any(out.iterdir()):
-        print(f"demo-sprandom: {out} is not empty: give --out a new folder", file=sys.stderr)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        print(f"demo-sprandom: {out} is not an empty folder: give --out a new one", file=sys.stderr)
         return 2
     p = refssd_host.params(**DRIVE)
     print(f"demo-sprandom: reference SSD, {p['capacity_bytes'] / 1e6:.0f} MB, OP {100 * p['op']:g}%, "
