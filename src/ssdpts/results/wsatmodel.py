@@ -251,6 +251,8 @@ def _walk(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_byt
         if not len(below):
             break
         j = i + int(below[0])
+        if x[-1] < x[j] + HOLD_DROP:
+            break  # the run ends within 5% of capacity of it: too little curve to tell whether it stays
         stay = y[j:int(np.searchsorted(x, x[j] + HOLD_DROP)) + 1]
         rest = int(np.searchsorted(x, x[j] + HOLD_DROP))
         if float(np.median(stay)) >= (1 - DROP) * level or _comes_back(x[rest:], y[rest:], (1 - DROP / 2) * level):
