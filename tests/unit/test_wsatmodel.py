@@ -132,6 +132,18 @@ def test_a_run_stopped_before_gc_says_not_reached():
     assert m["gc_onset_capacity_multiple_reason"].startswith("GC onset not reached in this run (stopped at 0.")
 
 
+def test_a_run_that_ends_on_a_low_interval_has_no_onset():
+    """A fall in the last 5% of capacity written is not judged: too little curve after it to tell
+    whether it stays (a sample's last interval read low, in a run cut before GC)."""
+    short = [r for r in records() if r.index <= 2]
+    last = short[-1]
+    ios = list(last.intervals.ios)
+    low = ios[:-3] + [round(0.8 * v) for v in ios[-3:]]
+    short[-1] = dataclasses.replace(last, intervals=dataclasses.replace(last.intervals, ios=tuple(low)), doc=None)
+    m = model(short, window=(1, 2), steady_iops=None)
+    assert m["gc_onset_capacity_multiple"] is None and m["gc_onset_capacity_multiple_reason"].startswith("GC onset not reached")
+
+
 def test_iops_that_do_not_add_up_to_the_bytes_are_flagged():
     m = model(steady_iops=DRIVE["final_window_iops"] * 0.97)
     assert not m["consistent"] and not m["checks"][0]["ok"]
