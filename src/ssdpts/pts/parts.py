@@ -91,6 +91,7 @@ def wipc_step(test: str, part: str, spec: RunSpec, ar_bytes: int, block_size_byt
     )
 
 
+SPRANDOM_LABEL = "sprandom fill"  # how the fill's step is labelled (the report tells it from a WIPC by it)
 SPRANDOM_BLOCK = 4096  # sprandom's block: the drive's indirection unit, 4 KiB on nearly every SSD
 
 
@@ -105,7 +106,7 @@ def sprandom_step(test: str, part: str, spec: RunSpec, ar_bytes: int) -> Step:
     return Step(test=test, part=part, phase="wipc", round=0, index=1,
                 workload=Workload("rand", 0, SPRANDOM_BLOCK, 1, 32), duration_s=None,
                 io_bytes=spr.physical_bytes(ar_bytes, SPRANDOM_BLOCK), sprandom=spr,
-                cell_label=f"sprandom fill (OP {spr.op:.4g}), RND 4KiB 0/100")
+                cell_label=f"{SPRANDOM_LABEL} (OP {spr.op:.4g}), RND 4KiB 0/100")
 
 
 def random_fill(test: str, part: str, spec: RunSpec, ar_bytes: int) -> Step | None:

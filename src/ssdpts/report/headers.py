@@ -3,6 +3,7 @@ extended tests' own lines from docs/pts-reference.md#extended) and the running h
 
 from __future__ import annotations
 
+from ..pts.parts import SPRANDOM_LABEL
 from ..pts.registry import TESTS, title as test_title
 from .context import RunContext
 from .doc import PageHeader, Report, TestHeader
@@ -53,7 +54,7 @@ def setup_fields(ctx: RunContext, test: str, pids: list[str], toio: str) -> list
     # the sprandom fill where it ran (its step's label says so), or, where nothing ran yet, where the
     # test's WIPC would have been replaced (not TP's: pts/<kind>.SPRANDOM_FILL; WSAT and XSR have none)
     fills = getattr(TESTS.get(test), "SPRANDOM_FILL", True)
-    sprandom = any(w.workload.startswith("sprandom fill") for w in wipcs) or (
+    sprandom = any(w.workload.startswith(SPRANDOM_LABEL) for w in wipcs) or (
         ctx.spec.precondition.startswith("sprandom") and not wipcs and own1 is None and fills)
     if sprandom:
         op = ctx.spec.precondition.split(":", 1)[-1]
