@@ -18,7 +18,6 @@ words. Client/server output has ``client_stats`` instead of ``jobs`` and may rep
 from __future__ import annotations
 
 import bisect
-
 from dataclasses import dataclass, field
 import json
 import re
@@ -267,7 +266,7 @@ def _row_spans(rows: list[tuple[float, float]], start_ms: float, period_ms: floa
     ts, cum = [start_ms], [0.0]
     prev = start_ms
     for t1, v in rows:
-        span = max(min(since(prev, t1), t1 - prev), 0.0)
+        span = max(since(prev, t1), 0.0)  # (never more than the gap)
         if 0 < span < t1 - prev:
             ts.append(t1 - span)
             cum.append(cum[-1])
