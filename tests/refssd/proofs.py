@@ -55,6 +55,13 @@ WSAT_WA_ABOVE = 0.01  # the window's own noise over 0.8 x capacity (0.5% in pred
 # sample at 47 ms mean response time (at most 2.4%).
 WSAT_STEADY_BELOW = 0.03
 WSAT_STEADY_ABOVE = 0.03
+# GC onset as a throughput curve can show it: the first 1% of capacity written over which the drive
+# copied at least 5% of a page per host page (each copy a read and a program: host writes slow by
+# about 5%, half the fall the drive model looks for). Without a cache it is the first collection:
+# on five recorded runs 0.003-0.004 x before the first copy (a span's middle comes before it when
+# the copies climb steeply) and 0.002-0.003 x before refssd params' onset.
+GC_COST_SHARE = 0.05
+GC_COST_SPAN = 0.01
 # GC onset: within one interval of the truth log (the truth's resolution).
 # A purge (discard) leaves each die's open block and its victim in collection part used: the first
 # GC copy may come up to one block per die (dies x N pages) before a fresh drive's onset.
@@ -235,6 +242,23 @@ class Drive:
                 return prev, iv
             prev = iv
         return prev, None
+
+    def gc_cost_onset(self, share: float = GC_COST_SHARE, span: float = GC_COST_SPAN) -> float | None:
+        """The capacity written (× user capacity) at which garbage collection starts to cost die
+        time: the middle of the first span of ``span`` × capacity of host writes over which the
+        drive copied at least ``share`` of a page per host page. On a drive without a cache it is
+        its first collection (within half a span); after a dynamic SLC cache's folding the first
+        victims are blocks all but empty, which cost nothing, and this is where collection starts
+        to take time from the host — the onset a throughput curve can show. None when never."""
+        logical = self.p["logical_pages"]
+        hw = np.cumsum([iv["host_write_pages"] for iv in self.truth.intervals]) / logical
+        gc = np.cumsum([iv["gc_copy_pages"] for iv in self.truth.intervals]) / logical
+        if not len(hw) or hw[-1] <= span:
+            return None
+        grid = np.arange(0.0, hw[-1] - span, span / 20)
+        copied = np.interp(grid + span, hw, gc) - np.interp(grid, hw, gc)
+        hit = np.nonzero(copied >= share * span)[0]
+        return float(grid[hit[0]] + span / 2) if len(hit) else None
 
     def pages_total_at(self, t: float) -> int:
         """Host pages written up to epoch time t (the last truth record before it)."""

@@ -2,7 +2,8 @@
 truth, on geometries drawn at random from a stated range (the draw is printed and, with
 REFSSD_FIGURES=FILE, recorded): spare 7% to 35%, 32 to 256 pages per block. Each inferred figure
 against what the drive knows: effective spare within 5% (relative) of the spare GC onset implies
-(refssd params gc_start_host_pages), GC onset within 2% of capacity, steady WA within 3% of the
+(refssd params gc_start_host_pages), GC onset within 2% of capacity (of that onset; with an SLC
+cache, of where the drive's collection starts to cost die time: proofs.Drive.gc_cost_onset), steady WA within 3% of the
 drive's own media ÷ host writes over the window with the media counters ssdpts's telemetry reads,
 and within 5% of the reference's steady WA from the greedy model without them (the counters taken
 out of the records), SLC cache size within 3% of the cliff refssd params states.
@@ -77,21 +78,20 @@ def infer(recs: list[StepRecord], summary: dict, params: dict, *, capacity_scale
                            pages_per_block=params["pages_per_block"]).to_dict()
 
 
-def proof(m: dict, params: dict, truth_wa: float | None, *, counters: bool) -> list[str]:
-    """Every figure the model gives against the drive's truth; the failures ([] when proven)."""
+def proof(m: dict, params: dict, truth: dict, *, counters: bool) -> list[str]:
+    """Every figure the model gives against the drive's truth (``truth``: its GC onset and its WA over
+    the window); the failures ([] when proven)."""
     bad = []
-    onset_truth = params["gc_start_host_pages"] / params["logical_pages"]
+    onset_truth, truth_wa = truth["gc_onset"], truth["window_wa"]
+    if m["gc_onset_capacity_multiple"] is None:
+        bad.append(f"GC onset not found ({m['gc_onset_capacity_multiple_reason']}); truth {onset_truth:.4f}")
+    elif abs(m["gc_onset_capacity_multiple"] - onset_truth) > TOL["gc_onset"]:
+        bad.append(f"GC onset {m['gc_onset_capacity_multiple']:.4f} vs truth {onset_truth:.4f}")
     if params.get("slc_cliff_bytes"):
-        # a dynamic SLC cache: the spare does not follow from the onset (the model says so); its GC
-        # onset, after the cache's folding began, is not held to a tolerance here (left: the model
-        # places it after the folding's first fall, docs/methodology.md#drive-model)
+        # a dynamic SLC cache: the spare does not follow from the onset (the model says so)
         if m["effective_spare"] is not None or "lower density" not in str(m["effective_spare_reason"]):
             bad.append(f"effective spare {m['effective_spare']} given on a drive with an SLC cache")
-    elif m["gc_onset_capacity_multiple"] is None:
-        bad.append(f"GC onset not found ({m['gc_onset_capacity_multiple_reason']}); truth {onset_truth:.4f}")
-    else:
-        if abs(m["gc_onset_capacity_multiple"] - onset_truth) > TOL["gc_onset"]:
-            bad.append(f"GC onset {m['gc_onset_capacity_multiple']:.4f} vs truth {onset_truth:.4f}")
+    elif m["gc_onset_capacity_multiple"] is not None:
         e = None if m["effective_spare"] is None else rel(m["effective_spare"], onset_truth - 1)
         if e is None or abs(e) > TOL["effective_spare"]:
             bad.append(f"effective spare {m['effective_spare']} vs {onset_truth - 1:.4f} ({m['effective_spare_reason']})")
@@ -137,36 +137,38 @@ def prove(tmp_path, seed: int, slc: bool = False) -> None:
     tab = summary["parts"]["wsat"]["table"]
     win = [r for r in recs if r.phase == "round" and r.index in set(tab["final_window_minutes"])]
     t0, t1 = min(r.start_time for r in win), max(r.end_time for r in win)
-    truth_wa = drive.truth.sum("flash_prog_pages", t0, t1) / drive.truth.sum("host_write_pages", t0, t1)
+    # GC onset: refssd params' without a cache; after a dynamic cache's folding, where collection
+    # starts to cost die time (its first victims, left all but empty by the folding, cost nothing)
+    truth = {"gc_onset": drive.gc_cost_onset() if slc else params["gc_start_host_pages"] / params["logical_pages"],
+             "first_gc_copy": drive.pages_total_at(drive.first("gc_copy_pages")[1]["t1"]) / params["logical_pages"],
+             "window_wa": drive.truth.sum("flash_prog_pages", t0, t1) / drive.truth.sum("host_write_pages", t0, t1),
+             "reference_wa": params["reference_wa"], "slc_cliff_bytes": params.get("slc_cliff_bytes")}
     assert summary["parts"]["wsat"]["model"] == infer(recs, summary, params), "summary.json's model is the model's"
     rows = {}
     for counters in (True, False):
         m = infer(recs, summary, params, counters=counters)
         rows["media" if counters else "greedy"] = {k: m[k] for k in wsatmodel.FIGURES}
-        bad = proof(m, params, truth_wa, counters=counters)
+        bad = proof(m, params, truth, counters=counters)
         assert not bad, (g, bad)
     # the mutations: each must fail the proof
     caught = {"IOPS x 0.97": bool(proof(infer(scaled_iops(recs, 0.97), scaled_summary(summary, 0.97), params), params,
-                                        truth_wa, counters=True))}
+                                        truth, counters=True))}
     if not slc:  # (the cache's size is in bytes, which a wrong capacity leaves as they are)
         caught["capacity axis +3%"] = bool(proof(infer(recs, summary, params, capacity_scale=1 / 1.03), params,
-                                                 truth_wa, counters=True))
-    onset_step = next(r.index for r in sorted(recs, key=lambda r: r.index)
-                      if sum(x.fio.write.io_bytes for x in recs if x.index <= r.index)
-                      >= params["gc_start_host_pages"] * 4096) if not slc else None
-    if onset_step is not None and onset_step > 2:
-        short = [r for r in recs if r.index < onset_step]
-        m = infer(short, {"parts": {"wsat": {"table": {**tab, "final_window_minutes": [r.index for r in short][-5:],
-                                                        "final_window_iops": None}}}}, params)
-        assert not_reached(m), m
-        wrong = {**m, "gc_onset_capacity_multiple": round(float(m["written_capacity_multiple"]), 4),
-                 "gc_onset_capacity_multiple_reason": None}  # a model that takes the last point as the onset
-        caught["stopped before onset, onset reported"] = not not_reached(wrong)
-    record(seed=seed, geometry=g, truth={"gc_onset": params["gc_start_host_pages"] / params["logical_pages"],
-                                          "reference_wa": params["reference_wa"], "window_wa": truth_wa,
-                                          "slc_cliff_bytes": params.get("slc_cliff_bytes")},
-           inferred=rows, mutations=caught)
-    print("inferred:", rows, "truth WA over the window", truth_wa, "mutations caught:", caught)
+                                                 truth, counters=True))
+    onset_bytes = truth["gc_onset"] * params["capacity_bytes"]
+    onset_step = next((r.index for r in sorted(recs, key=lambda r: r.index)
+                       if sum(x.fio.write.io_bytes for x in recs if x.index <= r.index) >= onset_bytes), None)
+    assert onset_step is not None and onset_step > 2, (onset_step, truth)
+    short = [r for r in recs if r.index < onset_step]
+    m = infer(short, {"parts": {"wsat": {"table": {**tab, "final_window_minutes": [r.index for r in short][-5:],
+                                                    "final_window_iops": None}}}}, params)
+    assert not_reached(m), m
+    wrong = {**m, "gc_onset_capacity_multiple": round(float(m["written_capacity_multiple"]), 4),
+             "gc_onset_capacity_multiple_reason": None}  # a model that takes the last point as the onset
+    caught["stopped before onset, onset reported"] = not not_reached(wrong)
+    record(seed=seed, geometry=g, truth=truth, inferred=rows, mutations=caught)
+    print("inferred:", rows, "truth:", truth, "mutations caught:", caught)
     assert all(caught.values()), caught
 
 
