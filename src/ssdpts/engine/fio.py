@@ -446,20 +446,24 @@ class FioExecutor:
                                                               for j, s, e in zip(jobs, batch.steps, entries)])
         warnings = [ln for ln in out.preamble.splitlines() if ln.strip() and not _HOOK_LINE.match(ln.strip())]
         return BatchResult(measurements=ms, wall_s=wall, tool_version=out.version, warnings=warnings,
-                           timelines=timelines, intervals=step_intervals(batch, ms))
+                           timelines=timelines, intervals=step_intervals(batch, ms, timelines))
 
 
-def step_intervals(batch: Batch, ms: list[Measurement]) -> list[dict | None]:
-    """Each step's IOs per interval from its per-interval log (jobfile.interval_log), where it has one."""
+def step_intervals(batch: Batch, ms: list[Measurement], timelines: list[dict]) -> list[dict | None]:
+    """Each step's IOs per interval from its per-interval log (jobfile.interval_log), where it has
+    one, its clones' start spread from its timeline."""
     out: list[dict | None] = []
-    for n, (s, m) in enumerate(zip(batch.steps, ms), start=1):
+    for n, (s, m, tl) in enumerate(zip(batch.steps, ms, timelines), start=1):
         got = None
         if s.interval_ms and batch.output_path is not None:
             try:
                 text = interval_log(batch.output_path, f"s{n:04d}").read_text(errors="replace")
             except OSError:
                 text = ""
-            got = interval_ios(text, s.interval_ms, m.start_time * 1000.0 if m.start_time else 0.0)
+            first, last = tl.get("start_unix_s"), tl.get("last_start_unix_s")
+            spread = (last - first) * 1000.0 if first is not None and last is not None else 0.0
+            got = interval_ios(text, s.interval_ms, m.start_time * 1000.0 if m.start_time else 0.0, spread,
+                               m.end_time * 1000.0 if m.start_time and m.end_time else None)
         out.append(None if got is None else {"period_ms": s.interval_ms, "ios": got[0], "covered_ios": got[1]})
     return out
 

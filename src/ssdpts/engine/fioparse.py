@@ -237,7 +237,7 @@ def _cpu(v) -> float | None:
 
 
 def _row_spans(rows: list[tuple[float, float]], start_ms: float, period_ms: float, ticks: list[float],
-               clones: bool) -> tuple[list[float], list[float]]:
+               clones: bool, end_ms: float | None = None) -> tuple[list[float], list[float]]:
     """One clone's cumulative IOs at its rows' times: (times, counts), from the step's start.
 
     fio's helper thread visits every clone at each tick of ``log_avg_msec`` (fio stat.c,
@@ -252,7 +252,13 @@ def _row_spans(rows: list[tuple[float, float]], start_ms: float, period_ms: floa
     run on the reference SSD counted 24% more IOs than fio did; as one period a row, the count within
     a sample was 5.5-16.5% off the drive's own on average (a cache's cliff 5% early), this way 0.4-1.4%
     (docs/methodology.md#drive-model). With one clone the two cannot
-    be told apart and a row is its last period's (its first, from the step's start)."""
+    be told apart and a row is its last period's (its first, from the step's start).
+
+    A clone's last row after the step's end (``end_ms``: its IO and the drain of its queue done) is
+    not a visit's: fio writes it as the clone exits (stat.c, finalize_logs), the mean of the samples
+    its averaging window still held, each over a period up to a visit before the exit. Read over the
+    whole gap before it, those rows counted 3.6% more than a 2-s sample on the reference SSD (at
+    QD 32 each held the drained queue: 31 IOs in 20 ms, read over 60); it is its last period's."""
     def since(t0: float, t1: float) -> float:
         """The span a row at t1 covers after the clone's previous row (or the step's start) at t0."""
         gap = t1 - t0
@@ -265,8 +271,11 @@ def _row_spans(rows: list[tuple[float, float]], start_ms: float, period_ms: floa
 
     ts, cum = [start_ms], [0.0]
     prev = start_ms
-    for t1, v in rows:
-        span = max(since(prev, t1), 0.0)  # (never more than the gap)
+    for n, (t1, v) in enumerate(rows, start=1):
+        if n == len(rows) and end_ms is not None and t1 >= end_ms and n > 1:
+            span = min(period_ms, t1 - prev)  # the exit's row: its window's last period
+        else:
+            span = max(since(prev, t1), 0.0)  # (never more than the gap)
         if 0 < span < t1 - prev:
             ts.append(t1 - span)
             cum.append(cum[-1])
@@ -276,7 +285,41 @@ def _row_spans(rows: list[tuple[float, float]], start_ms: float, period_ms: floa
     return ts, cum
 
 
-def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list[int], int] | None:
+NEXT_ROWS = 4  # the rows after a clone's first whose mean rate bounds it where all first rows came late
+
+
+def _late_first_rows(paths: list[tuple[list[float], list[float]]], series: list[list[tuple[float, float]]],
+                     start_ms: float, period_ms: float) -> list[tuple[list[float], list[float]]]:
+    """The clones' cumulative counts, their first rows bounded where every clone's came late and
+    the clones started over more than half a period.
+
+    A clone's first rate is over the time since its own start, which the log does not give. The
+    gate gives the first and the last clone's (engine/fio.py step_timeline): within half a period of
+    each other, the step's start is every clone's. On a loaded host fio may set its clones up over
+    tens of ms (the gate heard them pass their barriers 61 ms apart on the reference SSD, at the
+    first step of a run, with the first rows 124 ms after the start: the helper thread late for its
+    first visit as well). Each first row read over the whole time from the step's start then counted
+    more IOs than the clone did, 20% more together than the drive's own count, and the curve fell
+    from them as from a cache. There the first rows together are read at no more than the mean rate
+    of the rows after them (NEXT_ROWS of each clone, summed over the clones): the rate cannot be told
+    inside that gap, and the level after it is the one the log can show."""
+    if len(series) < 2 or any(rows[0][0] - start_ms <= 1.5 * period_ms for rows in series):
+        return paths
+    first = sum(rows[0][1] for rows in series)
+    after = sum(sum(v for _t, v in rows[1:1 + NEXT_ROWS]) / len(rows[1:1 + NEXT_ROWS]) for rows in series if len(rows) > 1)
+    if not first or any(len(rows) < 2 for rows in series) or after >= first:
+        return paths
+    f = after / first
+    out = []
+    for (ts, cum), rows in zip(paths, series):
+        i = ts.index(rows[0][0], 1)  # the first row's point (after a flat one where its span is short)
+        cut = cum[i] * (1 - f)
+        out.append((ts, cum[:i] + [c - cut for c in cum[i:]]))
+    return out
+
+
+def interval_ios(text: str, period_ms: int, start_ms: float = 0.0, start_spread_ms: float = 0.0,
+                 end_ms: float | None = None) -> tuple[list[int], int] | None:
     """One step's per-interval IOPS log (jobfile.interval_log) as the step's IOs in each period
     from its start, on one grid for all its clones: (IOs per period, the IOs the log covers).
 
@@ -289,7 +332,11 @@ def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list
     before where the helper thread was late), the first row's over its span from the step's start;
     each clone's cumulative count is read at the grid's times by linear interpolation and the clones'
     counts summed. The grid ends with the clone whose log ends first; the IOs after it (fio logs no
-    part of an interval at its end) are the step's count less the returned total.
+    part of an interval at its end) are the step's count less the returned total. Where the clones
+    started over more than half a period (``start_spread_ms``: the gate heard the first and the last
+    pass its barrier that far apart) and their first rows all came late, those are read at no more
+    than the rate of the rows after them (_late_first_rows); a clone's last row after the step's end
+    (``end_ms``) is the one fio writes as the clone exits, its last period's.
     None: no row could be read."""
     streams: dict[str, list[list[tuple[float, float]]]] = {}
     for line in text.splitlines():
@@ -308,7 +355,9 @@ def interval_ios(text: str, period_ms: int, start_ms: float = 0.0) -> tuple[list
     if not series or period_ms <= 0:
         return None
     ticks = sorted(t for c in series for t, _v in c)
-    paths = [_row_spans(rows, start_ms, period_ms, ticks, len(series) > 1) for rows in series]
+    paths = [_row_spans(rows, start_ms, period_ms, ticks, len(series) > 1, end_ms) for rows in series]
+    if start_spread_ms > period_ms / 2:
+        paths = _late_first_rows(paths, series, start_ms, period_ms)
     end = min(ts[-1] for ts, _cum in paths) - start_ms
     grid = [start_ms + period_ms * j for j in range(1, int(end // period_ms) + 1)]
     total = [0.0] * len(grid)

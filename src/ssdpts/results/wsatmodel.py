@@ -107,9 +107,11 @@ def curve(records: list[StepRecord], capacity_bytes: int) -> Curve:
 def _balanced(c: Curve, edge: float, before: float, after: float) -> float | None:
     """A sharp fall's place from the sample it falls in, by its IO count: the sample ran ``before``
     IOPS for t seconds and ``after`` for the rest, so t = (IOs − after × run time) ÷ (before −
-    after). fio's interval log gives the shape within a sample but places it less surely than the
-    sample's own count (its rows lag their windows after a stall); None where the balance does not
-    fall inside the sample."""
+    after). It holds where the drive ran at its two levels throughout; a stall before the fall (a
+    loaded host's, which is the drive's here) moves it early (4% on the reference SSD, where the
+    interval log's own crossing was 0.4% from the truth's cliff). The place where a sample has no
+    interval log, else the spread of the log's; None where the balance does not fall inside the
+    sample."""
     for x0, x1, ios, run_s in c.samples:
         if x0 <= edge <= x1 and run_s > 0 and before > after > 0:
             t = (ios - after * run_s) / (before - after)
@@ -275,10 +277,12 @@ def _walk(out: dict[str, Any], c: Curve, s: np.ndarray, fob: float, capacity_byt
             settle += 1
         after, flat, until = _after(x, y, settle)
         if flat and edge < 1.0:  # a cache holds less host data than the capacity: past 1x a fall is GC's
-            # a plateau on either side: placed by its sample's own count (the log's place kept as its spread)
+            # a plateau on either side: placed where the interval log's curve crosses the fall's
+            # middle; its sample's own count, balanced between the two levels, gives its spread (and
+            # its place where the sample has no interval log)
             placed = _balanced(c, edge, level, after)
             unc = max(cell, abs(x[j] - edge)) if placed is None else max(cell, abs(placed - edge) / 2)
-            edge = edge if placed is None else placed
+            edge = placed if placed is not None and not c.fine else edge
             out["cliffs"].append({"capacity_multiple": round(edge, 4), "bytes": round(edge * capacity_bytes),
                                   "level_before_iops": round(level, 1), "level_after_iops": round(after, 1),
                                   "uncertainty": round(unc, 4)})
