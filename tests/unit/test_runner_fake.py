@@ -636,3 +636,34 @@ def test_time_to_result_without_steady_state_says_none(tmp_path):
     assert t["rounds_to_steady_state"] is None and t["window_rounds"] == [1, 2, 3, 4, 5]
     assert t["before_window"]["rounds"] == 0
     assert PartState.from_dict(manifest(store.path)["parts"]["iops"]).time_to_result.to_dict() == t
+
+
+def test_resume_of_a_part_preconditioned_another_way_is_refused(tmp_path, monkeypatch):
+    """A run an older ssdpts preconditioned TP in by the sprandom fill (TP now keeps its WIPC): its
+    rounds would continue from a state the plan no longer puts the drive in; refused in one line,
+    before anything is written."""
+    from ssdpts.pts import tp
+
+    spec = SMALL.with_(precondition="sprandom", spr_op=0.2)
+    with monkeypatch.context() as m:
+        m.setattr(tp, "SPRANDOM_FILL", True)  # the older ssdpts
+        with pytest.raises(Interrupted):
+            start(tmp_path, spec, FakeExecutor(interrupt_on_batch=10))  # tp-1024KiB: fill, round 1, round 2 <- Ctrl-C
+    run_dir = only_run_dir(tmp_path)
+    assert any(s["test"] == "tp" and s["phase"] == "wipc" and s["label"].startswith("sprandom fill")
+               for s in step_lines(run_dir))
+    before = (run_dir / "steps.jsonl").read_bytes(), manifest(run_dir)
+    ex = FakeExecutor()
+    with pytest.raises(UserError) as exc:
+        resume_run(run_dir, executor=ex)
+    msg = str(exc.value)
+    assert "\n" not in msg and "Throughput 1024KiB was preconditioned by the sprandom fill" in msg
+    assert "start a new run of TP" in msg and "nothing was written" in msg
+    assert not ex.batches and (run_dir / "steps.jsonl").read_bytes() == before[0] and manifest(run_dir) == before[1]
+    # the same run made by this ssdpts (TP keeps its WIPC) resumes
+    other = tmp_path / "now"
+    other.mkdir()
+    with pytest.raises(Interrupted):
+        start(other, spec, FakeExecutor(interrupt_on_batch=10))
+    _store, summary = resume_run(only_run_dir(other), executor=FakeExecutor())
+    assert summary["status"] == "complete"

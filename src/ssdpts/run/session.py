@@ -382,6 +382,30 @@ def resume_run(run_dir: Path, *, executor: Executor, progress=None, interactive:
         store.unlock()
 
 
+def _refuse_changed_preconditioning(store: RunStore, parts: list[Part], run_dir: Path) -> None:
+    """Refuse, before anything is written, a resume whose unfinished part was preconditioned one way
+    (the sprandom fill, or its WIPC) and which this ssdpts plans the other: its next rounds would
+    continue from a state its plan no longer puts the drive in (an older ssdpts filled before TP,
+    which now keeps its WIPC: docs/methodology.md#preconditioning-by-sprandom). A part that finished
+    keeps its result, labelled by how it was preconditioned."""
+    from ssdpts.pts.parts import SPRANDOM_LABEL
+    from ssdpts.results import analysis
+    from ssdpts.results.steprecord import read_steps
+
+    steps = read_steps(store)
+    for part in parts:
+        records = analysis.part_records(steps, part)
+        pre = [r for r in records if r.phase == "wipc"]
+        if not pre or analysis.stop_reason(records, part) or part.wipc is None:
+            continue
+        filled = any(r.label.startswith(SPRANDOM_LABEL) for r in pre)
+        if filled != bool(part.wipc.sprandom):
+            was, now = ("the sprandom fill", "its WIPC") if filled else ("its WIPC", "the sprandom fill")
+            raise UserError(f"{run_dir}: {part.title} was preconditioned by {was}, and this ssdpts preconditions "
+                            f"it by {now} (docs/methodology.md#preconditioning-by-sprandom): its next rounds would "
+                            f"continue from the wrong state; start a new run of {part.test.upper()} (nothing was written)")
+
+
 def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, interactive: bool,
             confirm: str | None, keep_window: bool = False, ready: Callable[[], None] | None = None,
             side=None) -> dict:
@@ -425,6 +449,7 @@ def _resume(store: RunStore, run_dir: Path, executor: Executor, progress, intera
                                 f"{recorded.get(field)!r}, now {getattr(target, field)!r}): reattach the right device")
         proof, why = None, f"the run's manifest has no fingerprint of {path} (made by an older ssdpts)"
     parts = build_parts(spec, target.size_bytes, target.logical_block_size_bytes)
+    _refuse_changed_preconditioning(store, parts, run_dir)
     preflight.results_space(run_dir, parts)
     _refuse_out_on_target(side, target, run_dir)
     use, needed, ask, changed = _resume_confirmation(side, man, parts, confirm, proof, why, interactive)
