@@ -10,6 +10,12 @@ What ssdpts reports must not depend on the way the drive got to steady state:
   WINDOW_REL of the other run's: the drive's state, which a host that issues late at TC 1 x QD 2
   does not move (the window values above it does: measured, below).
 
+Both comparisons are between two steady-state windows; the PTS rule judges the tracked IOPS, not
+the drive, and has accepted a window that began while the drive's WA was still rising after the WIPC.
+Each window's WA is read over its first and its last round (the truth): the fill's must hold within
+WA_DRIFT; where the PTS run's did not, the two comparisons above are undecided, with the figures,
+rather than failed (the PTS's imprecision is not the fill's).
+
 What the drive holds after the fill must be the steady state, by the drive's own truth (never seen
 by ssdpts):
 * the fill has written the drive's physical space, as a random-write steady state has (where garbage
@@ -29,6 +35,8 @@ need yet), and the physical-space check must fail.
 """
 
 from __future__ import annotations
+
+import re
 
 from .proofs import Drive, Run, Verdict, rel_diff
 
@@ -50,11 +58,24 @@ UNWRITTEN_SHARE = 0.02
 # docs/reference-ssd.md) and by the mix's order within a round (the half capacity is 1 to 2 rounds).
 NEXT_WA_REL = 0.10
 HALF = 0.5
+# A window is the drive's steady state only if its WA holds across it: the WA of its last round
+# against its first, by the drive's truth. The PTS rule judges the tracked IOPS, not the drive, and
+# it has accepted a window that began while the WA was still rising (the WIPC leaves blocks whose
+# invalid pages GC collects without copies: after it the WA over the next half capacity was 1.39
+# against a steady 2.52, and over a PTS window that began at round 1, 2.459 against the fill's
+# window's 2.523, its values 2.4-5.5% above the fill's). Window values compared between two windows of which one drifted are the PTS's own
+# imprecision, not the fill's: that comparison is then undecided and says so, and the fill's own
+# window must hold its WA (this check, on it, always).
+WA_DRIFT = 0.02
 
 
 def phase_end(run: Run, test: str, part: str = "") -> float:
-    """When the part's preconditioning (WIPC or fill) ended: its last step's end."""
-    return max(s["measurement"]["end_time"] for s in run.of(test, part, phase="wipc"))
+    """When the part's preconditioning (WIPC or fill) ended: its last step's end; for a part that
+    has none (HIR preconditions by its rounds from the purge), its first round's start."""
+    pre = run.of(test, part, phase="wipc")
+    if pre:
+        return max(s["measurement"]["end_time"] for s in pre)
+    return min(s["measurement"]["start_time"] for s in run.of(test, part))
 
 
 def window_span(run: Run, test: str, part: str = "") -> tuple[float, float]:
@@ -103,6 +124,20 @@ def truth_after(run: Run, drive: Drive, test: str, part: str = "") -> dict:
             "free_blocks_window_mean": sum(iv["free_blocks"] for iv in win) / len(win) if win else None}
 
 
+def window_drift(run: Run, drive: Drive, test: str, part: str = "") -> dict:
+    """The drive's WA over the first and the last round of the steady-state window (its truth) and
+    the drift between them."""
+    pid = f"{test}-{part}" if part else test
+    rounds = sorted(run.summary["parts"][pid]["steady_state"]["window_rounds"])
+    def wa(rnd: int) -> float:
+        steps = [s for s in run.of(test, part) if s["round"] == rnd]
+        return drive.truth.wa(min(s["measurement"]["start_time"] for s in steps),
+                              max(s["measurement"]["end_time"] for s in steps))
+    first, last = wa(rounds[0]), wa(rounds[-1])
+    return {"rounds": [rounds[0], rounds[-1]], "wa_first": round(first, 4), "wa_last": round(last, 4),
+            "drift": round(last / first - 1, 4)}
+
+
 def service_us(run: Run, drive: Drive, pid: str) -> dict[str, float]:
     """Each tracking variable's cell over the window as the drive served it: the mean modeled
     service time of its commands (reads and writes together), from the truth. The drive's state, not
@@ -111,7 +146,10 @@ def service_us(run: Run, drive: Drive, pid: str) -> dict[str, float]:
     rounds = set(ss["window_rounds"])
     out = {}
     for var in ss["variables"]:
-        label = var["variable"].rsplit(" ", 1)[0]  # "RND 4KiB 0/100 IOPS" -> its cell's label
+        # "RND 4KiB 0/100 IOPS" -> its cell's label; HIR's "RND 4KiB 0/100 IOPS, minute 30 of the
+        # round" -> its minute's, "RND 4KiB 0/100, minute 30"
+        m = re.fullmatch(r"(.*) IOPS(?:, minute (\d+) of the round)?", var["variable"])
+        label = m.group(1) + (f", minute {m.group(2)}" if m.group(2) else "")
         n = t = 0.0
         for st in run.steps:
             if st["phase"] == "round" and st["round"] in rounds and st["label"] == label:
@@ -138,16 +176,32 @@ def precondition_proof(pts: tuple[Run, Drive], spr: tuple[Run, Drive], test: str
     (a, da), (b, db) = pts, spr
     ra, rb = a.summary["parts"][pid]["steady_state"]["reached"], b.summary["parts"][pid]["steady_state"]["reached"]
     v.check("verdicts equal", ra == rb, f"steady state reached: pts {ra}, sprandom {rb}")
+    fa, fb = window_drift(a, da, test, part), window_drift(b, db, test, part)
+    v.check("the fill's window holds the drive's WA", abs(fb["drift"]) <= WA_DRIFT,
+            f"WA {fb['wa_first']:.3f} over round {fb['rounds'][0]}, {fb['wa_last']:.3f} over round "
+            f"{fb['rounds'][1]} ({fb['drift']:+.1%}; limit {WA_DRIFT:.0%})")
+    # the PTS's window: where the rule accepted one the drive had not settled into, the two cannot be
+    # held to each other (WA_DRIFT's comment): said, not failed
+    unsettled = None if abs(fa["drift"]) <= WA_DRIFT else (
+        f"the PTS rule accepted a window whose WA was still moving (by the drive's truth: {fa['wa_first']:.3f} "
+        f"over round {fa['rounds'][0]}, {fa['wa_last']:.3f} over round {fa['rounds'][1]}, {fa['drift']:+.1%}; "
+        f"the fill's {fb['drift']:+.1%})")
     wa, wb = window_values(a, pid), window_values(b, pid)
     diffs = {k: rel_diff(wb[k], wa[k]) for k in wa}
     worst = max(diffs, key=lambda k: abs(diffs[k]))
-    v.check("window values within 2%", abs(diffs[worst]) <= WINDOW_REL,
-            f"{worst}: sprandom {wb[worst]:.1f} vs pts {wa[worst]:.1f} ({diffs[worst]:+.2%}; limit {WINDOW_REL:.0%})")
+    detail = f"{worst}: sprandom {wb[worst]:.1f} vs pts {wa[worst]:.1f} ({diffs[worst]:+.2%}; limit {WINDOW_REL:.0%})"
+    if unsettled and abs(diffs[worst]) > WINDOW_REL:
+        v.undecided("window values within 2%", f"{detail}; {unsettled}")
+    else:
+        v.check("window values within 2%", abs(diffs[worst]) <= WINDOW_REL, detail)
     sa, sb = service_us(a, da, pid), service_us(b, db, pid)
     sd = {k: rel_diff(sb[k], sa[k]) for k in sa}
     worst = max(sd, key=lambda k: abs(sd[k]))
-    v.check("the drive's service times in the window within 2%", abs(sd[worst]) <= WINDOW_REL,
-            f"{worst}: sprandom {sb[worst]:.0f} us vs pts {sa[worst]:.0f} us ({sd[worst]:+.2%}; limit {WINDOW_REL:.0%})")
+    detail = f"{worst}: sprandom {sb[worst]:.0f} us vs pts {sa[worst]:.0f} us ({sd[worst]:+.2%}; limit {WINDOW_REL:.0%})"
+    if unsettled and abs(sd[worst]) > WINDOW_REL:
+        v.undecided("the drive's service times in the window within 2%", f"{detail}; {unsettled}")
+    else:
+        v.check("the drive's service times in the window within 2%", abs(sd[worst]) <= WINDOW_REL, detail)
     ta, tb = truth_after(a, da, test, part), truth_after(b, db, test, part)
     short = tb["unwritten_share"]
     v.check("physical space written by the fill", short <= UNWRITTEN_SHARE,
@@ -159,6 +213,7 @@ def precondition_proof(pts: tuple[Run, Drive], spr: tuple[Run, Drive], test: str
             f"WA over the half capacity after the fill {tb['wa_next_half']} vs over the window {tb['wa_window']:.3f} "
             f"({'n/a' if d is None else f'{d:+.1%}'}; limit {NEXT_WA_REL:.0%})")
     v.figures.update(window={"pts": wa, "sprandom": wb, "rel": diffs}, truth={"pts": ta, "sprandom": tb},
+                     window_wa_drift={"pts": fa, "sprandom": fb},
                      service_us={"pts": sa, "sprandom": sb, "rel": sd},
                      rounds={"pts": a.summary["parts"][pid]["rounds_run"], "sprandom": b.summary["parts"][pid]["rounds_run"]},
                      time_to_result={"pts": a.manifest["parts"][pid].get("time_to_result"),
