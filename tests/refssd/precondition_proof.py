@@ -31,7 +31,9 @@ N (1 - 1/WA), so the WA of the first victims is the histogram's lower tail.
 
 The mutation (tests/refssd/test_precondition.py): the fill at half the drive's OP writes
 (1 + OP/2) x capacity, leaving part of the physical space unwritten (erased blocks that GC does not
-need yet), and the physical-space check must fail.
+need yet), and the physical-space check must fail. On a drive with a dynamic SLC cache the fill's
+first writes go to the cache at a third of the density and use the free blocks up anyway: there the
+WA of the next half capacity (13-14% short) is what shows the drive is not at steady state.
 """
 
 from __future__ import annotations

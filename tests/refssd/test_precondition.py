@@ -6,13 +6,14 @@ own: docs/methodology.md), run three times on each of two geometries, each run o
 128 MiB of 32 pages per block at OP 25% (effective spare 0.2344, refssd params), and a client drive
 of 64 pages per block at OP 22% with a 32 MiB dynamic SLC cache. Preconditioned as the PTS says
 (purge, WIPC of 2 x capacity SEQ 128KiB, rounds), by the sprandom fill at the drive's effective
-spare, and by the fill at half that spare (the mutation). HIR (PTS 2.0.2 §10), whose preconditioning
+spare, and by the fill at half that spare (the mutation, which must fail a check of the drive's
+truth: its physical space unwritten, or on the cache drive the WA after the fill short). HIR (PTS 2.0.2 §10), whose preconditioning
 to steady state by rounds the fill shortens, both ways on the HIR proof's drive.
 tests/refssd/precondition_proof.py says what is checked and why each tolerance has its size: the
 verdicts equal, the window values within 2% (undecided, with the figures, where the drive's truth
 shows the PTS run's window began before its WA settled), the fill's window holding the drive's WA,
 the drive's own truth after the fill (its physical space written, the WA of the next half capacity
-against the window's); the fill at half the OP must fail the physical-space check.
+against the window's).
 
 TC 1 x QD 2 and 1-s steps as the IOPS proof (tests/refssd/test_iops.py: at TC 4 x QD 32 a 1 MiB step
 keeps more in flight than a compressed step lasts). About 20 minutes a geometry on a quiet 2-core
@@ -83,7 +84,10 @@ def test_iops_preconditioned_by_sprandom_is_the_pts_result(tmp_path_factory, geo
            pts_truth_after_wipc=pts_truth, **v.figures)
     print(v, v.figures, "mutation (half the OP):", m, m.figures["truth"]["sprandom"])
     assert v.ok, v
-    assert m.failed("physical space written by the fill"), m
+    # the fill at half the OP leaves the drive short of steady state, by the drive's own truth: part of
+    # its physical space unwritten, or (a dynamic SLC cache, whose low-density writes use the free
+    # blocks up first) the WA of the half capacity after it short of the window's
+    assert m.failed("physical space written by the fill") or m.failed("WA of the next half capacity is the steady WA"), m
 
 
 def test_hir_preconditioned_by_sprandom_is_the_pts_result(tmp_path_factory):
