@@ -188,22 +188,24 @@ def precondition_proof(pts: tuple[Run, Drive], spr: tuple[Run, Drive], test: str
         f"the PTS rule accepted a window whose WA was still moving (by the drive's truth: {fa['wa_first']:.3f} "
         f"over round {fa['rounds'][0]}, {fa['wa_last']:.3f} over round {fa['rounds'][1]}, {fa['drift']:+.1%}; "
         f"the fill's {fb['drift']:+.1%})")
+
+    def side_by_side(name: str, pa: dict[str, float], pb: dict[str, float], fmt: str, unit: str = "") -> dict[str, float]:
+        """Each figure of the fill's run against the PTS run's, the worst held to WINDOW_REL
+        (undecided where it is past it and the PTS window was not the drive's steady state)."""
+        rel = {k: rel_diff(pb[k], pa[k]) for k in pa}
+        worst = max(rel, key=lambda k: abs(rel[k]))
+        detail = (f"{worst}: sprandom {format(pb[worst], fmt)}{unit} vs pts {format(pa[worst], fmt)}{unit} "
+                  f"({rel[worst]:+.2%}; limit {WINDOW_REL:.0%})")
+        if unsettled and abs(rel[worst]) > WINDOW_REL:
+            v.undecided(name, f"{detail}; {unsettled}")
+        else:
+            v.check(name, abs(rel[worst]) <= WINDOW_REL, detail)
+        return rel
+
     wa, wb = window_values(a, pid), window_values(b, pid)
-    diffs = {k: rel_diff(wb[k], wa[k]) for k in wa}
-    worst = max(diffs, key=lambda k: abs(diffs[k]))
-    detail = f"{worst}: sprandom {wb[worst]:.1f} vs pts {wa[worst]:.1f} ({diffs[worst]:+.2%}; limit {WINDOW_REL:.0%})"
-    if unsettled and abs(diffs[worst]) > WINDOW_REL:
-        v.undecided("window values within 2%", f"{detail}; {unsettled}")
-    else:
-        v.check("window values within 2%", abs(diffs[worst]) <= WINDOW_REL, detail)
+    diffs = side_by_side("window values within 2%", wa, wb, ".1f")
     sa, sb = service_us(a, da, pid), service_us(b, db, pid)
-    sd = {k: rel_diff(sb[k], sa[k]) for k in sa}
-    worst = max(sd, key=lambda k: abs(sd[k]))
-    detail = f"{worst}: sprandom {sb[worst]:.0f} us vs pts {sa[worst]:.0f} us ({sd[worst]:+.2%}; limit {WINDOW_REL:.0%})"
-    if unsettled and abs(sd[worst]) > WINDOW_REL:
-        v.undecided("the drive's service times in the window within 2%", f"{detail}; {unsettled}")
-    else:
-        v.check("the drive's service times in the window within 2%", abs(sd[worst]) <= WINDOW_REL, detail)
+    sd = side_by_side("the drive's service times in the window within 2%", sa, sb, ".0f", " us")
     ta, tb = truth_after(a, da, test, part), truth_after(b, db, test, part)
     short = tb["unwritten_share"]
     v.check("physical space written by the fill", short <= UNWRITTEN_SHARE,

@@ -303,11 +303,11 @@ def _late_first_rows(paths: list[tuple[list[float], list[float]]], series: list[
     from them as from a cache. There the first rows together are read at no more than the mean rate
     of the rows after them (NEXT_ROWS of each clone, summed over the clones): the rate cannot be told
     inside that gap, and the level after it is the one the log can show."""
-    if len(series) < 2 or any(rows[0][0] - start_ms <= 1.5 * period_ms for rows in series):
+    if len(series) < 2 or any(len(rows) < 2 or rows[0][0] - start_ms <= 1.5 * period_ms for rows in series):
         return paths
     first = sum(rows[0][1] for rows in series)
-    after = sum(sum(v for _t, v in rows[1:1 + NEXT_ROWS]) / len(rows[1:1 + NEXT_ROWS]) for rows in series if len(rows) > 1)
-    if not first or any(len(rows) < 2 for rows in series) or after >= first:
+    after = sum(sum(v for _t, v in rows[1:1 + NEXT_ROWS]) / len(rows[1:1 + NEXT_ROWS]) for rows in series)
+    if not first or after >= first:
         return paths
     f = after / first
     out = []

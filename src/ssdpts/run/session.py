@@ -24,11 +24,13 @@ from ssdpts.device.target import Target, open_target
 from ssdpts.engine import rtsched
 from ssdpts.engine.base import Area, Executor
 from ssdpts.engine.jobfile import path_problem
+from ssdpts.results import analysis
 from ssdpts.results.analysis import kept_sessions
+from ssdpts.results.steprecord import read_steps
 from ssdpts.results.records import Manifest, Resumption
 from ssdpts.errors import HostLost, Interrupted, UserError
 from ssdpts.run.runner import RunContext, close_trace, execute
-from ssdpts.pts.parts import Part
+from ssdpts.pts.parts import SPRANDOM_LABEL, Part
 from ssdpts.pts.runspec import RunSpec
 from ssdpts.pts.plan import active_range_bytes, build_parts, deviations_for, required_bytes, segments_of
 from ssdpts.results import seal
@@ -388,10 +390,6 @@ def _refuse_changed_preconditioning(store: RunStore, parts: list[Part], run_dir:
     continue from a state its plan no longer puts the drive in (an older ssdpts filled before TP,
     which now keeps its WIPC: docs/methodology.md#preconditioning-by-sprandom). A part that finished
     keeps its result, labelled by how it was preconditioned."""
-    from ssdpts.pts.parts import SPRANDOM_LABEL
-    from ssdpts.results import analysis
-    from ssdpts.results.steprecord import read_steps
-
     steps = read_steps(store)
     for part in parts:
         records = analysis.part_records(steps, part)
